@@ -1,0 +1,55 @@
+//===- CubeABI.h - The calling convention of a compiled cube function -*- C++ -*-===//
+//
+// The one contract between the lowering (lib/CPU/Lowering*) and the launcher
+// (lib/Runtime). Every compiled kernel exports one function, named by
+// cubeFunctionName(), of type CubeFunction:
+//
+//   void entry(const LaunchArgs *Args, uint32_t CubeBegin, uint32_t CubeEnd,
+//              void *Scratch);
+//
+// It runs cubes [CubeBegin, CubeEnd) of the launch, in linear order: the
+// linear cube index c maps to cube_pos = (c % X, (c / X) % Y, c / (X * Y))
+// for cube_count (X, Y, Z). All units of one cube run on the calling thread.
+//
+// Scratch is the per-worker arena, at least CubeMetadata::ScratchBytes large
+// and 64-byte aligned; its contents are unspecified on entry and the function
+// may use all of it (shared memory, values kept across barriers, per-unit
+// arrays and vars).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CPU_CUBEABI_H
+#define KILN_CPU_CUBEABI_H
+
+#include <cstdint>
+
+namespace kiln {
+
+/// One kernel argument as the compiled code sees it, in parameter order.
+/// - a buffer: Data is its base address (aligned as the variant says), Count
+///   its length in elements (lines count as one element);
+/// - a scalar or line passed by value: Data points at its bytes (packed, as
+///   in memory), Count is 1.
+struct KernelArg {
+  void *Data;
+  uint64_t Count;
+};
+static_assert(sizeof(KernelArg) == 16, "the lowering hard-codes this layout");
+
+/// What one launch hands every call of the cube function.
+struct LaunchArgs {
+  const KernelArg *Args;  ///< one per kernel parameter
+  uint32_t CubeCount[3];  ///< cube_count (X, Y, Z), each >= 1
+  uint32_t Reserved;      ///< zero
+};
+static_assert(sizeof(LaunchArgs) == 32, "the lowering hard-codes this layout");
+
+using CubeFunction = void (*)(const LaunchArgs *Args, uint32_t CubeBegin,
+                              uint32_t CubeEnd, void *Scratch);
+
+/// The symbol every kernel object defines: "kiln_cube_" + kernel name.
+inline const char *cubeFunctionPrefix() { return "kiln_cube_"; }
+
+} // namespace kiln
+
+#endif // KILN_CPU_CUBEABI_H

@@ -1,0 +1,80 @@
+//===- Kernel.h - Kernels and modules of the Kiln IR ------------*- C++ -*-===//
+//
+// A Kernel owns its values (parameters, operation results, declared memory)
+// and its body. A Module is what one `.kiln` file holds: kernels in order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_KERNEL_H
+#define KILN_IR_KERNEL_H
+
+#include "kiln/IR/Operation.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// What a ValueId names.
+enum class ValueKind : uint8_t {
+  Plain,  ///< an immutable scalar or line value (SSA)
+  Buffer, ///< a buffer parameter: global memory
+  Shared, ///< per-cube shared array
+  Local,  ///< per-unit array
+  Var,    ///< per-unit mutable variable
+};
+
+/// One named value of a kernel.
+struct ValueInfo {
+  std::string Name;                     ///< without the '%'
+  ValueKind Kind = ValueKind::Plain;
+  Type Ty;                              ///< the value type, or the element type of memory
+  AccessKind Access = AccessKind::ReadWrite; ///< buffers only
+  uint64_t Count = 0;                   ///< Shared and Local: elements
+  SourceLoc Loc;                        ///< where it is defined
+  bool isMemory() const { return Kind != ValueKind::Plain; }
+};
+
+/// A kernel parameter: a buffer or a scalar/line passed by value.
+struct Param {
+  ValueId Value = NoValue;
+};
+
+/// A compute kernel: its name, cube shape, parameters and body.
+struct Kernel {
+  std::string Name;                      ///< without the '@'
+  std::array<uint32_t, 3> CubeDim = {1, 1, 1};
+  uint8_t CubeDimRank = 1;               ///< how many dimensions were written (1..3)
+  std::optional<uint32_t> PlaneDim;      ///< `plane_dim(N)` when requested
+  std::vector<ValueId> Params;           ///< in declaration order
+  std::vector<ValueInfo> Values;         ///< every value, indexed by ValueId
+  Block Body;
+  SourceLoc Loc;                         ///< of the `kernel` keyword
+
+  /// Units per cube: the product of CubeDim.
+  uint64_t unitsPerCube() const {
+    return uint64_t(CubeDim[0]) * CubeDim[1] * CubeDim[2];
+  }
+  const ValueInfo &value(ValueId Id) const { return Values[Id]; }
+  ValueInfo &value(ValueId Id) { return Values[Id]; }
+  /// Adds a value and returns its id.
+  ValueId addValue(ValueInfo Info) {
+    Values.push_back(std::move(Info));
+    return static_cast<ValueId>(Values.size() - 1);
+  }
+};
+
+/// What one `.kiln` file holds.
+struct Module {
+  std::string FileName; ///< used in diagnostics; "<builder>" when built in C++
+  std::vector<Kernel> Kernels;
+
+  /// The kernel named \p Name, or null.
+  const Kernel *findKernel(llvm::StringRef Name) const;
+};
+
+} // namespace kiln
+
+#endif // KILN_IR_KERNEL_H

@@ -1,0 +1,170 @@
+//===- Operation.h - Operations, operands and blocks ------------*- C++ -*-===//
+//
+// The IR is structured: a kernel body is a Block, a list of Operations; the
+// control-flow operations (if, for, loop, switch) own nested Blocks. Values are
+// SSA: every ValueId is defined once, by a kernel parameter or an operation,
+// and is named by its index in Kernel::Values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_OPERATION_H
+#define KILN_IR_OPERATION_H
+
+#include "kiln/IR/Type.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln {
+
+/// A kind per operation, generated from Ops.def.
+enum class OpKind : uint16_t {
+#define KILN_OP(Enum, Name, Class) Enum,
+#include "kiln/IR/Ops.def"
+};
+
+/// The shape and typing rule of an operation; see Ops.def.
+enum class OpClass : uint8_t {
+  Builtin,        ///< nullary u32
+  BuiltinXYZ,     ///< nullary u32, with an optional .x/.y/.z component
+  Const,          ///< `const LIT : T` or `const [L, ...] : vec<N x T>`
+  UnaryNumeric,   ///< T -> T, T integer or float
+  BinaryNumeric,  ///< T, T -> T
+  TernaryNumeric, ///< T, T, T -> T
+  TernaryFloat,   ///< T, T, T -> T, T float
+  BinaryInt,      ///< T, T -> T, T integer
+  UnaryInt,       ///< T -> T, T integer
+  BitCount,       ///< T -> T or u32 (same lanes), T integer
+  UnaryFloat,     ///< T -> T, T float
+  BinaryFloat,    ///< T, T -> T, T float
+  FloatPredicate, ///< T -> bool (same lanes), T float
+  Dot,            ///< vec<N x T>, vec<N x T> -> T
+  Magnitude,      ///< vec<N x T> -> T, T float
+  Normalize,      ///< vec<N x T> -> vec<N x T>, T float
+  Extract,        ///< %v[idx] -> T
+  Insert,         ///< %v[idx], %e -> vec<N x T>
+  Splat,          ///< T -> vec<N x T>
+  Vector,         ///< N operands of T -> vec<N x T>
+  Compare,        ///< T, T -> bool (same lanes)
+  BinaryBool,     ///< bool, bool -> bool (or lines of bool)
+  UnaryBool,      ///< bool -> bool
+  Cast,           ///< numeric conversion, same lanes
+  Bitcast,        ///< same total bit width
+  Select,         ///< cond, T, T -> T
+  Load,           ///< %m[idx] -> T
+  Store,          ///< %m[idx], %v
+  Len,            ///< %m -> u32
+  VarDecl,        ///< `%v = var T`
+  ArrayDecl,      ///< `%s = shared T[N]`, `%a = local_array T[N]`
+  Get,            ///< %var -> T
+  Set,            ///< %var, %x
+  AtomicRMW,      ///< %m[idx], %x -> T (the old value)
+  AtomicCas,      ///< %m[idx], %expected, %new -> T (the old value)
+  AtomicLoad,     ///< %m[idx] -> T
+  AtomicStore,    ///< %m[idx], %x
+  Barrier,        ///< sync_cube
+  PlaneReduce,    ///< T -> T over the plane
+  PlaneBool,      ///< bool -> bool over the plane
+  PlaneLane,      ///< T, u32 -> T (a value from another lane)
+  PlaneElect,     ///< -> bool
+  PlaneBallot,    ///< bool -> vec<4 x u32>
+  If,
+  For,
+  Loop,
+  Switch,
+  Jump, ///< break, continue, return
+};
+
+/// The IR spelling of \p Kind ("add", "atomic_cas", "if").
+llvm::StringRef opName(OpKind Kind);
+OpClass opClass(OpKind Kind);
+/// The operation spelled \p Name, or none.
+std::optional<OpKind> parseOpName(llvm::StringRef Name);
+/// Whether operations of \p Class define a result value.
+bool producesValue(OpClass Class);
+/// Whether the first operand is written `%m[idx]` (memory or line, then an
+/// index): Load, Store, the atomics, Extract, Insert.
+bool hasIndexedFirstOperand(OpClass Class);
+
+/// Index of a value in Kernel::Values.
+using ValueId = uint32_t;
+constexpr ValueId NoValue = ~ValueId(0);
+
+/// A position in the text the IR was parsed from; line 0 when the IR was
+/// built through the Builder.
+struct SourceLoc {
+  uint32_t Line = 0;
+  uint32_t Col = 0;
+  bool isValid() const { return Line != 0; }
+};
+
+/// A scalar literal: its type and its bit pattern, zero-extended to 64 bits
+/// (integers two's complement in their width, floats their IEEE encoding,
+/// bool 0 or 1).
+struct Literal {
+  Type Ty;
+  uint64_t Bits = 0;
+};
+
+/// An operand: a value, or an inline literal (`2.0:f32`).
+struct Operand {
+  ValueId Value = NoValue; ///< NoValue when this is a literal
+  Literal Lit;             ///< meaningful when Value == NoValue
+  SourceLoc Loc;
+
+  static Operand value(ValueId Id, SourceLoc Loc = {}) {
+    Operand O;
+    O.Value = Id;
+    O.Loc = Loc;
+    return O;
+  }
+  static Operand literal(Literal L, SourceLoc Loc = {}) {
+    Operand O;
+    O.Lit = L;
+    O.Loc = Loc;
+    return O;
+  }
+  bool isLiteral() const { return Value == NoValue; }
+};
+
+struct Operation;
+
+/// A list of operations, run in order.
+struct Block {
+  std::vector<Operation> Ops;
+};
+
+/// One operation. Which fields are meaningful depends on opClass(Kind):
+/// - Result/ResultType: operations that produce a value; also the declared
+///   object of var/shared/local_array and the induction variable of `for`
+///   (ResultType is then the declared element type, resp. the bound type).
+/// - Operands: in source order; for indexed operations the memory (or line)
+///   and the index come first.
+/// - Component: BuiltinXYZ only: 0 for the linear index, 1..3 for .x/.y/.z.
+/// - ArraySize: ArrayDecl only: the number of elements.
+/// - ConstBits: Const only: one bit pattern per lane (one for a scalar).
+/// - Regions: If: then[, else]; For/Loop: body; Switch: one per case, then
+///   the default when HasDefault.
+/// - CaseValues: Switch only: the label of each case region.
+struct Operation {
+  OpKind Kind = OpKind::Return;
+  SourceLoc Loc;
+  ValueId Result = NoValue;
+  Type ResultType;
+  std::vector<Operand> Operands;
+  uint8_t Component = 0;
+  uint64_t ArraySize = 0;
+  std::vector<uint64_t> ConstBits;
+  std::vector<Block> Regions;
+  std::vector<int64_t> CaseValues;
+  bool HasElse = false;    ///< If: Regions[1] is the else block
+  bool HasDefault = false; ///< Switch: the last region is the default
+
+  OpClass opClass() const { return kiln::opClass(Kind); }
+};
+
+} // namespace kiln
+
+#endif // KILN_IR_OPERATION_H

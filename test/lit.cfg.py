@@ -1,0 +1,23 @@
+# lit configuration for Kiln's tool tests.
+import os
+import lit.formats
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".kiln", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+
+# Tests never touch the user's store: each run gets one under the build tree.
+config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "lit-cache")
+for var in ("HOME", "TMPDIR", "XDG_CACHE_HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+# Tests call the tools by name: kiln-compile, kiln-run, kiln-store, FileCheck, not.
+config.environment["PATH"] = os.pathsep.join(
+    [config.kiln_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+if os.path.exists("/proc/cpuinfo") and " avx2 " in open("/proc/cpuinfo").read():
+    config.available_features.add("host-avx2")
