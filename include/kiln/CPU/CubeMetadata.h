@@ -1,0 +1,60 @@
+//===- CubeMetadata.h - What a launch needs to know of a compiled kernel -*- C++ -*-===//
+
+#ifndef KILN_CPU_CUBEMETADATA_H
+#define KILN_CPU_CUBEMETADATA_H
+
+#include "kiln/IR/Type.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// One kernel parameter as a launch must bind it.
+struct ParamMetadata {
+  std::string Name;  ///< without '%'
+  bool IsBuffer = false;
+  Type Ty;           ///< element type of a buffer, or the scalar/line type
+  AccessKind Access = AccessKind::ReadWrite; ///< buffers only
+  friend bool operator==(const ParamMetadata &, const ParamMetadata &) = default;
+};
+
+/// Everything a launch needs besides the code: produced by the lowering,
+/// stored beside the object in the store.
+struct CubeMetadata {
+  std::string KernelName;
+  std::string Symbol;               ///< the cube function (CubeABI.h)
+  std::array<uint32_t, 3> CubeDim = {1, 1, 1};
+  uint32_t PlaneDim = 32;
+  uint64_t ScratchBytes = 0;        ///< per-worker arena the function needs
+  std::vector<ParamMetadata> Params;
+  friend bool operator==(const CubeMetadata &, const CubeMetadata &) = default;
+
+  /// A compact, platform-independent encoding (little-endian, versioned).
+  std::vector<uint8_t> serialize() const;
+  /// Decodes serialize()'s output; an error (never a crash) on anything else.
+  static llvm::Expected<CubeMetadata> deserialize(llvm::ArrayRef<uint8_t> Bytes);
+};
+
+/// What a launch decides about the artifact that the kernel id does not
+/// (KERNEL-IR.md §5): bounds checking, and the buffer alignment the code may
+/// assume. The library's default is bounds-checked.
+struct CpuVariant {
+  bool BoundsChecked = true;
+  uint32_t BufferAlignment = 64; ///< a power of two, at least 1
+  friend bool operator==(const CpuVariant &, const CpuVariant &) = default;
+  /// "checked-a64", "unchecked-a16": stable, used in keys and listings.
+  std::string str() const {
+    return std::string(BoundsChecked ? "checked" : "unchecked") + "-a" +
+           std::to_string(BufferAlignment);
+  }
+};
+
+} // namespace kiln
+
+#endif // KILN_CPU_CUBEMETADATA_H

@@ -1,0 +1,36 @@
+//===- DeviceLimits.h - What a device accepts -------------------*- C++ -*-===//
+
+#ifndef KILN_IR_DEVICELIMITS_H
+#define KILN_IR_DEVICELIMITS_H
+
+#include "kiln/IR/Type.h"
+
+#include <cstdint>
+
+namespace kiln {
+
+/// The limits the verifier checks a kernel against (KERNEL-IR.md §6, §7).
+struct DeviceLimits {
+  /// Most units in one cube (product of cube_dim).
+  uint32_t MaxUnitsPerCube = 1024;
+  /// Most units along each of x, y, z.
+  uint32_t MaxCubeDim[3] = {1024, 1024, 64};
+  /// Most bytes of shared memory one cube may declare.
+  uint64_t MaxSharedBytes = 64 * 1024;
+  /// Most bytes of per-unit arrays and vars one unit may declare.
+  uint64_t MaxLocalBytesPerUnit = 64 * 1024;
+  /// The plane size the device runs kernels with (KERNEL-IR.md §7); a kernel
+  /// requesting another size with plane_dim(N) is rejected.
+  uint32_t PlaneDim = 32;
+  /// Whether each element type is supported, indexed by ScalarKind.
+  bool SupportsType[13] = {true, true, true, true, true, true, true,
+                           true, true, true, true, true, true};
+
+  bool supports(ScalarKind Kind) const {
+    return SupportsType[static_cast<unsigned>(Kind)];
+  }
+};
+
+} // namespace kiln
+
+#endif // KILN_IR_DEVICELIMITS_H
