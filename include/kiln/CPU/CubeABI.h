@@ -42,7 +42,8 @@ struct LaunchArgs {
   uint32_t CubeCount[3];  ///< cube_count (X, Y, Z), each >= 1
   uint32_t Reserved;      ///< zero
 };
-static_assert(sizeof(LaunchArgs) == 32, "the lowering hard-codes this layout");
+// Args at 0, CubeCount at 8, 12, 16, Reserved at 20: 24 bytes.
+static_assert(sizeof(LaunchArgs) == 24, "the lowering hard-codes this layout");
 
 using CubeFunction = void (*)(const LaunchArgs *Args, uint32_t CubeBegin,
                               uint32_t CubeEnd, void *Scratch);
