@@ -1,0 +1,124 @@
+//===- Lexer.cpp - Tokens of the Kiln IR text form ------------------------===//
+
+#include "Lexer.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace kiln;
+
+bool kiln::isNameChar(char C) {
+  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
+         (C >= '0' && C <= '9') || C == '_' || C == '.';
+}
+
+// Words hold op names, types and literals; '+' and '-' are word characters so
+// that `-3`, `-inf` and `1e-5` are single tokens (the IR has no infix
+// operators, so nothing else needs them).
+static bool isWordChar(char C) { return isNameChar(C) || C == '+' || C == '-'; }
+
+std::string kiln::describeChar(char C) {
+  unsigned char U = static_cast<unsigned char>(C);
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  if (U >= 0x20 && U < 0x7f)
+    OS << '\'' << C << '\'';
+  else
+    OS << "'\\x" << llvm::format_hex_no_prefix(U, 2) << '\'';
+  return S;
+}
+
+void Lexer::advance() {
+  if (Buf[Pos] == '\n') {
+    ++Line;
+    Col = 1;
+  } else {
+    ++Col;
+  }
+  ++Pos;
+}
+
+void Lexer::skipSpaceAndComments() {
+  while (!atEnd()) {
+    char C = peek();
+    if (C == ' ' || C == '\t' || C == '\n' || C == '\r') {
+      advance();
+    } else if (C == '/' && peek(1) == '/') {
+      while (!atEnd() && peek() != '\n')
+        advance();
+    } else {
+      return;
+    }
+  }
+}
+
+Token Lexer::make(TokenKind Kind, size_t Begin, SourceLoc Loc) const {
+  Token T;
+  T.Kind = Kind;
+  T.Text = Buf.slice(Begin, Pos);
+  T.Loc = Loc;
+  return T;
+}
+
+Token Lexer::next() {
+  skipSpaceAndComments();
+  SourceLoc Loc{Line, Col};
+  size_t Begin = Pos;
+  if (atEnd())
+    return make(TokenKind::Eof, Begin, Loc);
+
+  char C = peek();
+  auto Single = [&](TokenKind Kind) {
+    advance();
+    return make(Kind, Begin, Loc);
+  };
+  switch (C) {
+  case '(':
+    return Single(TokenKind::LParen);
+  case ')':
+    return Single(TokenKind::RParen);
+  case '{':
+    return Single(TokenKind::LBrace);
+  case '}':
+    return Single(TokenKind::RBrace);
+  case '[':
+    return Single(TokenKind::LSquare);
+  case ']':
+    return Single(TokenKind::RSquare);
+  case '<':
+    return Single(TokenKind::Less);
+  case '>':
+    return Single(TokenKind::Greater);
+  case ',':
+    return Single(TokenKind::Comma);
+  case ':':
+    return Single(TokenKind::Colon);
+  case '=':
+    return Single(TokenKind::Equal);
+  case '%':
+  case '@': {
+    advance();
+    size_t NameBegin = Pos;
+    while (!atEnd() && isNameChar(peek()))
+      advance();
+    if (Pos == NameBegin) {
+      Token T = make(TokenKind::Error, Begin, Loc);
+      T.Message = std::string("expected a name after '") + C + "'";
+      return T;
+    }
+    Token T = make(C == '%' ? TokenKind::ValueName : TokenKind::GlobalName,
+                   NameBegin, Loc);
+    return T;
+  }
+  default:
+    break;
+  }
+  if (isWordChar(C)) {
+    while (!atEnd() && isWordChar(peek()))
+      advance();
+    return make(TokenKind::Word, Begin, Loc);
+  }
+  Token T = make(TokenKind::Error, Begin, Loc);
+  T.Message = "unexpected character " + describeChar(C);
+  return T;
+}

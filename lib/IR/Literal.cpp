@@ -1,0 +1,248 @@
+//===- Literal.cpp - Text of scalar literals -------------------------------===//
+
+#include "kiln/IR/Literal.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APInt.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+
+using namespace kiln;
+using llvm::APFloat;
+
+static llvm::Error literalError(const llvm::Twine &Message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Message);
+}
+
+static bool isDigit(char C) { return C >= '0' && C <= '9'; }
+static int hexDigit(char C) {
+  if (C >= '0' && C <= '9')
+    return C - '0';
+  if (C >= 'a' && C <= 'f')
+    return C - 'a' + 10;
+  if (C >= 'A' && C <= 'F')
+    return C - 'A' + 10;
+  return -1;
+}
+
+/// Reads `[+-]?(digits|0x hexdigits)` into a sign and a magnitude; false when
+/// the text is not an integer or the magnitude does not fit in 64 bits
+/// (\p Overflow tells which).
+static bool readInteger(llvm::StringRef Text, bool &Negative, uint64_t &Mag,
+                        bool &Overflow) {
+  Negative = false;
+  Overflow = false;
+  Mag = 0;
+  if (Text.consume_front("-"))
+    Negative = true;
+  else
+    Text.consume_front("+");
+  unsigned Radix = 10;
+  if (Text.size() > 2 && Text[0] == '0' && (Text[1] == 'x' || Text[1] == 'X')) {
+    Radix = 16;
+    Text = Text.drop_front(2);
+  }
+  if (Text.empty())
+    return false;
+  for (char C : Text) {
+    int D = Radix == 16 ? hexDigit(C) : (isDigit(C) ? C - '0' : -1);
+    if (D < 0)
+      return false;
+    if (Mag > (~uint64_t(0) - uint64_t(D)) / Radix) {
+      Overflow = true;
+      return false;
+    }
+    Mag = Mag * Radix + uint64_t(D);
+  }
+  return true;
+}
+
+static uint64_t widthMask(unsigned Bits) {
+  return Bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << Bits) - 1;
+}
+
+static const llvm::fltSemantics &semanticsOf(ScalarKind Kind) {
+  switch (Kind) {
+  case ScalarKind::F16:
+    return APFloat::IEEEhalf();
+  case ScalarKind::BF16:
+    return APFloat::BFloat();
+  case ScalarKind::F32:
+    return APFloat::IEEEsingle();
+  default:
+    return APFloat::IEEEdouble();
+  }
+}
+
+/// `[+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?`
+static bool isDecimalFloat(llvm::StringRef T) {
+  size_t I = 0, N = T.size();
+  if (I < N && (T[I] == '+' || T[I] == '-'))
+    ++I;
+  size_t Digits = 0;
+  while (I < N && isDigit(T[I]))
+    ++I, ++Digits;
+  if (I < N && T[I] == '.') {
+    ++I;
+    while (I < N && isDigit(T[I]))
+      ++I, ++Digits;
+  }
+  if (Digits == 0)
+    return false;
+  if (I < N && (T[I] == 'e' || T[I] == 'E')) {
+    ++I;
+    if (I < N && (T[I] == '+' || T[I] == '-'))
+      ++I;
+    size_t ExpDigits = 0;
+    while (I < N && isDigit(T[I]))
+      ++I, ++ExpDigits;
+    if (ExpDigits == 0)
+      return false;
+  }
+  return I == N;
+}
+
+static llvm::Expected<uint64_t> parseFloat(llvm::StringRef Text,
+                                           ScalarKind Kind) {
+  const llvm::fltSemantics &Sem = semanticsOf(Kind);
+  unsigned Bits = bitWidth(Kind);
+  llvm::StringRef Name = scalarName(Kind);
+  llvm::StringRef Body = Text;
+  bool Negative = Body.consume_front("-");
+  if (!Negative)
+    Body.consume_front("+");
+  if (Body == "inf" || Body == "nan") {
+    APFloat F = Body == "inf" ? APFloat::getInf(Sem, Negative)
+                              : APFloat::getQNaN(Sem, Negative);
+    return F.bitcastToAPInt().getZExtValue();
+  }
+  if (Body.size() > 2 && Body[0] == '0' && (Body[1] == 'x' || Body[1] == 'X')) {
+    if (Negative || Text[0] == '+')
+      return literalError("a hex float literal is a bit pattern and takes no "
+                          "sign: '" + Text + "'");
+    bool Neg, Overflow;
+    uint64_t Mag;
+    if (!readInteger(Body, Neg, Mag, Overflow) && !Overflow)
+      return literalError("invalid hex literal '" + Text + "'");
+    if (Overflow || (Mag & ~widthMask(Bits)))
+      return literalError("hex literal '" + Text + "' does not fit in " +
+                          llvm::Twine(Bits) + " bits of '" + Name + "'");
+    return Mag;
+  }
+  if (!isDecimalFloat(Text))
+    return literalError("invalid " + Name + " literal '" + Text + "'");
+  APFloat F(Sem);
+  auto Status = F.convertFromString(Text, APFloat::rmNearestTiesToEven);
+  if (!Status) {
+    llvm::consumeError(Status.takeError());
+    return literalError("invalid " + Name + " literal '" + Text + "'");
+  }
+  return F.bitcastToAPInt().getZExtValue();
+}
+
+llvm::Expected<uint64_t> kiln::parseLiteral(llvm::StringRef Text,
+                                            ScalarKind Kind) {
+  llvm::StringRef Name = scalarName(Kind);
+  if (Text.empty())
+    return literalError("empty " + Name + " literal");
+  if (Text.size() > MaxLiteralLength)
+    return literalError("literal longer than " +
+                        llvm::Twine(MaxLiteralLength) + " characters");
+  if (Kind == ScalarKind::Bool) {
+    if (Text == "true")
+      return 1;
+    if (Text == "false")
+      return 0;
+    return literalError("invalid bool literal '" + Text +
+                        "': expected true or false");
+  }
+  if (isFloat(Kind))
+    return parseFloat(Text, Kind);
+
+  unsigned Bits = bitWidth(Kind);
+  bool Negative, Overflow;
+  uint64_t Mag;
+  if (!readInteger(Text, Negative, Mag, Overflow)) {
+    if (Overflow)
+      return literalError("integer literal '" + Text + "' out of range for '" +
+                          Name + "'");
+    return literalError("invalid " + Name + " literal '" + Text + "'");
+  }
+  bool InRange;
+  if (isSigned(Kind)) {
+    uint64_t Limit = uint64_t(1) << (Bits - 1); // |INT_MIN|
+    InRange = Negative ? Mag <= Limit : Mag < Limit;
+  } else {
+    InRange = Negative ? Mag == 0 : Mag <= widthMask(Bits);
+  }
+  if (!InRange)
+    return literalError("integer literal '" + Text + "' out of range for '" +
+                        Name + "'");
+  uint64_t Value = Negative ? uint64_t(0) - Mag : Mag;
+  return Value & widthMask(Bits);
+}
+
+llvm::Expected<int64_t> kiln::parseCaseValue(llvm::StringRef Text) {
+  if (Text.size() > MaxLiteralLength)
+    return literalError("case value longer than " +
+                        llvm::Twine(MaxLiteralLength) + " characters");
+  llvm::Expected<uint64_t> Bits = parseLiteral(Text, ScalarKind::I64);
+  if (!Bits) {
+    llvm::consumeError(Bits.takeError());
+    return literalError("invalid case value '" + Text +
+                        "': expected a 64-bit signed integer");
+  }
+  return static_cast<int64_t>(*Bits);
+}
+
+/// Shortest `%.*g` text of \p F (exact in a double) that reads back to the
+/// same bits in \p Kind.
+static std::string shortestDecimal(const APFloat &F, ScalarKind Kind,
+                                   uint64_t Bits) {
+  bool LosesInfo = false;
+  APFloat D = F;
+  D.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &LosesInfo);
+  double Value = D.convertToDouble();
+  char Buffer[64];
+  for (int Precision = 1; Precision <= 17; ++Precision) {
+    std::snprintf(Buffer, sizeof(Buffer), "%.*g", Precision, Value);
+    llvm::Expected<uint64_t> Back = parseFloat(Buffer, Kind);
+    if (Back && *Back == Bits)
+      break;
+    if (!Back)
+      llvm::consumeError(Back.takeError());
+  }
+  std::string S = Buffer;
+  if (S.find_first_of(".e") == std::string::npos)
+    S += ".0";
+  return S;
+}
+
+std::string kiln::printLiteral(uint64_t Bits, ScalarKind Kind) {
+  unsigned Width = bitWidth(Kind);
+  Bits &= widthMask(Width);
+  if (Kind == ScalarKind::Bool)
+    return Bits ? "true" : "false";
+  if (isInteger(Kind)) {
+    if (isSigned(Kind) && Width < 64 && (Bits >> (Width - 1)) & 1)
+      Bits |= ~widthMask(Width); // sign-extend
+    return isSigned(Kind) ? std::to_string(static_cast<int64_t>(Bits))
+                          : std::to_string(Bits);
+  }
+  const llvm::fltSemantics &Sem = semanticsOf(Kind);
+  APFloat F(Sem, llvm::APInt(Width, Bits));
+  if (F.isInfinity())
+    return F.isNegative() ? "-inf" : "inf";
+  if (F.isNaN()) {
+    if (APFloat::getQNaN(Sem).bitcastToAPInt().getZExtValue() == Bits)
+      return "nan";
+    std::string S;
+    llvm::raw_string_ostream OS(S);
+    OS << llvm::format_hex(Bits, 2 + Width / 4);
+    return S;
+  }
+  return shortestDecimal(F, Kind, Bits);
+}

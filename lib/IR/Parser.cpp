@@ -1,0 +1,717 @@
+//===- Parser.cpp - Parse the text form of the Kiln IR --------------------===//
+//
+// A recursive-descent parser over the tokens of Lexer.h. It stops at the
+// first problem. Recursion only follows block nesting, which is capped at
+// MaxBlockDepth, so no input can exhaust the stack.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/Parser.h"
+#include "Lexer.h"
+#include "kiln/IR/Diagnostic.h"
+#include "kiln/IR/Literal.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace kiln;
+
+namespace {
+
+/// Deepest nesting of blocks (kernel body included) the parser accepts.
+constexpr unsigned MaxBlockDepth = 256;
+
+class Parser {
+public:
+  Parser(llvm::StringRef Text, llvm::StringRef FileName)
+      : Lex(Text), File(FileName) {
+    consume();
+  }
+
+  llvm::Expected<Module> run();
+
+private:
+  // Token handling. Every parse function returns true on error, after
+  // recording the diagnostic in Diag (the first one wins).
+  void consume() { Tok = Lex.next(); }
+  bool is(TokenKind K) const { return Tok.Kind == K; }
+  bool isWord(llvm::StringRef W) const {
+    return Tok.Kind == TokenKind::Word && Tok.Text == W;
+  }
+  bool error(SourceLoc Loc, const llvm::Twine &Message);
+  bool errorHere(const llvm::Twine &Message);
+  bool expect(TokenKind K, llvm::StringRef What);
+  bool expectWord(llvm::StringRef W);
+  std::string describeToken() const;
+
+  // Names.
+  bool defineValue(Kernel &K, llvm::StringRef Name, SourceLoc Loc,
+                   ValueInfo Info, ValueId &Id);
+  bool lookupValue(llvm::StringRef Name, SourceLoc Loc, ValueId &Id);
+
+  // Grammar.
+  bool parseKernel(Kernel &K);
+  bool parseUInt32(uint32_t &Value, llvm::StringRef What);
+  bool parseType(Type &Ty);
+  bool parseParam(Kernel &K);
+  bool parseBlock(Kernel &K, Block &B);
+  bool parseStatement(Kernel &K, Block &B);
+  bool parseValueStatement(Kernel &K, Block &B);
+  bool parseOpName(Operation &Op);
+  bool parseOperand(Kernel &K, Operand &O);
+  bool parseLiteralOperand(Operand &O);
+  bool parseIndexedOperand(Kernel &K, Operation &Op);
+  bool parseOperands(Kernel &K, Operation &Op);
+  bool parseConst(Operation &Op);
+  bool parseIf(Kernel &K, Operation &Op);
+  bool parseFor(Kernel &K, Operation &Op);
+  bool parseSwitch(Kernel &K, Operation &Op);
+  Type operandType(const Kernel &K, const Operand &O) const;
+
+  Lexer Lex;
+  Token Tok;
+  std::string File;
+  std::optional<Diagnostic> Diag;
+  std::vector<llvm::StringMap<ValueId>> Scopes;
+  unsigned Depth = 0;
+};
+
+} // namespace
+
+bool Parser::error(SourceLoc Loc, const llvm::Twine &Message) {
+  if (!Diag)
+    Diag = Diagnostic{File, Loc, Message.str()};
+  return true;
+}
+
+bool Parser::errorHere(const llvm::Twine &Message) {
+  if (is(TokenKind::Error))
+    return error(Tok.Loc, Tok.Message);
+  return error(Tok.Loc, Message);
+}
+
+std::string Parser::describeToken() const {
+  switch (Tok.Kind) {
+  case TokenKind::Eof:
+    return "end of file";
+  case TokenKind::ValueName:
+    return "'%" + Tok.Text.str() + "'";
+  case TokenKind::GlobalName:
+    return "'@" + Tok.Text.str() + "'";
+  default:
+    // Long words are cut so that a diagnostic stays one readable line.
+    if (Tok.Text.size() > 40)
+      return "'" + Tok.Text.take_front(40).str() + "...'";
+    return "'" + Tok.Text.str() + "'";
+  }
+}
+
+bool Parser::expect(TokenKind K, llvm::StringRef What) {
+  if (!is(K))
+    return errorHere("expected " + What + ", found " + describeToken());
+  consume();
+  return false;
+}
+
+bool Parser::expectWord(llvm::StringRef W) {
+  if (!isWord(W))
+    return errorHere("expected '" + W + "', found " + describeToken());
+  consume();
+  return false;
+}
+
+bool Parser::defineValue(Kernel &K, llvm::StringRef Name, SourceLoc Loc,
+                         ValueInfo Info, ValueId &Id) {
+  for (const auto &Scope : Scopes)
+    if (Scope.count(Name))
+      return error(Loc, "redefinition of '%" + Name + "'");
+  Info.Name = Name.str();
+  Info.Loc = Loc;
+  Id = K.addValue(std::move(Info));
+  Scopes.back()[Name] = Id;
+  return false;
+}
+
+bool Parser::lookupValue(llvm::StringRef Name, SourceLoc Loc, ValueId &Id) {
+  for (auto It = Scopes.rbegin(); It != Scopes.rend(); ++It) {
+    auto Found = It->find(Name);
+    if (Found != It->end()) {
+      Id = Found->second;
+      return false;
+    }
+  }
+  return error(Loc, "use of undefined value '%" + Name + "'");
+}
+
+llvm::Expected<Module> Parser::run() {
+  Module M;
+  M.FileName = File;
+  while (!is(TokenKind::Eof)) {
+    Kernel K;
+    if (parseKernel(K))
+      break;
+    M.Kernels.push_back(std::move(K));
+  }
+  if (Diag)
+    return llvm::make_error<DiagnosticError>(std::vector<Diagnostic>{*Diag});
+  return M;
+}
+
+bool Parser::parseUInt32(uint32_t &Value, llvm::StringRef What) {
+  if (!is(TokenKind::Word))
+    return errorHere("expected " + What + ", found " + describeToken());
+  llvm::Expected<uint64_t> Bits = parseLiteral(Tok.Text, ScalarKind::U32);
+  if (!Bits) {
+    llvm::consumeError(Bits.takeError());
+    return errorHere("expected " + What + " (an unsigned 32-bit integer), "
+                     "found " + describeToken());
+  }
+  Value = static_cast<uint32_t>(*Bits);
+  consume();
+  return false;
+}
+
+bool Parser::parseKernel(Kernel &K) {
+  K.Loc = Tok.Loc;
+  if (!isWord("kernel"))
+    return errorHere("expected 'kernel', found " + describeToken());
+  consume();
+  if (!is(TokenKind::GlobalName))
+    return errorHere("expected a kernel name '@name', found " +
+                     describeToken());
+  K.Name = Tok.Text.str();
+  consume();
+
+  if (expectWord("cube_dim") || expect(TokenKind::LParen, "'('"))
+    return true;
+  K.CubeDimRank = 0;
+  for (;;) {
+    if (K.CubeDimRank == 3)
+      return errorHere("cube_dim takes at most 3 dimensions");
+    if (parseUInt32(K.CubeDim[K.CubeDimRank], "a cube_dim size"))
+      return true;
+    ++K.CubeDimRank;
+    if (is(TokenKind::RParen))
+      break;
+    if (expect(TokenKind::Comma, "',' or ')'"))
+      return true;
+  }
+  consume();
+
+  while (is(TokenKind::Word)) {
+    if (Tok.Text != "plane_dim")
+      return errorHere("unknown kernel attribute " + describeToken());
+    if (K.PlaneDim)
+      return errorHere("plane_dim given twice");
+    consume();
+    uint32_t N;
+    if (expect(TokenKind::LParen, "'('") || parseUInt32(N, "a plane size") ||
+        expect(TokenKind::RParen, "')'"))
+      return true;
+    K.PlaneDim = N;
+  }
+
+  Scopes.clear();
+  Scopes.emplace_back();
+  if (expect(TokenKind::LParen, "'(' before the parameters"))
+    return true;
+  if (!is(TokenKind::RParen)) {
+    for (;;) {
+      if (parseParam(K))
+        return true;
+      if (is(TokenKind::RParen))
+        break;
+      if (expect(TokenKind::Comma, "',' or ')'"))
+        return true;
+    }
+  }
+  consume();
+  return parseBlock(K, K.Body);
+}
+
+bool Parser::parseType(Type &Ty) {
+  if (!is(TokenKind::Word))
+    return errorHere("expected a type, found " + describeToken());
+  if (Tok.Text != "vec") {
+    std::optional<ScalarKind> Kind = parseScalarName(Tok.Text);
+    if (!Kind)
+      return errorHere("unknown type " + describeToken());
+    Ty = Type::scalar(*Kind);
+    consume();
+    return false;
+  }
+  consume();
+  if (expect(TokenKind::Less, "'<' after 'vec'"))
+    return true;
+  if (!is(TokenKind::Word))
+    return errorHere("expected a line width, found " + describeToken());
+  SourceLoc WidthLoc = Tok.Loc;
+  llvm::StringRef WidthText = Tok.Text;
+  llvm::Expected<uint64_t> Width = parseLiteral(WidthText, ScalarKind::U64);
+  if (!Width) {
+    llvm::consumeError(Width.takeError());
+    return errorHere("expected a line width, found " + describeToken());
+  }
+  if (!Type::isValidLineWidth(*Width))
+    return error(WidthLoc, "invalid line width " + WidthText +
+                               ": expected 1, 2, 3, 4, 8 or 16");
+  consume();
+  if (expectWord("x"))
+    return true;
+  if (!is(TokenKind::Word))
+    return errorHere("expected an element type, found " + describeToken());
+  std::optional<ScalarKind> Kind = parseScalarName(Tok.Text);
+  if (!Kind)
+    return errorHere("expected a scalar element type, found " +
+                     describeToken());
+  consume();
+  if (expect(TokenKind::Greater, "'>' to close the line type"))
+    return true;
+  Ty = Type::line(*Kind, static_cast<unsigned>(*Width));
+  return false;
+}
+
+bool Parser::parseParam(Kernel &K) {
+  if (!is(TokenKind::ValueName))
+    return errorHere("expected a parameter '%name', found " + describeToken());
+  llvm::StringRef Name = Tok.Text;
+  SourceLoc Loc = Tok.Loc;
+  consume();
+  if (expect(TokenKind::Colon, "':' after the parameter name"))
+    return true;
+  ValueInfo Info;
+  if (isWord("buffer")) {
+    consume();
+    Info.Kind = ValueKind::Buffer;
+    if (expect(TokenKind::Less, "'<' after 'buffer'") || parseType(Info.Ty) ||
+        expect(TokenKind::Comma, "',' after the buffer element type"))
+      return true;
+    std::optional<AccessKind> Access =
+        is(TokenKind::Word) ? parseAccessName(Tok.Text) : std::nullopt;
+    if (!Access)
+      return errorHere("expected an access mode (read, write or read_write), "
+                       "found " + describeToken());
+    Info.Access = *Access;
+    consume();
+    if (expect(TokenKind::Greater, "'>' to close the buffer type"))
+      return true;
+  } else if (parseType(Info.Ty)) {
+    return true;
+  }
+  ValueId Id;
+  if (defineValue(K, Name, Loc, std::move(Info), Id))
+    return true;
+  K.Params.push_back(Id);
+  return false;
+}
+
+bool Parser::parseBlock(Kernel &K, Block &B) {
+  if (!is(TokenKind::LBrace))
+    return errorHere("expected '{', found " + describeToken());
+  if (Depth >= MaxBlockDepth)
+    return errorHere("blocks nested deeper than " +
+                     llvm::Twine(MaxBlockDepth) + " levels");
+  consume();
+  ++Depth;
+  Scopes.emplace_back();
+  bool Failed = false;
+  while (!is(TokenKind::RBrace)) {
+    if (is(TokenKind::Eof)) {
+      Failed = errorHere("expected '}' before end of file");
+      break;
+    }
+    if (parseStatement(K, B)) {
+      Failed = true;
+      break;
+    }
+  }
+  Scopes.pop_back();
+  --Depth;
+  if (Failed)
+    return true;
+  consume();
+  return false;
+}
+
+Type Parser::operandType(const Kernel &K, const Operand &O) const {
+  if (O.isLiteral())
+    return O.Lit.Ty;
+  return K.Values[O.Value].Ty;
+}
+
+bool Parser::parseStatement(Kernel &K, Block &B) {
+  if (is(TokenKind::ValueName))
+    return parseValueStatement(K, B);
+  if (!is(TokenKind::Word))
+    return errorHere("expected a statement, found " + describeToken());
+
+  Operation Op;
+  Op.Loc = Tok.Loc;
+  if (parseOpName(Op))
+    return true;
+  switch (Op.opClass()) {
+  case OpClass::If:
+    if (parseIf(K, Op))
+      return true;
+    break;
+  case OpClass::For:
+    if (parseFor(K, Op))
+      return true;
+    break;
+  case OpClass::Switch:
+    if (parseSwitch(K, Op))
+      return true;
+    break;
+  case OpClass::Loop:
+    Op.Regions.emplace_back();
+    if (parseBlock(K, Op.Regions[0]))
+      return true;
+    break;
+  case OpClass::Jump:
+  case OpClass::Barrier:
+    break;
+  case OpClass::Store:
+  case OpClass::AtomicStore:
+  case OpClass::Set:
+    if (parseOperands(K, Op))
+      return true;
+    break;
+  case OpClass::VarDecl:
+  case OpClass::ArrayDecl:
+    return error(Op.Loc, "'" + opName(Op.Kind) +
+                             "' declares a value: write '%name = " +
+                             opName(Op.Kind) + " ...'");
+  default:
+    return error(Op.Loc, "'" + opName(Op.Kind) +
+                             "' produces a value: write '%name = " +
+                             opName(Op.Kind) + " ... : TYPE'");
+  }
+  B.Ops.push_back(std::move(Op));
+  return false;
+}
+
+bool Parser::parseOpName(Operation &Op) {
+  if (!is(TokenKind::Word))
+    return errorHere("expected an operation, found " + describeToken());
+  llvm::StringRef Text = Tok.Text;
+  auto [Name, Suffix] = Text.split('.');
+  std::optional<OpKind> Kind = kiln::parseOpName(Name);
+  if (!Kind)
+    return errorHere("unknown operation " + describeToken());
+  Op.Kind = *Kind;
+  if (Text.contains('.')) {
+    if (Op.opClass() != OpClass::BuiltinXYZ)
+      return errorHere("operation '" + Name + "' takes no component suffix");
+    if (Suffix == "x")
+      Op.Component = 1;
+    else if (Suffix == "y")
+      Op.Component = 2;
+    else if (Suffix == "z")
+      Op.Component = 3;
+    else
+      return errorHere("unknown component '." + Suffix +
+                       "': expected .x, .y or .z");
+  }
+  consume();
+  return false;
+}
+
+bool Parser::parseValueStatement(Kernel &K, Block &B) {
+  llvm::StringRef Name = Tok.Text;
+  SourceLoc NameLoc = Tok.Loc;
+  consume();
+  if (expect(TokenKind::Equal, "'=' after '%" + Name.str() + "'"))
+    return true;
+  Operation Op;
+  Op.Loc = Tok.Loc;
+  if (parseOpName(Op))
+    return true;
+  OpClass Class = Op.opClass();
+  ValueInfo Info;
+
+  if (Class == OpClass::VarDecl || Class == OpClass::ArrayDecl) {
+    if (parseType(Op.ResultType))
+      return true;
+    Info.Ty = Op.ResultType;
+    if (Class == OpClass::VarDecl) {
+      Info.Kind = ValueKind::Var;
+    } else {
+      Info.Kind = Op.Kind == OpKind::Shared ? ValueKind::Shared
+                                            : ValueKind::Local;
+      if (expect(TokenKind::LSquare, "'[' and the element count"))
+        return true;
+      if (!is(TokenKind::Word))
+        return errorHere("expected an element count, found " +
+                         describeToken());
+      llvm::Expected<uint64_t> Count = parseLiteral(Tok.Text, ScalarKind::U64);
+      if (!Count) {
+        llvm::consumeError(Count.takeError());
+        return errorHere("expected an element count (an unsigned 64-bit "
+                         "integer), found " + describeToken());
+      }
+      Op.ArraySize = Info.Count = *Count;
+      consume();
+      if (expect(TokenKind::RSquare, "']'"))
+        return true;
+    }
+  } else {
+    if (!producesValue(Class) || Class == OpClass::For)
+      return error(Op.Loc, "'" + opName(Op.Kind) + "' does not produce a value");
+    if (Class == OpClass::Const) {
+      if (parseConst(Op))
+        return true;
+    } else {
+      if (!is(TokenKind::Colon) && parseOperands(K, Op))
+        return true;
+      if (expect(TokenKind::Colon, "':' and the result type") ||
+          parseType(Op.ResultType))
+        return true;
+    }
+    Info.Ty = Op.ResultType;
+  }
+  if (defineValue(K, Name, NameLoc, std::move(Info), Op.Result))
+    return true;
+  B.Ops.push_back(std::move(Op));
+  return false;
+}
+
+bool Parser::parseConst(Operation &Op) {
+  // The literals come before their type, so keep their text until the type
+  // is known.
+  std::vector<Token> Lanes;
+  bool Bracketed = is(TokenKind::LSquare);
+  if (Bracketed) {
+    consume();
+    for (;;) {
+      if (!is(TokenKind::Word))
+        return errorHere("expected a literal, found " + describeToken());
+      Lanes.push_back(Tok);
+      consume();
+      if (is(TokenKind::RSquare))
+        break;
+      if (expect(TokenKind::Comma, "',' or ']'"))
+        return true;
+    }
+    consume();
+  } else {
+    if (!is(TokenKind::Word))
+      return errorHere("expected a literal, found " + describeToken());
+    Lanes.push_back(Tok);
+    consume();
+  }
+  if (expect(TokenKind::Colon, "':' and the constant's type"))
+    return true;
+  SourceLoc TypeLoc = Tok.Loc;
+  if (parseType(Op.ResultType))
+    return true;
+  const Type &Ty = Op.ResultType;
+  if (Ty.isLine() && (!Bracketed || Lanes.size() != Ty.lanes()))
+    return error(TypeLoc, "a constant of type '" + Ty.str() + "' needs " +
+                              llvm::Twine(Ty.lanes()) +
+                              " lanes in brackets, found " +
+                              llvm::Twine(Lanes.size()) +
+                              (Bracketed ? "" : " without brackets"));
+  if (!Ty.isLine() && Bracketed)
+    return error(TypeLoc, "a constant of scalar type '" + Ty.str() +
+                              "' takes one literal without brackets");
+  for (const Token &Lane : Lanes) {
+    llvm::Expected<uint64_t> Bits = parseLiteral(Lane.Text, Ty.elementKind());
+    if (!Bits)
+      return error(Lane.Loc, llvm::toString(Bits.takeError()));
+    Op.ConstBits.push_back(*Bits);
+  }
+  return false;
+}
+
+bool Parser::parseLiteralOperand(Operand &O) {
+  Token Text = Tok;
+  O.Loc = Tok.Loc;
+  consume();
+  if (!is(TokenKind::Colon))
+    return error(Text.Loc, "literal '" + Text.Text.take_front(40) +
+                               "' needs a type: write it as '" +
+                               Text.Text.take_front(40) + ":TYPE'");
+  consume();
+  Type Ty;
+  SourceLoc TypeLoc = Tok.Loc;
+  if (parseType(Ty))
+    return true;
+  if (Ty.isLine())
+    return error(TypeLoc, "a literal operand must have a scalar type, found '" +
+                              Ty.str() + "'");
+  llvm::Expected<uint64_t> Bits = parseLiteral(Text.Text, Ty.elementKind());
+  if (!Bits)
+    return error(Text.Loc, llvm::toString(Bits.takeError()));
+  O.Lit = Literal{Ty, *Bits};
+  O.Value = NoValue;
+  return false;
+}
+
+bool Parser::parseOperand(Kernel &K, Operand &O) {
+  if (is(TokenKind::ValueName)) {
+    O.Loc = Tok.Loc;
+    if (lookupValue(Tok.Text, Tok.Loc, O.Value))
+      return true;
+    consume();
+    return false;
+  }
+  if (is(TokenKind::Word))
+    return parseLiteralOperand(O);
+  return errorHere("expected an operand, found " + describeToken());
+}
+
+bool Parser::parseIndexedOperand(Kernel &K, Operation &Op) {
+  if (!is(TokenKind::ValueName))
+    return errorHere("expected '%name[index]' as the first operand of '" +
+                     opName(Op.Kind) + "', found " + describeToken());
+  Operand Base;
+  if (parseOperand(K, Base))
+    return true;
+  if (expect(TokenKind::LSquare, "'[' and an index"))
+    return true;
+  Operand Index;
+  if (is(TokenKind::Word)) {
+    // A bare integer index is a u32 literal; a typed one is a plain literal.
+    Token Text = Tok;
+    Index.Loc = Tok.Loc;
+    consume();
+    if (is(TokenKind::Colon)) {
+      consume();
+      Type Ty;
+      SourceLoc TypeLoc = Tok.Loc;
+      if (parseType(Ty))
+        return true;
+      if (Ty.isLine())
+        return error(TypeLoc, "an index must have a scalar type, found '" +
+                                  Ty.str() + "'");
+      llvm::Expected<uint64_t> Bits = parseLiteral(Text.Text, Ty.elementKind());
+      if (!Bits)
+        return error(Text.Loc, llvm::toString(Bits.takeError()));
+      Index.Lit = Literal{Ty, *Bits};
+    } else {
+      llvm::Expected<uint64_t> Bits = parseLiteral(Text.Text, ScalarKind::U32);
+      if (!Bits)
+        return error(Text.Loc, llvm::toString(Bits.takeError()));
+      Index.Lit = Literal{Type::scalar(ScalarKind::U32), *Bits};
+    }
+  } else if (parseOperand(K, Index)) {
+    return true;
+  }
+  if (expect(TokenKind::RSquare, "']' after the index"))
+    return true;
+  Op.Operands.push_back(Base);
+  Op.Operands.push_back(Index);
+  return false;
+}
+
+bool Parser::parseOperands(Kernel &K, Operation &Op) {
+  if (hasIndexedFirstOperand(Op.opClass())) {
+    if (parseIndexedOperand(K, Op))
+      return true;
+    if (!is(TokenKind::Comma))
+      return false;
+    consume();
+  }
+  for (;;) {
+    Operand O;
+    if (parseOperand(K, O))
+      return true;
+    Op.Operands.push_back(O);
+    if (!is(TokenKind::Comma))
+      return false;
+    consume();
+  }
+}
+
+bool Parser::parseIf(Kernel &K, Operation &Op) {
+  Operand Cond;
+  if (parseOperand(K, Cond))
+    return true;
+  Op.Operands.push_back(Cond);
+  Op.Regions.emplace_back();
+  if (parseBlock(K, Op.Regions[0]))
+    return true;
+  if (isWord("else")) {
+    consume();
+    Op.HasElse = true;
+    Op.Regions.emplace_back();
+    if (parseBlock(K, Op.Regions[1]))
+      return true;
+  }
+  return false;
+}
+
+bool Parser::parseFor(Kernel &K, Operation &Op) {
+  if (!is(TokenKind::ValueName))
+    return errorHere("expected the induction variable '%name' after 'for', "
+                     "found " + describeToken());
+  llvm::StringRef Name = Tok.Text;
+  SourceLoc NameLoc = Tok.Loc;
+  consume();
+  Operand Lo, Hi, Step;
+  if (expect(TokenKind::Equal, "'=' after the induction variable") ||
+      parseOperand(K, Lo) || expectWord("to") || parseOperand(K, Hi))
+    return true;
+  Op.Operands = {Lo, Hi};
+  if (isWord("step")) {
+    consume();
+    if (parseOperand(K, Step))
+      return true;
+    Op.Operands.push_back(Step);
+  }
+  Op.ResultType = operandType(K, Lo);
+  // The induction variable is visible in the body only.
+  Scopes.emplace_back();
+  ValueInfo Info;
+  Info.Ty = Op.ResultType;
+  bool Failed = defineValue(K, Name, NameLoc, std::move(Info), Op.Result);
+  if (!Failed) {
+    Op.Regions.emplace_back();
+    Failed = parseBlock(K, Op.Regions[0]);
+  }
+  Scopes.pop_back();
+  return Failed;
+}
+
+bool Parser::parseSwitch(Kernel &K, Operation &Op) {
+  Operand Selector;
+  if (parseOperand(K, Selector))
+    return true;
+  Op.Operands.push_back(Selector);
+  if (expect(TokenKind::LBrace, "'{' after the switch selector"))
+    return true;
+  while (!is(TokenKind::RBrace)) {
+    if (Op.HasDefault)
+      return errorHere("expected '}' after the default case, found " +
+                       describeToken());
+    if (isWord("case")) {
+      consume();
+      if (!is(TokenKind::Word))
+        return errorHere("expected a case value, found " + describeToken());
+      llvm::Expected<int64_t> Value = parseCaseValue(Tok.Text);
+      if (!Value)
+        return errorHere(llvm::toString(Value.takeError()));
+      for (int64_t Seen : Op.CaseValues)
+        if (Seen == *Value)
+          return errorHere("duplicate case value " + llvm::Twine(*Value));
+      consume();
+      Op.CaseValues.push_back(*Value);
+    } else if (isWord("default")) {
+      consume();
+      Op.HasDefault = true;
+    } else {
+      return errorHere("expected 'case', 'default' or '}', found " +
+                       describeToken());
+    }
+    Op.Regions.emplace_back();
+    if (parseBlock(K, Op.Regions.back()))
+      return true;
+  }
+  consume();
+  return false;
+}
+
+llvm::Expected<Module> kiln::parseModule(llvm::StringRef Text,
+                                         llvm::StringRef FileName) {
+  return Parser(Text, FileName).run();
+}
