@@ -1,0 +1,172 @@
+//===- CubeMetadata.cpp - Encoding of a compiled kernel's launch metadata -===//
+//
+// Layout (all integers little-endian):
+//   "KCMD" u16 version(=1)
+//   str KernelName, str Symbol        (str = u32 length + bytes)
+//   u32 CubeDim[3], u32 PlaneDim, u64 ScratchBytes
+//   u32 NumParams, then per parameter:
+//     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8 Access
+// Nothing may follow the last parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/CPU/CubeMetadata.h"
+
+#include "llvm/Support/Endian.h"
+
+#include <cstring>
+
+using namespace kiln;
+using namespace llvm;
+
+namespace {
+constexpr char Magic[4] = {'K', 'C', 'M', 'D'};
+constexpr uint16_t Version = 1;
+/// The smallest encoding of one parameter: empty name plus four bytes.
+constexpr size_t MinParamBytes = 4 + 4;
+
+class Writer {
+public:
+  std::vector<uint8_t> Out;
+  template <typename T> void put(T V) {
+    uint8_t Buf[sizeof(T)];
+    support::endian::write<T, llvm::endianness::little>(Buf, V);
+    Out.insert(Out.end(), Buf, Buf + sizeof(T));
+  }
+  void putStr(const std::string &S) {
+    put<uint32_t>(static_cast<uint32_t>(S.size()));
+    Out.insert(Out.end(), S.begin(), S.end());
+  }
+};
+
+class Reader {
+public:
+  explicit Reader(ArrayRef<uint8_t> Bytes) : Bytes(Bytes) {}
+  template <typename T> Error get(T &V, const char *What) {
+    if (Bytes.size() - Pos < sizeof(T))
+      return truncated(What);
+    V = support::endian::read<T, llvm::endianness::little>(Bytes.data() + Pos);
+    Pos += sizeof(T);
+    return Error::success();
+  }
+  Error getStr(std::string &S, const char *What) {
+    uint32_t Len;
+    if (Error E = get(Len, What))
+      return E;
+    if (Bytes.size() - Pos < Len)
+      return truncated(What);
+    S.assign(reinterpret_cast<const char *>(Bytes.data() + Pos), Len);
+    Pos += Len;
+    return Error::success();
+  }
+  size_t remaining() const { return Bytes.size() - Pos; }
+  size_t offset() const { return Pos; }
+
+private:
+  Error truncated(const char *What) {
+    return createStringError(inconvertibleErrorCode(),
+                             "cube metadata truncated in %s at byte %zu", What,
+                             Pos);
+  }
+  ArrayRef<uint8_t> Bytes;
+  size_t Pos = 0;
+};
+
+Error corrupt(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(),
+                           "corrupt cube metadata: " + Msg);
+}
+} // namespace
+
+std::vector<uint8_t> CubeMetadata::serialize() const {
+  Writer W;
+  W.Out.insert(W.Out.end(), Magic, Magic + 4);
+  W.put<uint16_t>(Version);
+  W.putStr(KernelName);
+  W.putStr(Symbol);
+  for (uint32_t D : CubeDim)
+    W.put<uint32_t>(D);
+  W.put<uint32_t>(PlaneDim);
+  W.put<uint64_t>(ScratchBytes);
+  W.put<uint32_t>(static_cast<uint32_t>(Params.size()));
+  for (const ParamMetadata &P : Params) {
+    W.putStr(P.Name);
+    W.put<uint8_t>(P.IsBuffer ? 1 : 0);
+    W.put<uint8_t>(static_cast<uint8_t>(P.Ty.elementKind()));
+    W.put<uint8_t>(P.Ty.isLine() ? static_cast<uint8_t>(P.Ty.lanes()) : 0);
+    W.put<uint8_t>(static_cast<uint8_t>(P.Access));
+  }
+  return std::move(W.Out);
+}
+
+Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
+  if (Bytes.size() < 4 || std::memcmp(Bytes.data(), Magic, 4) != 0)
+    return corrupt("bad magic");
+  Reader R(Bytes.drop_front(4));
+  uint16_t V;
+  if (Error E = R.get(V, "version"))
+    return E;
+  if (V != Version)
+    return corrupt("unsupported version " + Twine(V) + " (expected " +
+                   Twine(Version) + ")");
+  CubeMetadata M;
+  if (Error E = R.getStr(M.KernelName, "kernel name"))
+    return E;
+  if (Error E = R.getStr(M.Symbol, "symbol"))
+    return E;
+  if (M.Symbol.empty())
+    return corrupt("empty symbol");
+  for (uint32_t &D : M.CubeDim) {
+    if (Error E = R.get(D, "cube_dim"))
+      return E;
+    if (D == 0)
+      return corrupt("cube_dim of zero");
+  }
+  if (Error E = R.get(M.PlaneDim, "plane_dim"))
+    return E;
+  if (M.PlaneDim == 0)
+    return corrupt("plane_dim of zero");
+  if (Error E = R.get(M.ScratchBytes, "scratch size"))
+    return E;
+  uint32_t NumParams;
+  if (Error E = R.get(NumParams, "parameter count"))
+    return E;
+  // Bound the reservation by what the remaining bytes can hold.
+  if (NumParams > R.remaining() / MinParamBytes)
+    return corrupt("parameter count " + Twine(NumParams) +
+                   " exceeds the data");
+  M.Params.reserve(NumParams);
+  for (uint32_t I = 0; I < NumParams; ++I) {
+    ParamMetadata P;
+    uint8_t IsBuffer, Kind, Lanes, Access;
+    if (Error E = R.getStr(P.Name, "parameter name"))
+      return E;
+    if (Error E = R.get(IsBuffer, "parameter"))
+      return E;
+    if (Error E = R.get(Kind, "parameter"))
+      return E;
+    if (Error E = R.get(Lanes, "parameter"))
+      return E;
+    if (Error E = R.get(Access, "parameter"))
+      return E;
+    if (IsBuffer > 1)
+      return corrupt("parameter " + Twine(I) + ": bad buffer flag");
+    if (Kind > static_cast<uint8_t>(ScalarKind::F64))
+      return corrupt("parameter " + Twine(I) + ": bad element kind " +
+                     Twine(Kind));
+    if (Lanes != 0 && !Type::isValidLineWidth(Lanes))
+      return corrupt("parameter " + Twine(I) + ": bad line width " +
+                     Twine(Lanes));
+    if (Access > static_cast<uint8_t>(AccessKind::ReadWrite))
+      return corrupt("parameter " + Twine(I) + ": bad access " +
+                     Twine(Access));
+    P.IsBuffer = IsBuffer;
+    ScalarKind SK = static_cast<ScalarKind>(Kind);
+    P.Ty = Lanes ? Type::line(SK, Lanes) : Type::scalar(SK);
+    P.Access = static_cast<AccessKind>(Access);
+    M.Params.push_back(std::move(P));
+  }
+  if (R.remaining() != 0)
+    return corrupt(Twine(R.remaining()) + " trailing bytes");
+  return M;
+}

@@ -1,0 +1,84 @@
+//===- HostInfo.cpp - The host CPU the JIT compiles for -------------------===//
+
+#include "kiln/CPU/HostInfo.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/Support/xxhash.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+using namespace kiln;
+
+std::string HostInfo::featureString() const {
+  std::string S;
+  for (const std::string &F : Features) {
+    if (!S.empty())
+      S += ',';
+    S += F;
+  }
+  return S;
+}
+
+bool HostInfo::hasFeature(const std::string &Name) const {
+  return std::find(Features.begin(), Features.end(), "+" + Name) !=
+         Features.end();
+}
+
+uint64_t HostInfo::fingerprintHash() const {
+  // Fields separated by a byte that none of them contains, so that moving a
+  // character from one field to the next changes the hash.
+  std::string Key = Triple + '\n' + CPU + '\n' + featureString() + '\n' +
+                    LLVMVersion;
+  return llvm::xxh3_64bits(llvm::StringRef(Key));
+}
+
+std::string HostInfo::fingerprint() const {
+  char Buf[17];
+  std::snprintf(Buf, sizeof(Buf), "%016llx",
+                static_cast<unsigned long long>(fingerprintHash()));
+  return Buf;
+}
+
+std::string HostInfo::description() const {
+  return "triple: " + Triple + "\ncpu: " + CPU + "\nllvm: " + LLVMVersion +
+         "\nfeatures: " + featureString() + "\nfingerprint: " + fingerprint() +
+         "\n";
+}
+
+static HostInfo computeHostInfo() {
+  HostInfo H;
+  H.Triple = llvm::sys::getProcessTriple();
+  H.CPU = llvm::sys::getHostCPUName().str();
+  // LLVM 19 returns a StringMap in arbitrary order: sort (LLVM-NOTES.md, 6).
+  llvm::StringMap<bool> Map = llvm::sys::getHostCPUFeatures();
+  for (const auto &Entry : Map)
+    H.Features.push_back((Entry.second ? "+" : "-") + Entry.first().str());
+  std::sort(H.Features.begin(), H.Features.end(),
+            [](const std::string &A, const std::string &B) {
+              return llvm::StringRef(A).drop_front() <
+                     llvm::StringRef(B).drop_front();
+            });
+  H.LLVMVersion = LLVM_VERSION_STRING;
+  return H;
+}
+
+const HostInfo &kiln::hostInfo() {
+  static std::once_flag Once;
+  static HostInfo Info;
+  std::call_once(Once, [] { Info = computeHostInfo(); });
+  return Info;
+}
+
+void kiln::initializeNativeTarget() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
