@@ -1,0 +1,1172 @@
+//===- Verifier.cpp - Check kernels against KERNEL-IR.md and the device ---===//
+//
+// One walk over the body in source order checks definitions and scopes,
+// operand shapes and types, access modes, jumps, device limits and (through
+// UniformityInfo) barriers and plane operations under divergent control flow.
+// Every problem is reported; an operation whose operands are already wrong
+// gets no further type diagnostics, so that one mistake gives one message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/Verifier.h"
+
+#include "Uniformity.h"
+#include "kiln/IR/Diagnostic.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <optional>
+#include <set>
+
+using namespace kiln;
+
+namespace {
+
+/// "a buffer", "a var", ...
+llvm::StringRef kindPhrase(ValueKind Kind) {
+  switch (Kind) {
+  case ValueKind::Plain:
+    return "a value";
+  case ValueKind::Buffer:
+    return "a buffer";
+  case ValueKind::Shared:
+    return "a shared array";
+  case ValueKind::Local:
+    return "a local array";
+  case ValueKind::Var:
+    return "a var";
+  }
+  return "?";
+}
+
+std::string quoted(Type Ty) { return "'" + Ty.str() + "'"; }
+
+/// Whether \p Bits has no bit set above the width of \p Kind.
+bool fitsWidth(uint64_t Bits, ScalarKind Kind) {
+  unsigned Width = bitWidth(Kind);
+  return Width >= 64 || (Bits >> Width) == 0;
+}
+
+/// The signed value of the integer literal \p Bits of \p Kind.
+int64_t signedValue(uint64_t Bits, ScalarKind Kind) {
+  unsigned Width = bitWidth(Kind);
+  if (Width >= 64)
+    return static_cast<int64_t>(Bits);
+  return llvm::SignExtend64(Bits, Width);
+}
+
+/// Whether the switch case label \p Value is a value of \p Kind.
+bool caseFits(int64_t Value, ScalarKind Kind) {
+  unsigned Width = bitWidth(Kind);
+  if (isSigned(Kind))
+    return Width >= 64 || llvm::isIntN(Width, Value);
+  if (Value < 0)
+    return false;
+  return Width >= 64 || llvm::isUIntN(Width, static_cast<uint64_t>(Value));
+}
+
+/// What a memory operand may name.
+struct MemoryKinds {
+  bool Buffer = false, Shared = false, Local = false, Var = false;
+  bool allows(ValueKind Kind) const {
+    return (Kind == ValueKind::Buffer && Buffer) ||
+           (Kind == ValueKind::Shared && Shared) ||
+           (Kind == ValueKind::Local && Local) ||
+           (Kind == ValueKind::Var && Var);
+  }
+  std::string phrase() const {
+    std::vector<std::string> Parts;
+    if (Buffer)
+      Parts.push_back("a buffer");
+    if (Shared)
+      Parts.push_back("a shared array");
+    if (Local)
+      Parts.push_back("a local array");
+    if (Var)
+      Parts.push_back("a var");
+    std::string S;
+    for (size_t I = 0; I < Parts.size(); ++I) {
+      if (I)
+        S += I + 1 == Parts.size() ? " or " : ", ";
+      S += Parts[I];
+    }
+    return S;
+  }
+};
+
+constexpr MemoryKinds AnyArray{true, true, true, false};
+constexpr MemoryKinds AtomicMemory{true, true, false, false};
+constexpr MemoryKinds VarOnly{false, false, false, true};
+
+class KernelVerifier {
+public:
+  KernelVerifier(const Kernel &K, const DeviceLimits &Limits,
+                 llvm::StringRef FileName)
+      : K(K), Limits(Limits), FileName(FileName), Uniformity(K),
+        State(K.Values.size(), DefState::Undefined) {}
+
+  std::vector<Diagnostic> run();
+
+private:
+  enum class DefState : uint8_t { Undefined, InScope, OutOfScope };
+
+  const Kernel &K;
+  const DeviceLimits &Limits;
+  llvm::StringRef FileName;
+  UniformityInfo Uniformity;
+  std::vector<Diagnostic> Diags;
+  std::vector<DefState> State;
+  std::vector<ValueId> ScopeStack; ///< values defined in the open blocks
+  unsigned LoopDepth = 0;
+  uint64_t SharedBytes = 0, LocalBytes = 0;
+  bool SharedReported = false, LocalReported = false;
+
+  void error(SourceLoc Loc, const llvm::Twine &Message) {
+    Diags.push_back({FileName.str(), Loc, Message.str()});
+  }
+
+  static SourceLoc locOf(const Operation &Op, size_t I) {
+    if (I < Op.Operands.size() && Op.Operands[I].Loc.isValid())
+      return Op.Operands[I].Loc;
+    return Op.Loc;
+  }
+
+  std::string name(ValueId Id) const {
+    if (Id < K.Values.size() && !K.Values[Id].Name.empty())
+      return "%" + K.Values[Id].Name;
+    return "%<" + std::to_string(Id) + ">";
+  }
+
+  static std::string op(const Operation &Op) { return opName(Op.Kind).str(); }
+
+  // Kernel-level checks.
+  void verifyHeader();
+  void verifyParams();
+  bool verifyType(SourceLoc Loc, Type Ty, const llvm::Twine &What);
+
+  // Definitions and scopes.
+  void define(ValueId Id, SourceLoc Loc);
+  void enterScope(size_t &Mark) { Mark = ScopeStack.size(); }
+  void leaveScope(size_t Mark) {
+    for (size_t I = Mark; I < ScopeStack.size(); ++I)
+      State[ScopeStack[I]] = DefState::OutOfScope;
+    ScopeStack.resize(Mark);
+  }
+  const ValueInfo *resolve(const Operation &Op, size_t I);
+
+  // Operands.
+  std::optional<Type> plainOperand(const Operation &Op, size_t I);
+  const ValueInfo *memoryOperand(const Operation &Op, size_t I,
+                                 MemoryKinds Kinds);
+  bool expectType(const Operation &Op, size_t I, std::optional<Type> Found,
+                  Type Expected, const llvm::Twine &Role);
+  bool verifyIndex(const Operation &Op, size_t I);
+  bool checkOperandCount(const Operation &Op, size_t Min, size_t Max);
+
+  // Operations.
+  void verifyBlock(const Block &B);
+  void verifyOp(const Operation &Op);
+  void verifyRegions(const Operation &Op, size_t Expected);
+  std::optional<Type> impliedType(const Operation &Op);
+  std::optional<Type> verifyElementwise(const Operation &Op, size_t Arity);
+  std::optional<Type> verifyMemoryOp(const Operation &Op);
+  std::optional<Type> verifyLineOp(const Operation &Op);
+  std::optional<Type> verifyConversion(const Operation &Op);
+  std::optional<Type> verifyPlaneOp(const Operation &Op);
+  void verifyDecl(const Operation &Op);
+  void verifyControl(const Operation &Op);
+  void verifyResult(const Operation &Op, std::optional<Type> Implied);
+  void verifyAccess(const Operation &Op, const ValueInfo &Mem, bool Reads,
+                    bool Writes);
+  void verifyConvergence(const Operation &Op);
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel header and parameters
+//===----------------------------------------------------------------------===//
+
+bool KernelVerifier::verifyType(SourceLoc Loc, Type Ty,
+                                const llvm::Twine &What) {
+  if (Ty.isLine() && !Type::isValidLineWidth(Ty.lanes())) {
+    error(Loc, What + " has a line of " + llvm::Twine(Ty.lanes()) +
+                   " lanes; lines have 1, 2, 3, 4, 8 or 16");
+    return false;
+  }
+  if (static_cast<unsigned>(Ty.elementKind()) > 12) {
+    error(Loc, What + " has an invalid element kind");
+    return false;
+  }
+  if (!Limits.supports(Ty.elementKind())) {
+    error(Loc, What + " has element type '" +
+                   scalarName(Ty.elementKind()) +
+                   "', which the device does not support");
+    return false;
+  }
+  return true;
+}
+
+void KernelVerifier::verifyHeader() {
+  if (K.Name.empty())
+    error(K.Loc, "kernel has no name");
+  if (K.CubeDimRank < 1 || K.CubeDimRank > 3)
+    error(K.Loc, "cube_dim has " + llvm::Twine(K.CubeDimRank) +
+                     " dimensions; it takes 1 to 3");
+  static const char *const Axis[] = {"x", "y", "z"};
+  bool Positive = true;
+  for (unsigned D = 0; D < 3; ++D) {
+    if (K.CubeDim[D] == 0) {
+      error(K.Loc, llvm::Twine("cube_dim.") + Axis[D] +
+                       " is 0; every dimension must be at least 1");
+      Positive = false;
+    } else if (K.CubeDim[D] > Limits.MaxCubeDim[D]) {
+      error(K.Loc, llvm::Twine("cube_dim.") + Axis[D] + " = " +
+                       llvm::Twine(K.CubeDim[D]) +
+                       " exceeds the device limit of " +
+                       llvm::Twine(Limits.MaxCubeDim[D]));
+    }
+  }
+  if (Positive && K.unitsPerCube() > Limits.MaxUnitsPerCube)
+    error(K.Loc, "cube_dim(" + llvm::Twine(K.CubeDim[0]) + ", " +
+                     llvm::Twine(K.CubeDim[1]) + ", " +
+                     llvm::Twine(K.CubeDim[2]) + ") has " +
+                     llvm::Twine(K.unitsPerCube()) +
+                     " units per cube; the device allows at most " +
+                     llvm::Twine(Limits.MaxUnitsPerCube));
+  if (K.PlaneDim && *K.PlaneDim != Limits.PlaneDim)
+    error(K.Loc, "plane_dim(" + llvm::Twine(*K.PlaneDim) +
+                     ") requested but the device runs planes of " +
+                     llvm::Twine(Limits.PlaneDim) + " units");
+}
+
+void KernelVerifier::verifyParams() {
+  std::set<ValueId> Seen;
+  for (ValueId Id : K.Params) {
+    if (Id >= K.Values.size()) {
+      error(K.Loc, "parameter names no value (id " + llvm::Twine(Id) + ")");
+      continue;
+    }
+    const ValueInfo &V = K.Values[Id];
+    SourceLoc Loc = V.Loc.isValid() ? V.Loc : K.Loc;
+    if (!Seen.insert(Id).second) {
+      error(Loc, "parameter " + name(Id) + " is listed twice");
+      continue;
+    }
+    if (V.Kind != ValueKind::Plain && V.Kind != ValueKind::Buffer)
+      error(Loc, "parameter " + name(Id) + " is " + kindPhrase(V.Kind) +
+                     "; parameters are buffers or values");
+    verifyType(Loc, V.Ty, "parameter " + name(Id));
+    define(Id, Loc);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Definitions and uses
+//===----------------------------------------------------------------------===//
+
+void KernelVerifier::define(ValueId Id, SourceLoc Loc) {
+  if (Id >= K.Values.size()) {
+    error(Loc, "definition names no value (id " + llvm::Twine(Id) + ")");
+    return;
+  }
+  if (State[Id] != DefState::Undefined) {
+    error(Loc, "value " + name(Id) + " is defined twice");
+    return;
+  }
+  State[Id] = DefState::InScope;
+  ScopeStack.push_back(Id);
+}
+
+const ValueInfo *KernelVerifier::resolve(const Operation &Op, size_t I) {
+  const Operand &O = Op.Operands[I];
+  if (O.isLiteral())
+    return nullptr;
+  SourceLoc Loc = locOf(Op, I);
+  if (O.Value >= K.Values.size()) {
+    error(Loc, "operand " + llvm::Twine(I + 1) + " of " + op(Op) +
+                   " names no value (id " + llvm::Twine(O.Value) + ")");
+    return nullptr;
+  }
+  switch (State[O.Value]) {
+  case DefState::Undefined:
+    error(Loc, "use of " + name(O.Value) + " before its definition");
+    return nullptr;
+  case DefState::OutOfScope:
+    error(Loc, "use of " + name(O.Value) +
+                   " outside the block that defines it");
+    return nullptr;
+  case DefState::InScope:
+    break;
+  }
+  return &K.Values[O.Value];
+}
+
+std::optional<Type> KernelVerifier::plainOperand(const Operation &Op,
+                                                 size_t I) {
+  const Operand &O = Op.Operands[I];
+  SourceLoc Loc = locOf(Op, I);
+  if (O.isLiteral()) {
+    Type Ty = O.Lit.Ty;
+    if (Ty.isLine()) {
+      error(Loc, "literal operand " + llvm::Twine(I + 1) + " of " + op(Op) +
+                     " has line type " + quoted(Ty) +
+                     "; literals are scalars");
+      return std::nullopt;
+    }
+    if (!verifyType(Loc, Ty, "literal operand " + llvm::Twine(I + 1) +
+                                 " of " + op(Op)))
+      return std::nullopt;
+    if (!fitsWidth(O.Lit.Bits, Ty.elementKind()) ||
+        (Ty.isBool() && O.Lit.Bits > 1)) {
+      error(Loc, "literal operand " + llvm::Twine(I + 1) + " of " + op(Op) +
+                     " does not fit in " + quoted(Ty));
+      return std::nullopt;
+    }
+    return Ty;
+  }
+  const ValueInfo *V = resolve(Op, I);
+  if (!V)
+    return std::nullopt;
+  if (V->Kind != ValueKind::Plain) {
+    error(Loc, "operand " + llvm::Twine(I + 1) + " of " + op(Op) +
+                   " must be a value, but " + name(O.Value) + " is " +
+                   kindPhrase(V->Kind));
+    return std::nullopt;
+  }
+  return V->Ty;
+}
+
+const ValueInfo *KernelVerifier::memoryOperand(const Operation &Op, size_t I,
+                                               MemoryKinds Kinds) {
+  const Operand &O = Op.Operands[I];
+  SourceLoc Loc = locOf(Op, I);
+  if (O.isLiteral()) {
+    error(Loc, op(Op) + " needs " + Kinds.phrase() + " as operand " +
+                   llvm::Twine(I + 1) + ", found a literal");
+    return nullptr;
+  }
+  const ValueInfo *V = resolve(Op, I);
+  if (!V)
+    return nullptr;
+  if (!Kinds.allows(V->Kind)) {
+    error(Loc, op(Op) + " needs " + Kinds.phrase() + " as operand " +
+                   llvm::Twine(I + 1) + ", but " + name(O.Value) + " is " +
+                   kindPhrase(V->Kind));
+    return nullptr;
+  }
+  return V;
+}
+
+bool KernelVerifier::expectType(const Operation &Op, size_t I,
+                                std::optional<Type> Found, Type Expected,
+                                const llvm::Twine &Role) {
+  if (!Found)
+    return false;
+  if (*Found == Expected)
+    return true;
+  error(locOf(Op, I), Role + " of " + op(Op) + " has type " +
+                          quoted(*Found) + ", expected " + quoted(Expected));
+  return false;
+}
+
+bool KernelVerifier::verifyIndex(const Operation &Op, size_t I) {
+  std::optional<Type> Ty = plainOperand(Op, I);
+  if (!Ty)
+    return false;
+  if (Ty->isLine() || !Ty->isInteger()) {
+    error(locOf(Op, I), "the index of " + op(Op) +
+                            " must be a scalar integer, found " +
+                            quoted(*Ty));
+    return false;
+  }
+  return true;
+}
+
+bool KernelVerifier::checkOperandCount(const Operation &Op, size_t Min,
+                                       size_t Max) {
+  size_t N = Op.Operands.size();
+  if (N >= Min && N <= Max)
+    return true;
+  std::string Want = Min == Max ? std::to_string(Min)
+                                : std::to_string(Min) + " or " +
+                                      std::to_string(Max);
+  error(Op.Loc, op(Op) + " takes " + Want + " operand" +
+                    (Max == 1 ? "" : "s") + ", found " + std::to_string(N));
+  // Still check what the operands name, so that uses are reported.
+  for (size_t I = 0; I < N; ++I)
+    resolve(Op, I);
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Operations
+//===----------------------------------------------------------------------===//
+
+void KernelVerifier::verifyBlock(const Block &B) {
+  size_t Mark;
+  enterScope(Mark);
+  for (const Operation &Op : B.Ops)
+    verifyOp(Op);
+  leaveScope(Mark);
+}
+
+void KernelVerifier::verifyRegions(const Operation &Op, size_t Expected) {
+  if (Op.Regions.size() != Expected)
+    error(Op.Loc, op(Op) + " has " + llvm::Twine(Op.Regions.size()) +
+                      " regions, expected " + llvm::Twine(Expected));
+}
+
+/// Checks the operands of an element-wise operation of \p Arity operands of
+/// one type and returns that type, or none after a diagnostic.
+std::optional<Type> KernelVerifier::verifyElementwise(const Operation &Op,
+                                                      size_t Arity) {
+  if (!checkOperandCount(Op, Arity, Arity))
+    return std::nullopt;
+  std::optional<Type> First;
+  bool Ok = true;
+  for (size_t I = 0; I < Arity; ++I) {
+    std::optional<Type> Ty = plainOperand(Op, I);
+    if (!Ty) {
+      Ok = false;
+      continue;
+    }
+    if (!First) {
+      First = Ty;
+      continue;
+    }
+    if (*Ty != *First) {
+      error(locOf(Op, I), "operand " + llvm::Twine(I + 1) + " of " + op(Op) +
+                              " has type " + quoted(*Ty) +
+                              ", but operand 1 has type " + quoted(*First));
+      Ok = false;
+    }
+  }
+  if (!Ok || !First)
+    return std::nullopt;
+  Type T = *First;
+  auto Reject = [&](const char *Need) -> std::optional<Type> {
+    error(locOf(Op, 0), op(Op) + " needs " + Need + " operands, found " +
+                            quoted(T));
+    return std::nullopt;
+  };
+  switch (Op.opClass()) {
+  case OpClass::UnaryNumeric:
+  case OpClass::BinaryNumeric:
+  case OpClass::TernaryNumeric:
+  case OpClass::PlaneReduce:
+    if (T.isBool())
+      return Reject("integer or float");
+    return T;
+  case OpClass::TernaryFloat:
+  case OpClass::UnaryFloat:
+  case OpClass::BinaryFloat:
+    if (!T.isFloat())
+      return Reject("float");
+    return T;
+  case OpClass::FloatPredicate:
+    if (!T.isFloat())
+      return Reject("float");
+    return T.withElement(ScalarKind::Bool);
+  case OpClass::BinaryInt:
+  case OpClass::UnaryInt:
+  case OpClass::BitCount:
+    if (!T.isInteger())
+      return Reject("integer");
+    return T;
+  case OpClass::BinaryBool:
+  case OpClass::UnaryBool:
+  case OpClass::PlaneBool:
+    if (!T.isBool())
+      return Reject("bool");
+    return T;
+  case OpClass::Compare:
+    if (T.isBool() && Op.Kind != OpKind::Eq && Op.Kind != OpKind::Ne)
+      return Reject("integer or float");
+    return T.withElement(ScalarKind::Bool);
+  default:
+    return T;
+  }
+}
+
+std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
+  switch (Op.opClass()) {
+  case OpClass::Dot:
+  case OpClass::Magnitude:
+  case OpClass::Normalize: {
+    std::optional<Type> T =
+        verifyElementwise(Op, Op.opClass() == OpClass::Dot ? 2 : 1);
+    if (!T)
+      return std::nullopt;
+    bool IntOk = Op.opClass() == OpClass::Dot;
+    if (!T->isLine() || !(T->isFloat() || (IntOk && T->isInteger()))) {
+      error(locOf(Op, 0), op(Op) + " needs " +
+                              (IntOk ? "integer or float" : "float") +
+                              " line operands, found " + quoted(*T));
+      return std::nullopt;
+    }
+    return Op.opClass() == OpClass::Normalize ? *T : T->elementType();
+  }
+  case OpClass::Extract:
+  case OpClass::Insert: {
+    bool IsInsert = Op.opClass() == OpClass::Insert;
+    if (!checkOperandCount(Op, IsInsert ? 3 : 2, IsInsert ? 3 : 2))
+      return std::nullopt;
+    std::optional<Type> V = plainOperand(Op, 0);
+    bool Ok = V.has_value();
+    if (V && !V->isLine()) {
+      error(locOf(Op, 0), op(Op) + " needs a line as operand 1, found " +
+                              quoted(*V));
+      Ok = false;
+    }
+    const Operand &Idx = Op.Operands[1];
+    std::optional<Type> IdxTy = plainOperand(Op, 1);
+    if (!IdxTy) {
+      Ok = false;
+    } else if (*IdxTy != Type::scalar(ScalarKind::U32)) {
+      error(locOf(Op, 1), "the lane index of " + op(Op) +
+                              " must be 'u32', found " + quoted(*IdxTy));
+      Ok = false;
+    } else if (Idx.isLiteral() && V && V->isLine() &&
+               Idx.Lit.Bits >= V->lanes()) {
+      error(locOf(Op, 1), "lane index " + llvm::Twine(Idx.Lit.Bits) +
+                              " of " + op(Op) + " is out of range for " +
+                              quoted(*V));
+      Ok = false;
+    }
+    if (IsInsert) {
+      std::optional<Type> E = plainOperand(Op, 2);
+      if (V && V->isLine())
+        Ok &= expectType(Op, 2, E, V->elementType(), "the element");
+      else
+        Ok &= E.has_value();
+    }
+    if (!Ok)
+      return std::nullopt;
+    return IsInsert ? *V : V->elementType();
+  }
+  case OpClass::Splat: {
+    if (!checkOperandCount(Op, 1, 1))
+      return std::nullopt;
+    std::optional<Type> S = plainOperand(Op, 0);
+    if (!S)
+      return std::nullopt;
+    if (S->isLine()) {
+      error(locOf(Op, 0), "splat needs a scalar operand, found " +
+                              quoted(*S));
+      return std::nullopt;
+    }
+    if (!Op.ResultType.isLine()) {
+      error(Op.Loc, "splat gives a line, but its result type is written " +
+                        quoted(Op.ResultType));
+      return std::nullopt;
+    }
+    return Type::line(S->elementKind(), Op.ResultType.lanes());
+  }
+  case OpClass::Vector: {
+    size_t N = Op.Operands.size();
+    if (!Type::isValidLineWidth(N)) {
+      error(Op.Loc, "vector takes 1, 2, 3, 4, 8 or 16 operands, found " +
+                        llvm::Twine(N));
+      for (size_t I = 0; I < N; ++I)
+        resolve(Op, I);
+      return std::nullopt;
+    }
+    std::optional<Type> T = verifyElementwise(Op, N);
+    if (!T)
+      return std::nullopt;
+    if (T->isLine()) {
+      error(locOf(Op, 0), "vector needs scalar operands, found " +
+                              quoted(*T));
+      return std::nullopt;
+    }
+    return Type::line(T->elementKind(), N);
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<Type> KernelVerifier::verifyConversion(const Operation &Op) {
+  if (Op.opClass() == OpClass::Select) {
+    if (!checkOperandCount(Op, 3, 3))
+      return std::nullopt;
+    std::optional<Type> C = plainOperand(Op, 0);
+    std::optional<Type> A = plainOperand(Op, 1);
+    std::optional<Type> B = plainOperand(Op, 2);
+    bool Ok = C && A && B;
+    if (A && B && *A != *B) {
+      error(locOf(Op, 2), "operand 3 of select has type " + quoted(*B) +
+                              ", but operand 2 has type " + quoted(*A));
+      Ok = false;
+    }
+    if (C) {
+      bool CondOk = C->isBool() &&
+                    (!C->isLine() || (A && A->isLine() &&
+                                      A->lanes() == C->lanes()));
+      if (!CondOk) {
+        error(locOf(Op, 0),
+              "the condition of select must be 'bool'" +
+                  llvm::Twine(A && A->isLine()
+                                  ? " or " + quoted(A->withElement(
+                                                 ScalarKind::Bool))
+                                  : std::string()) +
+                  ", found " + quoted(*C));
+        Ok = false;
+      }
+    }
+    if (!Ok)
+      return std::nullopt;
+    return *A;
+  }
+  if (!checkOperandCount(Op, 1, 1))
+    return std::nullopt;
+  std::optional<Type> T = plainOperand(Op, 0);
+  if (!T)
+    return std::nullopt;
+  Type R = Op.ResultType;
+  if (Op.opClass() == OpClass::Cast) {
+    if (T->isLine() != R.isLine() || T->lanes() != R.lanes()) {
+      error(Op.Loc, "cast from " + quoted(*T) + " to " + quoted(R) +
+                        " changes the number of lanes");
+      return std::nullopt;
+    }
+    return R;
+  }
+  // Bitcast.
+  if (T->isBool() || R.isBool()) {
+    error(Op.Loc, "bitcast from " + quoted(*T) + " to " + quoted(R) +
+                      ": bool has no bit layout");
+    return std::nullopt;
+  }
+  uint64_t From = uint64_t(T->lanes()) * bitWidth(T->elementKind());
+  uint64_t To = uint64_t(R.lanes()) * bitWidth(R.elementKind());
+  if (From != To) {
+    error(Op.Loc, "bitcast from " + quoted(*T) + " (" + llvm::Twine(From) +
+                      " bits) to " + quoted(R) + " (" + llvm::Twine(To) +
+                      " bits) changes the size");
+    return std::nullopt;
+  }
+  return R;
+}
+
+void KernelVerifier::verifyAccess(const Operation &Op, const ValueInfo &Mem,
+                                  bool Reads, bool Writes) {
+  if (Mem.Kind != ValueKind::Buffer)
+    return;
+  SourceLoc Loc = locOf(Op, 0);
+  if (Writes && Mem.Access == AccessKind::Read)
+    error(Loc, op(Op) + " writes to %" + Mem.Name +
+                   ", a buffer declared 'read'");
+  else if (Reads && Mem.Access == AccessKind::Write)
+    error(Loc, op(Op) + " reads from %" + Mem.Name +
+                   ", a buffer declared 'write'");
+}
+
+std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
+  OpClass Class = Op.opClass();
+  switch (Class) {
+  case OpClass::Len: {
+    if (!checkOperandCount(Op, 1, 1))
+      return std::nullopt;
+    if (!memoryOperand(Op, 0, AnyArray))
+      return std::nullopt;
+    return Type::scalar(ScalarKind::U32);
+  }
+  case OpClass::Get: {
+    if (!checkOperandCount(Op, 1, 1))
+      return std::nullopt;
+    const ValueInfo *V = memoryOperand(Op, 0, VarOnly);
+    return V ? std::optional<Type>(V->Ty) : std::nullopt;
+  }
+  case OpClass::Set: {
+    if (!checkOperandCount(Op, 2, 2))
+      return std::nullopt;
+    const ValueInfo *V = memoryOperand(Op, 0, VarOnly);
+    std::optional<Type> X = plainOperand(Op, 1);
+    if (V)
+      expectType(Op, 1, X, V->Ty, "the value");
+    return std::nullopt;
+  }
+  default:
+    break;
+  }
+
+  // Indexed: load, store and the atomics.
+  size_t Arity = 2;
+  bool Reads = true, Writes = false, Atomic = false;
+  switch (Class) {
+  case OpClass::Load:
+    break;
+  case OpClass::Store:
+    Arity = 3, Reads = false, Writes = true;
+    break;
+  case OpClass::AtomicRMW:
+    Arity = 3, Writes = true, Atomic = true;
+    break;
+  case OpClass::AtomicCas:
+    Arity = 4, Writes = true, Atomic = true;
+    break;
+  case OpClass::AtomicLoad:
+    Atomic = true;
+    break;
+  case OpClass::AtomicStore:
+    Arity = 3, Reads = false, Writes = true, Atomic = true;
+    break;
+  default:
+    return std::nullopt;
+  }
+  if (!checkOperandCount(Op, Arity, Arity))
+    return std::nullopt;
+  const ValueInfo *Mem =
+      memoryOperand(Op, 0, Atomic ? AtomicMemory : AnyArray);
+  bool Ok = Mem != nullptr;
+  if (Mem)
+    verifyAccess(Op, *Mem, Reads, Writes);
+  Ok &= verifyIndex(Op, 1);
+  if (Mem && Atomic) {
+    ScalarKind E = Mem->Ty.elementKind();
+    bool TypeOk = !Mem->Ty.isLine() &&
+                  (E == ScalarKind::I32 || E == ScalarKind::U32 ||
+                   E == ScalarKind::I64 || E == ScalarKind::U64 ||
+                   (Op.Kind == OpKind::AtomicAdd && E == ScalarKind::F32));
+    if (!TypeOk) {
+      error(locOf(Op, 0),
+            op(Op) + " on %" + Mem->Name + " of " + quoted(Mem->Ty) +
+                "; atomics work on 'i32', 'u32', 'i64' and 'u64'" +
+                (Op.Kind == OpKind::AtomicAdd ? ", and atomic_add on 'f32'"
+                                              : ""));
+      Ok = false;
+    }
+  }
+  static const char *const Roles[] = {"", "", "the value", "the new value"};
+  for (size_t I = 2; I < Arity; ++I) {
+    std::optional<Type> X = plainOperand(Op, I);
+    const char *Role = Class == OpClass::AtomicCas && I == 2
+                           ? "the expected value"
+                           : Roles[I];
+    if (Mem)
+      Ok &= expectType(Op, I, X, Mem->Ty, Role);
+    else
+      Ok &= X.has_value();
+  }
+  if (!Ok || !producesValue(Class))
+    return std::nullopt;
+  return Mem->Ty;
+}
+
+std::optional<Type> KernelVerifier::verifyPlaneOp(const Operation &Op) {
+  switch (Op.opClass()) {
+  case OpClass::PlaneReduce:
+  case OpClass::PlaneBool:
+    return verifyElementwise(Op, 1);
+  case OpClass::PlaneElect:
+    if (!checkOperandCount(Op, 0, 0))
+      return std::nullopt;
+    return Type::scalar(ScalarKind::Bool);
+  case OpClass::PlaneBallot: {
+    if (!checkOperandCount(Op, 1, 1))
+      return std::nullopt;
+    std::optional<Type> T = plainOperand(Op, 0);
+    if (!expectType(Op, 0, T, Type::scalar(ScalarKind::Bool), "operand 1"))
+      return std::nullopt;
+    return Type::line(ScalarKind::U32, 4);
+  }
+  case OpClass::PlaneLane: {
+    if (!checkOperandCount(Op, 2, 2))
+      return std::nullopt;
+    std::optional<Type> T = plainOperand(Op, 0);
+    std::optional<Type> L = plainOperand(Op, 1);
+    const char *Role = Op.Kind == OpKind::PlaneShuffleXor ? "the mask"
+                       : (Op.Kind == OpKind::PlaneShuffleUp ||
+                          Op.Kind == OpKind::PlaneShuffleDown)
+                           ? "the delta"
+                           : "the lane";
+    bool Ok = expectType(Op, 1, L, Type::scalar(ScalarKind::U32), Role);
+    if (!T || !Ok)
+      return std::nullopt;
+    return *T;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The type the operands imply for a value-producing operation, or none
+/// (after a diagnostic, or when the operation produces no value).
+std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
+  switch (Op.opClass()) {
+  case OpClass::Builtin:
+  case OpClass::BuiltinXYZ:
+    if (!checkOperandCount(Op, 0, 0))
+      return std::nullopt;
+    if (Op.Component > (Op.opClass() == OpClass::BuiltinXYZ ? 3 : 0)) {
+      error(Op.Loc, op(Op) + " has no component " +
+                        llvm::Twine(unsigned(Op.Component)));
+      return std::nullopt;
+    }
+    return Type::scalar(ScalarKind::U32);
+  case OpClass::Const: {
+    if (!checkOperandCount(Op, 0, 0))
+      return std::nullopt;
+    Type T = Op.ResultType;
+    if (Op.ConstBits.size() != T.lanes()) {
+      error(Op.Loc, "const has " + llvm::Twine(Op.ConstBits.size()) +
+                        " value" + (Op.ConstBits.size() == 1 ? "" : "s") +
+                        " but " + quoted(T) + " has " +
+                        llvm::Twine(T.lanes()) + " lane" +
+                        (T.lanes() == 1 ? "" : "s"));
+      return std::nullopt;
+    }
+    for (size_t I = 0; I < Op.ConstBits.size(); ++I) {
+      uint64_t Bits = Op.ConstBits[I];
+      if (!fitsWidth(Bits, T.elementKind()) || (T.isBool() && Bits > 1)) {
+        error(Op.Loc, "const value " + llvm::Twine(I + 1) +
+                          " does not fit in " +
+                          quoted(T.elementType()));
+        return std::nullopt;
+      }
+    }
+    return T;
+  }
+  case OpClass::UnaryNumeric:
+  case OpClass::UnaryFloat:
+  case OpClass::UnaryInt:
+  case OpClass::UnaryBool:
+  case OpClass::FloatPredicate:
+    return verifyElementwise(Op, 1);
+  case OpClass::BinaryNumeric:
+  case OpClass::BinaryFloat:
+  case OpClass::BinaryInt:
+  case OpClass::BinaryBool:
+  case OpClass::Compare:
+    return verifyElementwise(Op, 2);
+  case OpClass::TernaryNumeric:
+  case OpClass::TernaryFloat:
+    return verifyElementwise(Op, 3);
+  case OpClass::BitCount: {
+    std::optional<Type> T = verifyElementwise(Op, 1);
+    // popcount, clz and ctz may also give their count as u32 lanes.
+    if (T && Op.ResultType == T->withElement(ScalarKind::U32))
+      return Op.ResultType;
+    if (T && Op.ResultType != *T) {
+      error(Op.Loc, "result type " + quoted(Op.ResultType) +
+                        " does not match the implied type " + quoted(*T) +
+                        " (or " + quoted(T->withElement(ScalarKind::U32)) +
+                        ") of " + op(Op));
+      return std::nullopt;
+    }
+    return T;
+  }
+  case OpClass::Dot:
+  case OpClass::Magnitude:
+  case OpClass::Normalize:
+  case OpClass::Extract:
+  case OpClass::Insert:
+  case OpClass::Splat:
+  case OpClass::Vector:
+    return verifyLineOp(Op);
+  case OpClass::Cast:
+  case OpClass::Bitcast:
+  case OpClass::Select:
+    return verifyConversion(Op);
+  case OpClass::Load:
+  case OpClass::Store:
+  case OpClass::Len:
+  case OpClass::Get:
+  case OpClass::Set:
+  case OpClass::AtomicRMW:
+  case OpClass::AtomicCas:
+  case OpClass::AtomicLoad:
+  case OpClass::AtomicStore:
+    return verifyMemoryOp(Op);
+  case OpClass::PlaneReduce:
+  case OpClass::PlaneBool:
+  case OpClass::PlaneLane:
+  case OpClass::PlaneElect:
+  case OpClass::PlaneBallot:
+    return verifyPlaneOp(Op);
+  case OpClass::Barrier:
+    checkOperandCount(Op, 0, 0);
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+void KernelVerifier::verifyResult(const Operation &Op,
+                                  std::optional<Type> Implied) {
+  if (Op.Result == NoValue) {
+    error(Op.Loc, op(Op) + " has no result value");
+    return;
+  }
+  if (Op.Result >= K.Values.size()) {
+    error(Op.Loc, "result of " + op(Op) + " names no value (id " +
+                      llvm::Twine(Op.Result) + ")");
+    return;
+  }
+  const ValueInfo &V = K.Values[Op.Result];
+  bool TypeOk = verifyType(Op.Loc, Op.ResultType,
+                           "result " + name(Op.Result) + " of " + op(Op));
+  if (V.Kind != ValueKind::Plain)
+    error(Op.Loc, "result " + name(Op.Result) + " of " + op(Op) + " is " +
+                      kindPhrase(V.Kind) + ", expected a value");
+  else if (V.Ty != Op.ResultType)
+    error(Op.Loc, "result " + name(Op.Result) + " of " + op(Op) +
+                      " is recorded as " + quoted(V.Ty) + " but written " +
+                      quoted(Op.ResultType));
+  else if (TypeOk && Implied && *Implied != Op.ResultType)
+    error(Op.Loc, "result type " + quoted(Op.ResultType) +
+                      " does not match the implied type " + quoted(*Implied) +
+                      " of " + op(Op));
+  define(Op.Result, Op.Loc);
+}
+
+void KernelVerifier::verifyDecl(const Operation &Op) {
+  checkOperandCount(Op, 0, 0);
+  if (!Op.Regions.empty())
+    verifyRegions(Op, 0);
+  if (Op.Result >= K.Values.size()) {
+    error(Op.Loc, op(Op) + " declares no valid object");
+    return;
+  }
+  const ValueInfo &V = K.Values[Op.Result];
+  ValueKind Want = Op.opClass() == OpClass::VarDecl ? ValueKind::Var
+                   : Op.Kind == OpKind::Shared      ? ValueKind::Shared
+                                                    : ValueKind::Local;
+  if (V.Kind != Want)
+    error(Op.Loc, op(Op) + " declares " + name(Op.Result) + " as " +
+                      kindPhrase(V.Kind) + ", expected " + kindPhrase(Want));
+  if (V.Ty != Op.ResultType)
+    error(Op.Loc, op(Op) + " declares " + name(Op.Result) + " of " +
+                      quoted(Op.ResultType) + " but it is recorded as " +
+                      quoted(V.Ty));
+  bool TypeOk = verifyType(Op.Loc, Op.ResultType,
+                           op(Op) + " " + name(Op.Result));
+  uint64_t Count = 1;
+  if (Op.opClass() == OpClass::ArrayDecl) {
+    Count = Op.ArraySize;
+    if (Count == 0)
+      error(Op.Loc, op(Op) + " " + name(Op.Result) +
+                        " has 0 elements; arrays need at least one");
+    else if (V.Count != Count)
+      error(Op.Loc, op(Op) + " " + name(Op.Result) + " declares " +
+                        llvm::Twine(Count) + " elements but is recorded with " +
+                        llvm::Twine(V.Count));
+  }
+  define(Op.Result, Op.Loc);
+  if (!TypeOk)
+    return;
+  uint64_t Bytes = llvm::SaturatingMultiply(Count,
+                                            uint64_t(Op.ResultType.storeSize()));
+  if (Want == ValueKind::Shared) {
+    SharedBytes = llvm::SaturatingAdd(SharedBytes, Bytes);
+    if (SharedBytes > Limits.MaxSharedBytes && !SharedReported) {
+      SharedReported = true;
+      error(Op.Loc, "shared memory reaches " + llvm::Twine(SharedBytes) +
+                        " bytes with " + name(Op.Result) +
+                        "; the device allows at most " +
+                        llvm::Twine(Limits.MaxSharedBytes) + " bytes per cube");
+    }
+  } else {
+    LocalBytes = llvm::SaturatingAdd(LocalBytes, Bytes);
+    if (LocalBytes > Limits.MaxLocalBytesPerUnit && !LocalReported) {
+      LocalReported = true;
+      error(Op.Loc, "per-unit memory (vars and local arrays) reaches " +
+                        llvm::Twine(LocalBytes) + " bytes with " +
+                        name(Op.Result) + "; the device allows at most " +
+                        llvm::Twine(Limits.MaxLocalBytesPerUnit) +
+                        " bytes per unit");
+    }
+  }
+}
+
+void KernelVerifier::verifyControl(const Operation &Op) {
+  switch (Op.opClass()) {
+  case OpClass::If: {
+    if (checkOperandCount(Op, 1, 1))
+      expectType(Op, 0, plainOperand(Op, 0), Type::scalar(ScalarKind::Bool),
+                 "the condition");
+    verifyRegions(Op, Op.HasElse ? 2 : 1);
+    for (const Block &B : Op.Regions)
+      verifyBlock(B);
+    return;
+  }
+  case OpClass::Switch: {
+    if (checkOperandCount(Op, 1, 1)) {
+      std::optional<Type> T = plainOperand(Op, 0);
+      if (T && (T->isLine() || !T->isInteger())) {
+        error(locOf(Op, 0), "the selector of switch must be a scalar "
+                            "integer, found " +
+                                quoted(*T));
+      } else if (T) {
+        std::set<int64_t> Seen;
+        for (int64_t V : Op.CaseValues) {
+          if (!caseFits(V, T->elementKind()))
+            error(Op.Loc, "case " + llvm::Twine(V) + " is not a value of " +
+                              quoted(*T));
+          else if (!Seen.insert(V).second)
+            error(Op.Loc, "case " + llvm::Twine(V) + " appears twice");
+        }
+      }
+    }
+    verifyRegions(Op, Op.CaseValues.size() + (Op.HasDefault ? 1 : 0));
+    for (const Block &B : Op.Regions)
+      verifyBlock(B);
+    return;
+  }
+  case OpClass::For: {
+    if (checkOperandCount(Op, 2, 3)) {
+      static const char *const Roles[] = {"the lower bound", "the upper bound",
+                                          "the step"};
+      std::optional<Type> T;
+      for (size_t I = 0; I < Op.Operands.size(); ++I) {
+        std::optional<Type> X = plainOperand(Op, I);
+        if (!X)
+          continue;
+        if (X->isLine() || !X->isInteger()) {
+          error(locOf(Op, I), llvm::Twine(Roles[I]) +
+                                  " of for must be a scalar integer, found " +
+                                  quoted(*X));
+          continue;
+        }
+        if (!T)
+          T = X;
+        else
+          expectType(Op, I, X, *T, Roles[I]);
+      }
+      if (T && *T != Op.ResultType)
+        error(Op.Loc, "the induction variable of for is written " +
+                          quoted(Op.ResultType) + " but the bounds are " +
+                          quoted(*T));
+      if (Op.Operands.size() == 3 && Op.Operands[2].isLiteral()) {
+        const Literal &L = Op.Operands[2].Lit;
+        if (!L.Ty.isLine() && L.Ty.isInteger() &&
+            fitsWidth(L.Bits, L.Ty.elementKind())) {
+          bool Positive = L.Ty.isSigned()
+                              ? signedValue(L.Bits, L.Ty.elementKind()) > 0
+                              : L.Bits != 0;
+          if (!Positive)
+            error(locOf(Op, 2), "the step of for must be positive, found " +
+                                    llvm::Twine(signedValue(
+                                        L.Bits, L.Ty.elementKind())));
+        }
+      }
+    }
+    verifyRegions(Op, 1);
+    // The induction variable lives in the body.
+    size_t Mark;
+    enterScope(Mark);
+    if (Op.Result >= K.Values.size()) {
+      error(Op.Loc, "for has no valid induction variable");
+    } else {
+      const ValueInfo &V = K.Values[Op.Result];
+      if (V.Kind != ValueKind::Plain || V.Ty != Op.ResultType)
+        error(Op.Loc, "the induction variable " + name(Op.Result) +
+                          " is recorded as " + kindPhrase(V.Kind) + " of " +
+                          quoted(V.Ty) + ", expected a value of " +
+                          quoted(Op.ResultType));
+      define(Op.Result, Op.Loc);
+    }
+    ++LoopDepth;
+    for (const Block &B : Op.Regions)
+      verifyBlock(B);
+    --LoopDepth;
+    leaveScope(Mark);
+    return;
+  }
+  case OpClass::Loop:
+    checkOperandCount(Op, 0, 0);
+    verifyRegions(Op, 1);
+    ++LoopDepth;
+    for (const Block &B : Op.Regions)
+      verifyBlock(B);
+    --LoopDepth;
+    return;
+  case OpClass::Jump:
+    checkOperandCount(Op, 0, 0);
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    if (Op.Kind != OpKind::Return && LoopDepth == 0)
+      error(Op.Loc, op(Op) + " outside a for or loop");
+    return;
+  default:
+    return;
+  }
+}
+
+void KernelVerifier::verifyConvergence(const Operation &Op) {
+  if (const std::string *Why = Uniformity.controlDivergence(Op))
+    error(Op.Loc, op(Op) + " under divergent control flow: " + *Why);
+}
+
+void KernelVerifier::verifyOp(const Operation &Op) {
+  OpClass Class = Op.opClass();
+  switch (Class) {
+  case OpClass::If:
+  case OpClass::For:
+  case OpClass::Loop:
+  case OpClass::Switch:
+  case OpClass::Jump:
+    verifyControl(Op);
+    return;
+  case OpClass::VarDecl:
+  case OpClass::ArrayDecl:
+    verifyDecl(Op);
+    return;
+  default:
+    break;
+  }
+  if (!Op.Regions.empty())
+    verifyRegions(Op, 0);
+  std::optional<Type> Implied = impliedType(Op);
+  switch (Class) {
+  case OpClass::Barrier:
+  case OpClass::PlaneReduce:
+  case OpClass::PlaneBool:
+  case OpClass::PlaneLane:
+  case OpClass::PlaneElect:
+  case OpClass::PlaneBallot:
+    verifyConvergence(Op);
+    break;
+  default:
+    break;
+  }
+  if (producesValue(Class))
+    verifyResult(Op, Implied);
+}
+
+std::vector<Diagnostic> KernelVerifier::run() {
+  verifyHeader();
+  verifyParams();
+  verifyBlock(K.Body);
+  return std::move(Diags);
+}
+
+} // namespace
+
+llvm::Error kiln::verifyKernel(const Kernel &K, const DeviceLimits &Limits,
+                               llvm::StringRef FileName) {
+  std::vector<Diagnostic> Diags = KernelVerifier(K, Limits, FileName).run();
+  if (Diags.empty())
+    return llvm::Error::success();
+  return llvm::make_error<DiagnosticError>(std::move(Diags));
+}
+
+llvm::Error kiln::verifyModule(const Module &M, const DeviceLimits &Limits) {
+  std::vector<Diagnostic> Diags;
+  llvm::StringMap<SourceLoc> Names;
+  for (const Kernel &K : M.Kernels) {
+    auto [It, Inserted] = Names.try_emplace(K.Name, K.Loc);
+    if (!Inserted && !K.Name.empty())
+      Diags.push_back({M.FileName, K.Loc,
+                       "kernel @" + K.Name + " is already defined at " +
+                           formatLoc(It->second)});
+    std::vector<Diagnostic> KernelDiags =
+        KernelVerifier(K, Limits, M.FileName).run();
+    Diags.insert(Diags.end(), std::make_move_iterator(KernelDiags.begin()),
+                 std::make_move_iterator(KernelDiags.end()));
+  }
+  if (Diags.empty())
+    return llvm::Error::success();
+  return llvm::make_error<DiagnosticError>(std::move(Diags));
+}
