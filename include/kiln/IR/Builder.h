@@ -1,0 +1,170 @@
+//===- Builder.h - Build kernels in C++ without text ------------*- C++ -*-===//
+//
+// A GPU runtime builds its kernels with KernelBuilder instead of printing and
+// parsing text. The builder names values (%0, %1, ... unless a name is
+// given), computes the result type each operation implies, and keeps track
+// of nested control flow:
+//
+//   KernelBuilder B("vadd");
+//   B.setCubeDim({256});
+//   ValueId A = B.addBuffer("a", Type::scalar(ScalarKind::F32), AccessKind::Read);
+//   ...
+//   ValueId I = B.builtin(OpKind::AbsolutePos);
+//   ValueId In = B.op(OpKind::Lt, {I, N});
+//   B.beginIf(In);
+//   ...
+//   B.end();
+//   Expected<Kernel> K = B.finish();
+//
+// Misuse (an id that names no value, end() with nothing open, an operation of
+// the wrong class for the helper, a name used twice) is remembered and
+// reported by finish() as an Error; calls after the first misuse are
+// ignored. The builder does not type-check: run verifyKernel() on the result.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_BUILDER_H
+#define KILN_IR_BUILDER_H
+
+#include "kiln/IR/Kernel.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Error.h"
+
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// An operand for the builder: a value id or a literal.
+struct Arg {
+  Operand O;
+  Arg(ValueId Id) : O(Operand::value(Id)) {}
+  Arg(Literal L) : O(Operand::literal(L)) {}
+};
+
+/// Literal helpers: lit::u32(7), lit::f32(1.5f), lit::make(Type, bits).
+namespace lit {
+Literal make(ScalarKind Kind, uint64_t Bits);
+Literal boolean(bool V);
+Literal i32(int32_t V);
+Literal i64(int64_t V);
+Literal u32(uint32_t V);
+Literal u64(uint64_t V);
+Literal f32(float V);
+Literal f64(double V);
+} // namespace lit
+
+class KernelBuilder {
+public:
+  explicit KernelBuilder(std::string Name);
+  ~KernelBuilder();
+  KernelBuilder(KernelBuilder &&) noexcept;
+  KernelBuilder &operator=(KernelBuilder &&) noexcept;
+
+  /// cube_dim with 1 to 3 sizes; the count written is kept (CubeDimRank).
+  void setCubeDim(std::initializer_list<uint32_t> Dims);
+  void setPlaneDim(uint32_t N);
+
+  /// Parameters, in order. An empty \p Name asks for a generated one.
+  ValueId addBuffer(std::string Name, Type Elem, AccessKind Access);
+  ValueId addScalar(std::string Name, Type Ty);
+
+  /// The next value-producing call names its result \p Name instead of a
+  /// number.
+  KernelBuilder &named(std::string Name);
+
+  /// Any value-producing operation, result type implied by the operands (see
+  /// impliedType). \p ResultType overrides it and is required where nothing
+  /// implies it (cast, bitcast, splat) or to pick u32 for popcount/clz/ctz.
+  ValueId op(OpKind Kind, llvm::ArrayRef<Arg> Operands,
+             std::optional<Type> ResultType = std::nullopt);
+
+  ValueId builtin(OpKind Kind, uint8_t Component = 0);
+  /// A scalar constant (one literal) or a line (one bit pattern per lane).
+  ValueId constant(Type Ty, llvm::ArrayRef<uint64_t> Bits);
+  ValueId cast(Arg X, Type To) { return op(OpKind::Cast, {X}, To); }
+  ValueId bitcast(Arg X, Type To) { return op(OpKind::Bitcast, {X}, To); }
+  ValueId splat(Arg X, unsigned Lanes);
+  ValueId extract(Arg Line, Arg Index) { return op(OpKind::Extract, {Line, Index}); }
+  ValueId insert(Arg Line, Arg Index, Arg Elem) {
+    return op(OpKind::Insert, {Line, Index, Elem});
+  }
+  ValueId select(Arg Cond, Arg A, Arg B) { return op(OpKind::Select, {Cond, A, B}); }
+
+  // Memory.
+  ValueId load(Arg Mem, Arg Index) { return op(OpKind::Load, {Mem, Index}); }
+  void store(Arg Mem, Arg Index, Arg Value);
+  ValueId len(Arg Buffer) { return op(OpKind::Len, {Buffer}); }
+  ValueId var(Type Ty);
+  ValueId get(Arg Var) { return op(OpKind::Get, {Var}); }
+  void set(Arg Var, Arg Value);
+  ValueId shared(Type Elem, uint64_t Count);
+  ValueId localArray(Type Elem, uint64_t Count);
+
+  // Atomics (RMW kinds, atomic_cas, atomic_load) and atomic_store.
+  ValueId atomic(OpKind Kind, Arg Mem, Arg Index, Arg Value) {
+    return op(Kind, {Mem, Index, Value});
+  }
+  ValueId atomicCas(Arg Mem, Arg Index, Arg Expected, Arg New) {
+    return op(OpKind::AtomicCas, {Mem, Index, Expected, New});
+  }
+  ValueId atomicLoad(Arg Mem, Arg Index) {
+    return op(OpKind::AtomicLoad, {Mem, Index});
+  }
+  void atomicStore(Arg Mem, Arg Index, Arg Value);
+
+  void syncCube();
+  /// Plane operations are value operations: op(OpKind::PlaneSum, {X}).
+
+  // Control flow: every begin* is closed by end().
+  void beginIf(Arg Cond);
+  /// Switches the innermost open `if` to its else block.
+  void beginElse();
+  /// Opens `for %k = Lo to Hi [step Step]`; returns %k (typed as \p Lo).
+  ValueId beginFor(Arg Lo, Arg Hi, std::optional<Arg> Step = std::nullopt);
+  void beginLoop();
+  /// Opens a switch; add its blocks with addCase/addDefault, then end().
+  void beginSwitch(Arg Selector);
+  /// Starts the block of `case Value` of the innermost open switch.
+  void addCase(int64_t Value);
+  /// Starts the default block (last) of the innermost open switch.
+  void addDefault();
+  void end();
+  void breakLoop() { jump(OpKind::Break); }
+  void continueLoop() { jump(OpKind::Continue); }
+  void returnUnit() { jump(OpKind::Return); }
+
+  /// The type \p Kind implies for \p Operands, or none when nothing implies
+  /// it (cast/bitcast/splat) or an operand is not a value of this kernel.
+  std::optional<Type> impliedType(OpKind Kind,
+                                  llvm::ArrayRef<Operand> Operands) const;
+
+  /// The kernel, or the first misuse. Fails with constructs still open.
+  llvm::Expected<Kernel> finish();
+
+private:
+  struct Frame;
+  bool fail(const llvm::Twine &Message);
+  bool checkArgs(llvm::ArrayRef<Arg> Args);
+  ValueId define(ValueInfo Info);
+  Block &currentBlock();
+  void append(Operation Op);
+  void jump(OpKind Kind);
+
+  Kernel K;
+  std::vector<std::unique_ptr<Frame>> Open;
+  llvm::StringSet<> Names; ///< every name given out, kernel-wide
+  std::string PendingName;
+  unsigned NextNumber = 0;
+  std::optional<std::string> Error;
+  bool Finished = false;
+};
+
+} // namespace kiln
+
+#endif // KILN_IR_BUILDER_H

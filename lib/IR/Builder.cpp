@@ -1,0 +1,528 @@
+//===- Builder.cpp - Build kernels in C++ without text --------------------===//
+
+#include "kiln/IR/Builder.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <bit>
+
+using namespace kiln;
+
+Literal lit::make(ScalarKind Kind, uint64_t Bits) {
+  unsigned Width = bitWidth(Kind);
+  if (Width < 64)
+    Bits &= (uint64_t(1) << Width) - 1;
+  return Literal{Type::scalar(Kind), Bits};
+}
+Literal lit::boolean(bool V) { return make(ScalarKind::Bool, V); }
+Literal lit::i32(int32_t V) { return make(ScalarKind::I32, uint32_t(V)); }
+Literal lit::i64(int64_t V) { return make(ScalarKind::I64, uint64_t(V)); }
+Literal lit::u32(uint32_t V) { return make(ScalarKind::U32, V); }
+Literal lit::u64(uint64_t V) { return make(ScalarKind::U64, V); }
+Literal lit::f32(float V) {
+  return make(ScalarKind::F32, std::bit_cast<uint32_t>(V));
+}
+Literal lit::f64(double V) {
+  return make(ScalarKind::F64, std::bit_cast<uint64_t>(V));
+}
+
+/// An open control-flow construct: the operation being built and the region
+/// new operations go to (none for a switch before its first case).
+struct KernelBuilder::Frame {
+  Operation Op;
+  std::optional<size_t> Region;
+};
+
+KernelBuilder::KernelBuilder(std::string Name) { K.Name = std::move(Name); }
+KernelBuilder::~KernelBuilder() = default;
+KernelBuilder::KernelBuilder(KernelBuilder &&) noexcept = default;
+KernelBuilder &KernelBuilder::operator=(KernelBuilder &&) noexcept = default;
+
+bool KernelBuilder::fail(const llvm::Twine &Message) {
+  if (!Error)
+    Error = Message.str();
+  return true;
+}
+
+bool KernelBuilder::checkArgs(llvm::ArrayRef<Arg> Args) {
+  if (Error)
+    return true;
+  if (Finished)
+    return fail("kernel builder used after finish()");
+  for (const Arg &A : Args)
+    if (!A.O.isLiteral() && A.O.Value >= K.Values.size())
+      return fail("operand %" + llvm::Twine(A.O.Value) +
+                  " names no value of kernel '" + K.Name + "'");
+  return false;
+}
+
+KernelBuilder &KernelBuilder::named(std::string Name) {
+  PendingName = std::move(Name);
+  return *this;
+}
+
+ValueId KernelBuilder::define(ValueInfo Info) {
+  std::string Name = std::move(PendingName);
+  PendingName.clear();
+  auto Taken = [&](const std::string &N) { return Names.contains(N); };
+  if (Name.empty()) {
+    do
+      Name = std::to_string(NextNumber++);
+    while (Taken(Name));
+  } else if (Taken(Name)) {
+    fail("redefinition of '%" + Name + "'");
+  } else {
+    for (char C : Name)
+      if (!((C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
+            (C >= '0' && C <= '9') || C == '_' || C == '.')) {
+        fail("invalid value name '" + Name +
+             "': use letters, digits, '_' and '.'");
+        break;
+      }
+  }
+  Names.insert(Name);
+  Info.Name = std::move(Name);
+  return K.addValue(std::move(Info));
+}
+
+void KernelBuilder::setCubeDim(std::initializer_list<uint32_t> Dims) {
+  if (checkArgs({}))
+    return;
+  if (Dims.size() < 1 || Dims.size() > 3) {
+    fail("cube_dim takes 1 to 3 sizes, found " + llvm::Twine(Dims.size()));
+    return;
+  }
+  K.CubeDim = {1, 1, 1};
+  size_t I = 0;
+  for (uint32_t D : Dims)
+    K.CubeDim[I++] = D;
+  K.CubeDimRank = static_cast<uint8_t>(Dims.size());
+}
+
+void KernelBuilder::setPlaneDim(uint32_t N) { K.PlaneDim = N; }
+
+ValueId KernelBuilder::addBuffer(std::string Name, Type Elem,
+                                 AccessKind Access) {
+  if (checkArgs({}))
+    return NoValue;
+  if (!K.Body.Ops.empty() || !Open.empty())
+    fail("parameters must be added before the body");
+  ValueInfo Info;
+  Info.Kind = ValueKind::Buffer;
+  Info.Ty = Elem;
+  Info.Access = Access;
+  named(std::move(Name));
+  ValueId Id = define(std::move(Info));
+  K.Params.push_back(Id);
+  return Id;
+}
+
+ValueId KernelBuilder::addScalar(std::string Name, Type Ty) {
+  if (checkArgs({}))
+    return NoValue;
+  if (!K.Body.Ops.empty() || !Open.empty())
+    fail("parameters must be added before the body");
+  ValueInfo Info;
+  Info.Ty = Ty;
+  named(std::move(Name));
+  ValueId Id = define(std::move(Info));
+  K.Params.push_back(Id);
+  return Id;
+}
+
+Block &KernelBuilder::currentBlock() {
+  if (Open.empty())
+    return K.Body;
+  Frame &F = *Open.back();
+  return F.Op.Regions[*F.Region];
+}
+
+void KernelBuilder::append(Operation Op) {
+  if (!Open.empty() && !Open.back()->Region) {
+    fail("add a case or default to the switch before its operations");
+    return;
+  }
+  currentBlock().Ops.push_back(std::move(Op));
+}
+
+std::optional<Type>
+KernelBuilder::impliedType(OpKind Kind,
+                           llvm::ArrayRef<Operand> Operands) const {
+  auto TypeOf = [&](size_t I) -> std::optional<Type> {
+    if (I >= Operands.size())
+      return std::nullopt;
+    const Operand &O = Operands[I];
+    if (O.isLiteral())
+      return O.Lit.Ty;
+    if (O.Value >= K.Values.size())
+      return std::nullopt;
+    return K.Values[O.Value].Ty;
+  };
+  const Type U32 = Type::scalar(ScalarKind::U32);
+  auto BoolLike = [&](std::optional<Type> T) -> std::optional<Type> {
+    if (!T)
+      return std::nullopt;
+    return T->withElement(ScalarKind::Bool);
+  };
+  switch (opClass(Kind)) {
+  case OpClass::Builtin:
+  case OpClass::BuiltinXYZ:
+  case OpClass::Len:
+    return U32;
+  case OpClass::UnaryNumeric:
+  case OpClass::BinaryNumeric:
+  case OpClass::TernaryNumeric:
+  case OpClass::TernaryFloat:
+  case OpClass::BinaryInt:
+  case OpClass::UnaryInt:
+  case OpClass::BitCount:
+  case OpClass::UnaryFloat:
+  case OpClass::BinaryFloat:
+  case OpClass::Normalize:
+  case OpClass::BinaryBool:
+  case OpClass::UnaryBool:
+  case OpClass::Insert:
+  case OpClass::PlaneReduce:
+  case OpClass::PlaneBool:
+  case OpClass::PlaneLane:
+  // Memory and vars: the element type they hold.
+  case OpClass::Load:
+  case OpClass::Get:
+  case OpClass::AtomicRMW:
+  case OpClass::AtomicCas:
+  case OpClass::AtomicLoad:
+    return TypeOf(0);
+  case OpClass::Select:
+    return TypeOf(1);
+  case OpClass::FloatPredicate:
+  case OpClass::Compare:
+    return BoolLike(TypeOf(0));
+  case OpClass::Dot:
+  case OpClass::Magnitude:
+  case OpClass::Extract:
+    if (auto T = TypeOf(0))
+      return T->elementType();
+    return std::nullopt;
+  case OpClass::Vector:
+    if (auto T = TypeOf(0); T && Type::isValidLineWidth(Operands.size()))
+      return Type::line(T->elementKind(), unsigned(Operands.size()));
+    return std::nullopt;
+  case OpClass::PlaneElect:
+    return Type::scalar(ScalarKind::Bool);
+  case OpClass::PlaneBallot:
+    return Type::line(ScalarKind::U32, 4);
+  default:
+    return std::nullopt;
+  }
+}
+
+ValueId KernelBuilder::op(OpKind Kind, llvm::ArrayRef<Arg> Operands,
+                          std::optional<Type> ResultType) {
+  if (checkArgs(Operands))
+    return NoValue;
+  OpClass Class = opClass(Kind);
+  switch (Class) {
+  case OpClass::Const:
+  case OpClass::VarDecl:
+  case OpClass::ArrayDecl:
+  case OpClass::For:
+    fail("build '" + opName(Kind) + "' with its own builder method");
+    return NoValue;
+  default:
+    if (!producesValue(Class)) {
+      fail("'" + opName(Kind) + "' produces no value: use its builder method");
+      return NoValue;
+    }
+  }
+  Operation Op;
+  Op.Kind = Kind;
+  for (const Arg &A : Operands)
+    Op.Operands.push_back(A.O);
+  std::optional<Type> Ty =
+      ResultType ? ResultType : impliedType(Kind, Op.Operands);
+  if (!Ty) {
+    fail("'" + opName(Kind) + "' needs an explicit result type");
+    return NoValue;
+  }
+  Op.ResultType = *Ty;
+  ValueInfo Info;
+  Info.Ty = *Ty;
+  Op.Result = define(std::move(Info));
+  ValueId Id = Op.Result;
+  append(std::move(Op));
+  return Id;
+}
+
+ValueId KernelBuilder::builtin(OpKind Kind, uint8_t Component) {
+  if (checkArgs({}))
+    return NoValue;
+  OpClass Class = opClass(Kind);
+  if (Class != OpClass::Builtin && Class != OpClass::BuiltinXYZ) {
+    fail("'" + opName(Kind) + "' is not a builtin");
+    return NoValue;
+  }
+  if (Component > 3 || (Component && Class != OpClass::BuiltinXYZ)) {
+    fail("builtin '" + opName(Kind) + "' has no component " +
+         llvm::Twine(unsigned(Component)));
+    return NoValue;
+  }
+  Operation Op;
+  Op.Kind = Kind;
+  Op.Component = Component;
+  Op.ResultType = Type::scalar(ScalarKind::U32);
+  ValueInfo Info;
+  Info.Ty = Op.ResultType;
+  Op.Result = define(std::move(Info));
+  ValueId Id = Op.Result;
+  append(std::move(Op));
+  return Id;
+}
+
+ValueId KernelBuilder::constant(Type Ty, llvm::ArrayRef<uint64_t> Bits) {
+  if (checkArgs({}))
+    return NoValue;
+  if (Bits.size() != Ty.lanes()) {
+    fail("a constant of type '" + Ty.str() + "' needs " +
+         llvm::Twine(Ty.lanes()) + " lanes, found " +
+         llvm::Twine(Bits.size()));
+    return NoValue;
+  }
+  Operation Op;
+  Op.Kind = OpKind::Const;
+  Op.ResultType = Ty;
+  for (uint64_t B : Bits)
+    Op.ConstBits.push_back(lit::make(Ty.elementKind(), B).Bits);
+  ValueInfo Info;
+  Info.Ty = Ty;
+  Op.Result = define(std::move(Info));
+  ValueId Id = Op.Result;
+  append(std::move(Op));
+  return Id;
+}
+
+ValueId KernelBuilder::splat(Arg X, unsigned Lanes) {
+  if (checkArgs({X}))
+    return NoValue;
+  std::optional<Type> T = impliedType(OpKind::Neg, {X.O}); // operand's type
+  if (!T || !Type::isValidLineWidth(Lanes)) {
+    fail("splat needs a value and a line width of 1, 2, 3, 4, 8 or 16");
+    return NoValue;
+  }
+  return op(OpKind::Splat, {X}, Type::line(T->elementKind(), Lanes));
+}
+
+void KernelBuilder::store(Arg Mem, Arg Index, Arg Value) {
+  if (checkArgs({Mem, Index, Value}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::Store;
+  Op.Operands = {Mem.O, Index.O, Value.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::atomicStore(Arg Mem, Arg Index, Arg Value) {
+  if (checkArgs({Mem, Index, Value}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::AtomicStore;
+  Op.Operands = {Mem.O, Index.O, Value.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::set(Arg Var, Arg Value) {
+  if (checkArgs({Var, Value}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::Set;
+  Op.Operands = {Var.O, Value.O};
+  append(std::move(Op));
+}
+
+ValueId KernelBuilder::var(Type Ty) {
+  if (checkArgs({}))
+    return NoValue;
+  Operation Op;
+  Op.Kind = OpKind::Var;
+  Op.ResultType = Ty;
+  ValueInfo Info;
+  Info.Kind = ValueKind::Var;
+  Info.Ty = Ty;
+  Op.Result = define(std::move(Info));
+  ValueId Id = Op.Result;
+  append(std::move(Op));
+  return Id;
+}
+
+ValueId KernelBuilder::shared(Type Elem, uint64_t Count) {
+  if (checkArgs({}))
+    return NoValue;
+  Operation Op;
+  Op.Kind = OpKind::Shared;
+  Op.ResultType = Elem;
+  Op.ArraySize = Count;
+  ValueInfo Info;
+  Info.Kind = ValueKind::Shared;
+  Info.Ty = Elem;
+  Info.Count = Count;
+  Op.Result = define(std::move(Info));
+  ValueId Id = Op.Result;
+  append(std::move(Op));
+  return Id;
+}
+
+ValueId KernelBuilder::localArray(Type Elem, uint64_t Count) {
+  if (checkArgs({}))
+    return NoValue;
+  Operation Op;
+  Op.Kind = OpKind::LocalArray;
+  Op.ResultType = Elem;
+  Op.ArraySize = Count;
+  ValueInfo Info;
+  Info.Kind = ValueKind::Local;
+  Info.Ty = Elem;
+  Info.Count = Count;
+  Op.Result = define(std::move(Info));
+  ValueId Id = Op.Result;
+  append(std::move(Op));
+  return Id;
+}
+
+void KernelBuilder::syncCube() {
+  if (checkArgs({}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::SyncCube;
+  append(std::move(Op));
+}
+
+void KernelBuilder::jump(OpKind Kind) {
+  if (checkArgs({}))
+    return;
+  Operation Op;
+  Op.Kind = Kind;
+  append(std::move(Op));
+}
+
+void KernelBuilder::beginIf(Arg Cond) {
+  if (checkArgs({Cond}))
+    return;
+  auto F = std::make_unique<Frame>();
+  F->Op.Kind = OpKind::If;
+  F->Op.Operands = {Cond.O};
+  F->Op.Regions.emplace_back();
+  F->Region = 0;
+  Open.push_back(std::move(F));
+}
+
+void KernelBuilder::beginElse() {
+  if (checkArgs({}))
+    return;
+  if (Open.empty() || Open.back()->Op.Kind != OpKind::If ||
+      Open.back()->Op.HasElse) {
+    fail("beginElse() without an open if");
+    return;
+  }
+  Frame &F = *Open.back();
+  F.Op.HasElse = true;
+  F.Op.Regions.emplace_back();
+  F.Region = 1;
+}
+
+ValueId KernelBuilder::beginFor(Arg Lo, Arg Hi, std::optional<Arg> Step) {
+  if (checkArgs({Lo, Hi}) || (Step && checkArgs({*Step})))
+    return NoValue;
+  auto F = std::make_unique<Frame>();
+  F->Op.Kind = OpKind::For;
+  F->Op.Operands = {Lo.O, Hi.O};
+  if (Step)
+    F->Op.Operands.push_back(Step->O);
+  F->Op.ResultType = *impliedType(OpKind::Neg, {Lo.O});
+  ValueInfo Info;
+  Info.Ty = F->Op.ResultType;
+  F->Op.Result = define(std::move(Info));
+  F->Op.Regions.emplace_back();
+  F->Region = 0;
+  ValueId Id = F->Op.Result;
+  Open.push_back(std::move(F));
+  return Id;
+}
+
+void KernelBuilder::beginLoop() {
+  if (checkArgs({}))
+    return;
+  auto F = std::make_unique<Frame>();
+  F->Op.Kind = OpKind::Loop;
+  F->Op.Regions.emplace_back();
+  F->Region = 0;
+  Open.push_back(std::move(F));
+}
+
+void KernelBuilder::beginSwitch(Arg Selector) {
+  if (checkArgs({Selector}))
+    return;
+  auto F = std::make_unique<Frame>();
+  F->Op.Kind = OpKind::Switch;
+  F->Op.Operands = {Selector.O};
+  Open.push_back(std::move(F));
+}
+
+void KernelBuilder::addCase(int64_t Value) {
+  if (checkArgs({}))
+    return;
+  if (Open.empty() || Open.back()->Op.Kind != OpKind::Switch) {
+    fail("addCase() without an open switch");
+    return;
+  }
+  Operation &Op = Open.back()->Op;
+  if (Op.HasDefault) {
+    fail("addCase() after the default of a switch");
+    return;
+  }
+  for (int64_t Seen : Op.CaseValues)
+    if (Seen == Value) {
+      fail("duplicate case value " + llvm::Twine(Value));
+      return;
+    }
+  Op.CaseValues.push_back(Value);
+  Op.Regions.emplace_back();
+  Open.back()->Region = Op.Regions.size() - 1;
+}
+
+void KernelBuilder::addDefault() {
+  if (checkArgs({}))
+    return;
+  if (Open.empty() || Open.back()->Op.Kind != OpKind::Switch ||
+      Open.back()->Op.HasDefault) {
+    fail("addDefault() without an open switch lacking a default");
+    return;
+  }
+  Operation &Op = Open.back()->Op;
+  Op.HasDefault = true;
+  Op.Regions.emplace_back();
+  Open.back()->Region = Op.Regions.size() - 1;
+}
+
+void KernelBuilder::end() {
+  if (checkArgs({}))
+    return;
+  if (Open.empty()) {
+    fail("end() without an open if, for, loop or switch");
+    return;
+  }
+  std::unique_ptr<Frame> F = std::move(Open.back());
+  Open.pop_back();
+  currentBlock().Ops.push_back(std::move(F->Op));
+}
+
+llvm::Expected<Kernel> KernelBuilder::finish() {
+  if (!Error && Finished)
+    fail("finish() called twice");
+  if (!Error && !Open.empty())
+    fail(llvm::Twine(Open.size()) +
+         " control-flow construct(s) still open at finish()");
+  Finished = true;
+  if (Error)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "kernel '" + K.Name + "': " + *Error);
+  return std::move(K);
+}
