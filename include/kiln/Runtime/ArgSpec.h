@@ -1,0 +1,101 @@
+//===- ArgSpec.h - Launch arguments written as text (kiln-run) --*- C++ -*-===//
+//
+// The text forms kiln-run reads and writes (TOOLS.md):
+//   buffer SPEC  TYPE[COUNT]:zeros | fill=VALUE | iota | file=PATH
+//   value SPEC   a literal of the parameter's type (kiln/IR/Literal.h)
+//   cube count   X[,Y[,Z]]
+// TYPE is an IR value type: `f32`, `vec<4 x f32>`.
+//
+// Lines: a VALUE for a line type is either one literal, used for every lane,
+// or one literal per lane separated by commas (`1.0,2.0,3.0,4.0`, brackets
+// `[...]` allowed). `iota` gives lane j of element i the number i*N+j for a
+// line of N lanes, converted to the element type: integers wrap modulo 2^bits,
+// floats round to nearest, bool is false for 0 and true otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_ARGSPEC_H
+#define KILN_RUNTIME_ARGSPEC_H
+
+#include "kiln/CPU/CubeMetadata.h"
+#include "kiln/IR/Kernel.h"
+#include "kiln/IR/Type.h"
+#include "kiln/Runtime/Buffer.h"
+#include "kiln/Runtime/Launch.h"
+
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Reads an IR value type: a scalar name or `vec<N x T>` (spaces optional
+/// around the parts).
+llvm::Expected<Type> parseTypeText(llvm::StringRef Text);
+
+struct BufferSpec {
+  enum class InitKind { Zeros, Fill, Iota, File };
+  Type ElementType;
+  uint64_t Count = 0;
+  InitKind Init = InitKind::Zeros;
+  std::string Operand; ///< the VALUE of fill=, the PATH of file=
+};
+
+/// Whether \p Spec is written as a buffer (`TYPE[COUNT]:...`), not a value.
+bool isBufferSpecText(llvm::StringRef Spec);
+
+/// Parses `TYPE[COUNT]:INIT`. The fill VALUE is checked here already.
+llvm::Expected<BufferSpec> parseBufferSpec(llvm::StringRef Spec);
+
+/// The bytes of a value of type \p Ty written as \p Text (packed lanes,
+/// little-endian, bool one byte).
+llvm::Expected<std::vector<uint8_t>> parseValueText(llvm::StringRef Text,
+                                                    Type Ty);
+
+/// Allocates the buffer \p Spec describes and fills it (reads the file of
+/// `file=`, which must hold exactly COUNT elements).
+llvm::Expected<Buffer> createBuffer(const BufferSpec &Spec);
+
+/// One element as kiln-run prints it: scalars as their canonical literal
+/// (kiln::printLiteral: integers decimal, bool true/false, floats the
+/// shortest text that reads back to the same bits), lanes of a line
+/// separated by single spaces.
+std::string formatElement(const void *Element, Type Ty);
+
+/// Parses `X[,Y[,Z]]`; missing dimensions are 1. Zero, junk or a value
+/// above 2^32-1 is an error.
+llvm::Expected<std::array<uint32_t, 3>> parseCubeCount(llvm::StringRef Text);
+
+/// The parameters of \p K as a launch binds them (the same list the
+/// lowering puts in CubeMetadata::Params).
+std::vector<ParamMetadata> paramsOf(const Kernel &K);
+
+/// The arguments of a launch built from `NAME=SPEC` texts: Buffers[i] owns
+/// the memory of parameter i when it is a buffer (empty otherwise), and
+/// Bindings[i] binds parameter i. Buffers do not move when the struct does.
+struct LaunchInputs {
+  std::vector<Buffer> Buffers;
+  std::vector<ArgBinding> Bindings;
+};
+
+/// Builds one binding per parameter of \p Params from \p NameSpecs
+/// (`NAME=SPEC`, NAME with or without '%'). Every parameter must be given
+/// exactly once; a missing, unknown or duplicated name, a buffer SPEC for a
+/// value (or the reverse), a buffer whose TYPE is not the parameter's element
+/// type and a literal that does not fit the type are errors naming the
+/// parameter.
+llvm::Expected<LaunchInputs>
+bindArguments(llvm::ArrayRef<ParamMetadata> Params,
+              llvm::ArrayRef<std::string> NameSpecs);
+
+/// Splits `NAME=REST` (the form of --arg and --out); NAME loses a leading
+/// '%'. An error when there is no '=' or NAME is empty.
+llvm::Expected<std::pair<std::string, std::string>>
+splitNameValue(llvm::StringRef Text, llvm::StringRef Option);
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_ARGSPEC_H

@@ -1,0 +1,115 @@
+//===- Launch.h - Binding arguments and running the cubes of a launch -*- C++ -*-===//
+//
+// An Executor runs launches of loaded kernels: it validates the bindings
+// against the kernel's metadata, then runs the cubes [0, X*Y*Z) with
+// tbb::parallel_for over ranges of cubes inside its own task arena, one call
+// of the cube function per range (never one per unit or per cube).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_LAUNCH_H
+#define KILN_RUNTIME_LAUNCH_H
+
+#include "kiln/CPU/LoadedKernel.h"
+#include "kiln/IR/Type.h"
+#include "kiln/Runtime/Buffer.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+namespace kiln {
+
+/// One launch argument: a buffer (not owned: it must outlive the launch) or
+/// a scalar/line value (its bytes are copied into the binding).
+class ArgBinding {
+public:
+  /// Most bytes of a value: vec<16 x f64>.
+  static constexpr size_t MaxValueBytes = 128;
+
+  /// Binds \p B whole; \p Access says what the kernel may do with it (a
+  /// read-only binding is refused for a parameter the kernel writes).
+  static ArgBinding buffer(Buffer &B, AccessKind Access = AccessKind::ReadWrite);
+  /// Binds memory the embedder owns: \p Count elements of \p ElementType at
+  /// \p Data.
+  static ArgBinding buffer(void *Data, Type ElementType, uint64_t Count,
+                           AccessKind Access = AccessKind::ReadWrite);
+  /// A value of type \p Ty given by its \p Size bytes (packed lanes, as in
+  /// memory; bool is one byte 0 or 1). A size that is not \p Ty's store size,
+  /// or above MaxValueBytes, is kept as given and refused at launch.
+  static ArgBinding value(Type Ty, const void *Bytes, size_t Size);
+  static ArgBinding f32(float V);
+  static ArgBinding f64(double V);
+  static ArgBinding i32(int32_t V);
+  static ArgBinding u32(uint32_t V);
+  static ArgBinding i64(int64_t V);
+  static ArgBinding u64(uint64_t V);
+  static ArgBinding boolean(bool V);
+
+  bool isBuffer() const { return IsBuffer; }
+  Type type() const { return Ty; }  ///< element type of a buffer
+  AccessKind access() const { return Access; }
+  void *bufferData() const { return Data; }
+  uint64_t bufferCount() const { return Count; }
+  const uint8_t *valueBytes() const { return Bytes.data(); }
+  size_t valueSize() const { return Size; }
+
+private:
+  bool IsBuffer = false;
+  Type Ty;
+  AccessKind Access = AccessKind::ReadWrite;
+  void *Data = nullptr;
+  uint64_t Count = 0;
+  std::array<uint8_t, MaxValueBytes> Bytes{};
+  size_t Size = 0;
+};
+
+/// Checks a launch of a kernel with \p Metadata: the argument count, each
+/// argument's kind (buffer or value), its type, its access (a read-only
+/// binding for a written buffer) and size (a value of the wrong size), the
+/// buffer alignment \p RequiredAlignment the code assumes, and the cube
+/// count (no dimension zero, the product within u32). The error names the
+/// parameter.
+llvm::Error validateLaunch(const CubeMetadata &Metadata,
+                           std::array<uint32_t, 3> CubeCount,
+                           llvm::ArrayRef<ArgBinding> Args,
+                           uint32_t RequiredAlignment = 1);
+
+/// Runs launches on a TBB task arena of its own. Thread-safe: launches from
+/// several threads share the arena (each waits for its own cubes).
+class Executor {
+public:
+  /// \p Threads is the arena's concurrency; 0 means all cores.
+  explicit Executor(unsigned Threads = 0);
+  ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
+
+  /// The arena's concurrency.
+  unsigned concurrency() const;
+
+  /// Validates (validateLaunch) and runs every cube of the launch, returning
+  /// when all are done. A launch with a single range of cubes runs inline on
+  /// the calling thread. Scratch arenas are per worker thread, 64-byte
+  /// aligned, at least the kernel's ScratchBytes, kept and reused by later
+  /// launches.
+  llvm::Error launch(const LoadedKernel &Kernel,
+                     std::array<uint32_t, 3> CubeCount,
+                     llvm::ArrayRef<ArgBinding> Args,
+                     uint32_t RequiredAlignment = 1);
+
+  /// Scratch arenas allocated (or grown) so far: stays put while launches
+  /// reuse them.
+  uint64_t scratchAllocations() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> P;
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_LAUNCH_H

@@ -1,0 +1,252 @@
+//===- Launch.cpp - Validating and running launches on TBB ----------------===//
+
+#include "kiln/Runtime/Launch.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+using namespace kiln;
+using llvm::Error;
+using llvm::Twine;
+
+//===-- ArgBinding --------------------------------------------------------===//
+
+ArgBinding ArgBinding::buffer(Buffer &B, AccessKind Access) {
+  return buffer(B.data(), B.elementType(), B.count(), Access);
+}
+
+ArgBinding ArgBinding::buffer(void *Data, Type ElementType, uint64_t Count,
+                              AccessKind Access) {
+  ArgBinding A;
+  A.IsBuffer = true;
+  A.Ty = ElementType;
+  A.Access = Access;
+  A.Data = Data;
+  A.Count = Count;
+  return A;
+}
+
+ArgBinding ArgBinding::value(Type Ty, const void *Bytes, size_t Size) {
+  ArgBinding A;
+  A.Ty = Ty;
+  A.Size = Size;
+  std::memcpy(A.Bytes.data(), Bytes, std::min(Size, MaxValueBytes));
+  return A;
+}
+
+ArgBinding ArgBinding::f32(float V) {
+  return value(Type::scalar(ScalarKind::F32), &V, sizeof(V));
+}
+ArgBinding ArgBinding::f64(double V) {
+  return value(Type::scalar(ScalarKind::F64), &V, sizeof(V));
+}
+ArgBinding ArgBinding::i32(int32_t V) {
+  return value(Type::scalar(ScalarKind::I32), &V, sizeof(V));
+}
+ArgBinding ArgBinding::u32(uint32_t V) {
+  return value(Type::scalar(ScalarKind::U32), &V, sizeof(V));
+}
+ArgBinding ArgBinding::i64(int64_t V) {
+  return value(Type::scalar(ScalarKind::I64), &V, sizeof(V));
+}
+ArgBinding ArgBinding::u64(uint64_t V) {
+  return value(Type::scalar(ScalarKind::U64), &V, sizeof(V));
+}
+ArgBinding ArgBinding::boolean(bool V) {
+  uint8_t B = V ? 1 : 0;
+  return value(Type::scalar(ScalarKind::Bool), &B, 1);
+}
+
+//===-- Validation --------------------------------------------------------===//
+
+static Error launchError(const CubeMetadata &M, const Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "launch of kernel '" + M.KernelName +
+                                     "': " + Msg);
+}
+
+static std::string describe(const ParamMetadata &P) {
+  if (P.IsBuffer)
+    return "a " + accessName(P.Access).str() + " buffer of " + P.Ty.str();
+  return "a value of type " + P.Ty.str();
+}
+
+static std::string describe(const ArgBinding &A) {
+  if (A.isBuffer())
+    return "a buffer of " + A.type().str();
+  return "a value of type " + A.type().str();
+}
+
+Error kiln::validateLaunch(const CubeMetadata &M,
+                           std::array<uint32_t, 3> CubeCount,
+                           llvm::ArrayRef<ArgBinding> Args,
+                           uint32_t RequiredAlignment) {
+  for (unsigned D = 0; D < 3; ++D)
+    if (CubeCount[D] == 0)
+      return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
+                                Twine(CubeCount[1]) + ", " +
+                                Twine(CubeCount[2]) + ") is zero in " +
+                                Twine(D == 0 ? "x" : D == 1 ? "y" : "z"));
+  uint64_t Total = uint64_t(CubeCount[0]) * CubeCount[1];
+  if (Total > UINT32_MAX || Total * CubeCount[2] > UINT32_MAX)
+    return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
+                              Twine(CubeCount[1]) + ", " +
+                              Twine(CubeCount[2]) +
+                              ") has more than 2^32-1 cubes");
+  if (Args.size() != M.Params.size())
+    return launchError(M, Twine(Args.size()) + " argument" +
+                              (Args.size() == 1 ? "" : "s") +
+                              " given, the kernel has " +
+                              Twine(M.Params.size()) + " parameter" +
+                              (M.Params.size() == 1 ? "" : "s"));
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const ParamMetadata &P = M.Params[I];
+    const ArgBinding &A = Args[I];
+    auto Bad = [&](const Twine &Why) {
+      return launchError(M, "argument " + Twine(I) + " (%" + P.Name +
+                                "): " + Why);
+    };
+    if (P.IsBuffer != A.isBuffer() || P.Ty != A.type())
+      return Bad("expected " + describe(P) + ", got " + describe(A));
+    if (P.IsBuffer) {
+      if (A.access() == AccessKind::Read && P.Access != AccessKind::Read)
+        return Bad("a read-only buffer is bound to a parameter the kernel "
+                   "may write (" +
+                   accessName(P.Access) + ")");
+      if (A.access() == AccessKind::Write && P.Access != AccessKind::Write)
+        return Bad("a write-only buffer is bound to a parameter the kernel "
+                   "may read (" +
+                   accessName(P.Access) + ")");
+      if (!A.bufferData())
+        return Bad("the buffer's address is null");
+      if (RequiredAlignment > 1 &&
+          reinterpret_cast<uintptr_t>(A.bufferData()) % RequiredAlignment)
+        return Bad("the buffer is not aligned to " + Twine(RequiredAlignment) +
+                   " bytes, as the kernel's variant assumes");
+    } else if (A.valueSize() != P.Ty.storeSize()) {
+      return Bad("a value of type " + P.Ty.str() + " has " +
+                 Twine(P.Ty.storeSize()) + " bytes, " +
+                 Twine(A.valueSize()) + " given");
+    }
+  }
+  return Error::success();
+}
+
+//===-- Executor ----------------------------------------------------------===//
+
+namespace {
+/// One worker's arena: grown on demand, kept for later launches.
+struct Scratch {
+  void *Data = nullptr;
+  size_t Size = 0;
+  Scratch() = default;
+  Scratch(const Scratch &) : Scratch() {} // copies start empty
+  ~Scratch() { std::free(Data); }
+};
+} // namespace
+
+struct Executor::Impl {
+  tbb::task_arena Arena;
+  tbb::enumerable_thread_specific<Scratch> Scratches;
+  std::atomic<uint64_t> Allocations{0};
+
+  explicit Impl(unsigned Threads)
+      : Arena(Threads == 0 ? tbb::task_arena::automatic
+                           : static_cast<int>(Threads)) {}
+
+  /// This thread's arena with at least \p Bytes, or null if memory is out.
+  void *scratch(uint64_t Bytes) {
+    Scratch &S = Scratches.local();
+    if (S.Data && S.Size >= Bytes)
+      return S.Data;
+    size_t Want = static_cast<size_t>((std::max<uint64_t>(Bytes, 64) + 63) &
+                                      ~uint64_t(63));
+    void *P = std::aligned_alloc(64, Want);
+    if (!P)
+      return nullptr;
+    std::free(S.Data);
+    S.Data = P;
+    S.Size = Want;
+    Allocations.fetch_add(1, std::memory_order_relaxed);
+    return P;
+  }
+};
+
+Executor::Executor(unsigned Threads) : P(std::make_unique<Impl>(Threads)) {}
+Executor::~Executor() = default;
+
+unsigned Executor::concurrency() const {
+  return static_cast<unsigned>(P->Arena.max_concurrency());
+}
+
+uint64_t Executor::scratchAllocations() const {
+  return P->Allocations.load(std::memory_order_relaxed);
+}
+
+Error Executor::launch(const LoadedKernel &Kernel,
+                       std::array<uint32_t, 3> CubeCount,
+                       llvm::ArrayRef<ArgBinding> Args,
+                       uint32_t RequiredAlignment) {
+  if (!Kernel.valid())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "launch of an empty kernel handle");
+  const CubeMetadata &M = Kernel.metadata();
+  if (Error E = validateLaunch(M, CubeCount, Args, RequiredAlignment))
+    return E;
+  // Far beyond anything the device limits allow: a corrupt metadata.
+  if (M.ScratchBytes > (uint64_t(1) << 34))
+    return launchError(M, "scratch area of " + Twine(M.ScratchBytes) +
+                              " bytes is too large");
+
+  std::vector<KernelArg> KArgs(Args.size());
+  for (size_t I = 0; I < Args.size(); ++I) {
+    if (Args[I].isBuffer())
+      KArgs[I] = {Args[I].bufferData(), Args[I].bufferCount()};
+    else
+      KArgs[I] = {const_cast<uint8_t *>(Args[I].valueBytes()), 1};
+  }
+  LaunchArgs LA{KArgs.data(), {CubeCount[0], CubeCount[1], CubeCount[2]}, 0};
+  uint32_t Total = CubeCount[0] * CubeCount[1] * CubeCount[2];
+  CubeFunction Fn = Kernel.entry();
+  uint64_t ScratchBytes = M.ScratchBytes;
+
+  // About eight ranges per thread: enough to balance uneven cubes, few
+  // enough that the per-range call and task costs stay small.
+  unsigned Threads = concurrency();
+  uint32_t Grain = std::max<uint32_t>(1, Total / (Threads * 8));
+  if (Threads <= 1 || Total <= Grain) {
+    void *S = P->scratch(ScratchBytes);
+    if (!S)
+      return launchError(M, "cannot allocate a scratch area of " +
+                                Twine(ScratchBytes) + " bytes");
+    Fn(&LA, 0, Total, S);
+    return Error::success();
+  }
+
+  std::atomic<bool> OutOfMemory{false};
+  P->Arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<uint32_t>(0, Total, Grain),
+                      [&](const tbb::blocked_range<uint32_t> &R) {
+                        void *S = P->scratch(ScratchBytes);
+                        if (!S) {
+                          OutOfMemory = true;
+                          return;
+                        }
+                        Fn(&LA, R.begin(), R.end(), S);
+                      });
+  });
+  if (OutOfMemory)
+    return launchError(M, "cannot allocate a scratch area of " +
+                              Twine(ScratchBytes) +
+                              " bytes: some cubes did not run");
+  return Error::success();
+}

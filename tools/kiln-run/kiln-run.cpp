@@ -1,0 +1,271 @@
+//===- kiln-run.cpp - Run a Kiln kernel on given inputs (like lli) --------===//
+//
+// kiln-run FILE.kiln --kernel NAME --cubes X[,Y[,Z]] [--arg NAME=SPEC]...
+//          [--out NAME=PATH]... [--print NAME]... [--store=DIR | --no-store]
+//          [--bounds-check | --no-bounds-check] [--stats] [--repeat N]
+//
+// See /work/shared/design/TOOLS.md; the SPEC forms are in
+// kiln/Runtime/ArgSpec.h. --print writes one element per line (the lanes of
+// a line separated by spaces), buffers in the order of the --print options.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/DeviceLimits.h"
+#include "kiln/IR/Hash.h"
+#include "kiln/IR/Parser.h"
+#include "kiln/IR/Verifier.h"
+#include "kiln/Runtime/ArgSpec.h"
+#include "kiln/Runtime/Device.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace llvm;
+
+namespace {
+
+cl::OptionCategory Category("kiln-run options");
+
+cl::opt<std::string> InputFile(cl::Positional, cl::desc("<FILE.kiln>"),
+                               cl::Required, cl::cat(Category));
+cl::opt<std::string> KernelName("kernel",
+                                cl::desc("The kernel to run (without '@')"),
+                                cl::value_desc("NAME"), cl::Required,
+                                cl::cat(Category));
+cl::opt<std::string> Cubes("cubes",
+                           cl::desc("Cube count of the launch: X[,Y[,Z]]"),
+                           cl::value_desc("X[,Y[,Z]]"), cl::Required,
+                           cl::cat(Category));
+cl::list<std::string> Args(
+    "arg",
+    cl::desc("Bind parameter NAME: a buffer TYPE[COUNT]:zeros|fill=VALUE|"
+             "iota|file=PATH, or a literal of a value parameter's type "
+             "(every parameter must be bound)"),
+    cl::value_desc("NAME=SPEC"), cl::cat(Category));
+cl::list<std::string> Outs(
+    "out", cl::desc("After the launch, write buffer NAME to PATH (raw, "
+                    "little-endian)"),
+    cl::value_desc("NAME=PATH"), cl::cat(Category));
+cl::list<std::string> Prints(
+    "print", cl::desc("After the launch, print buffer NAME, one element per "
+                      "line (lanes separated by spaces)"),
+    cl::value_desc("NAME"), cl::cat(Category));
+cl::opt<std::string> StoreDir("store",
+                              cl::desc("Keep compiled kernels in the store "
+                                       "at DIR"),
+                              cl::value_desc("DIR"), cl::cat(Category));
+cl::opt<bool> NoStore("no-store", cl::desc("Run without a persistent store"),
+                      cl::cat(Category));
+cl::opt<bool> BoundsCheck("bounds-check",
+                          cl::desc("Run the bounds-checked variant (default)"),
+                          cl::cat(Category));
+cl::opt<bool> NoBoundsCheck("no-bounds-check",
+                            cl::desc("Run the variant without bounds checks"),
+                            cl::cat(Category));
+cl::opt<bool> Stats("stats",
+                    cl::desc("Print on stderr how the kernel was obtained "
+                             "and the time of each phase"),
+                    cl::cat(Category));
+cl::opt<unsigned> Repeat("repeat", cl::desc("Launch N times (default 1)"),
+                         cl::value_desc("N"), cl::init(1), cl::cat(Category));
+cl::opt<char> OptLevel("O", cl::desc("Optimisation level: -O0 .. -O3 "
+                                     "(default -O3)"),
+                       cl::Prefix, cl::init('3'), cl::cat(Category));
+cl::opt<unsigned> Threads("threads",
+                          cl::desc("Launch threads (default 0: all cores)"),
+                          cl::value_desc("N"), cl::init(0), cl::cat(Category));
+cl::opt<std::string> MAttr("mattr",
+                           cl::desc("Target features on top of the host's, "
+                                    "e.g. -avx512f"),
+                           cl::value_desc("FEATURES"), cl::cat(Category));
+
+constexpr const char *Tool = "kiln-run";
+
+int fail(const Twine &Message) {
+  errs() << Tool << ": error: " << Message << "\n";
+  return 1;
+}
+
+int fail(Error E) {
+  std::string Msg = toString(std::move(E));
+  // Located diagnostics come formatted already ("FILE:LINE:COL: error: ...").
+  if (StringRef(Msg).contains(": error: ")) {
+    errs() << Msg << "\n";
+    return 1;
+  }
+  return fail(Msg);
+}
+
+double msSince(std::chrono::steady_clock::time_point Start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - Start)
+      .count();
+}
+
+void stat(StringRef Phase, double Ms) {
+  errs() << Tool << ": " << Phase << ": " << format("%.3f", Ms) << " ms\n";
+}
+
+/// The index of buffer parameter \p Name, or an error for \p Option.
+Expected<size_t> bufferParam(ArrayRef<kiln::ParamMetadata> Params,
+                             StringRef Name, StringRef Option) {
+  Name.consume_front("%");
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (Params[I].Name != Name)
+      continue;
+    if (!Params[I].IsBuffer)
+      return createStringError(inconvertibleErrorCode(),
+                               "--" + Option + " " + Name + ": %" + Name +
+                                   " is a value, not a buffer");
+    return I;
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           "--" + Option + " " + Name +
+                               ": the kernel has no parameter %" + Name);
+}
+
+int run() {
+  using Clock = std::chrono::steady_clock;
+  if (OptLevel < '0' || OptLevel > '3')
+    return fail(Twine("invalid optimisation level -O") + Twine(char(OptLevel)) +
+                ": expected -O0, -O1, -O2 or -O3");
+  if (BoundsCheck && NoBoundsCheck)
+    return fail("--bounds-check and --no-bounds-check exclude each other");
+  if (StoreDir.getNumOccurrences() && NoStore)
+    return fail("--store and --no-store exclude each other");
+  if (StoreDir.getNumOccurrences())
+    return fail("--store: the kernel store is not available in this build");
+  if (Repeat == 0)
+    return fail("--repeat must be at least 1");
+  auto CubeCount = kiln::parseCubeCount(Cubes);
+  if (!CubeCount)
+    return fail(CubeCount.takeError());
+
+  auto Start = Clock::now();
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Text =
+      MemoryBuffer::getFileOrSTDIN(InputFile, /*IsText=*/true);
+  if (!Text)
+    return fail(InputFile + ": cannot read file: " +
+                Text.getError().message());
+  StringRef FileName = InputFile == "-" ? StringRef("<stdin>") : InputFile;
+  Expected<kiln::Module> M = kiln::parseModule((*Text)->getBuffer(), FileName);
+  if (!M)
+    return fail(M.takeError());
+  double ParseMs = msSince(Start);
+
+  Start = Clock::now();
+  kiln::DeviceOptions DO;
+  if (Error E = kiln::verifyModule(*M, DO.Limits))
+    return fail(std::move(E));
+  double VerifyMs = msSince(Start);
+
+  const kiln::Kernel *K = M->findKernel(StringRef(KernelName).ltrim('@'));
+  if (!K) {
+    std::string Known;
+    for (const kiln::Kernel &Each : M->Kernels)
+      Known += (Known.empty() ? "@" : ", @") + Each.Name;
+    return fail(FileName + ": no kernel named '" + KernelName +
+                "' (kernels: " + (Known.empty() ? "none" : Known) + ")");
+  }
+
+  // Every argument is checked, and every input read, before compiling.
+  std::vector<kiln::ParamMetadata> Params = kiln::paramsOf(*K);
+  auto Inputs = kiln::bindArguments(Params, Args);
+  if (!Inputs)
+    return fail(Inputs.takeError());
+  std::vector<std::pair<size_t, std::string>> OutFiles;
+  for (const std::string &O : Outs) {
+    auto NV = kiln::splitNameValue(O, "out");
+    if (!NV)
+      return fail(NV.takeError());
+    auto I = bufferParam(Params, NV->first, "out");
+    if (!I)
+      return fail(I.takeError());
+    if (NV->second.empty())
+      return fail("--out " + NV->first + ": empty file name");
+    OutFiles.emplace_back(*I, NV->second);
+  }
+  std::vector<size_t> PrintIdx;
+  for (const std::string &P : Prints) {
+    auto I = bufferParam(Params, P, "print");
+    if (!I)
+      return fail(I.takeError());
+    PrintIdx.push_back(*I);
+  }
+
+  DO.OptLevel = OptLevel - '0';
+  DO.Threads = Threads;
+  DO.Features = MAttr;
+  auto Dev = kiln::Device::create(DO);
+  if (!Dev)
+    return fail(Dev.takeError());
+  kiln::CpuVariant Variant;
+  Variant.BoundsChecked = !NoBoundsCheck;
+  kiln::KernelStats KS;
+  auto Loaded = (*Dev)->getKernel(*K, Variant, &KS);
+  if (!Loaded)
+    return fail(Loaded.takeError());
+
+  if (Stats) {
+    errs() << Tool << ": kernel " << kiln::kernelIdFromIR(*K) << " ("
+           << Variant.str() << "): "
+           << (KS.Compiled ? "compiled" : "loaded") << " (no store)\n";
+    stat("parse", ParseMs);
+    stat("verify", VerifyMs);
+    stat("compile: lower", KS.LowerSeconds * 1e3);
+    stat("compile: optimize", KS.OptimizeSeconds * 1e3);
+    stat("compile: codegen", KS.CodegenSeconds * 1e3);
+    stat("link", KS.LinkSeconds * 1e3);
+  }
+  for (unsigned R = 0; R < Repeat; ++R) {
+    Start = Clock::now();
+    if (Error E = (*Dev)->launch(*Loaded, *CubeCount, Inputs->Bindings))
+      return fail(std::move(E));
+    if (Stats)
+      stat(Repeat == 1 ? Twine("launch").str()
+                       : ("launch " + Twine(R + 1)).str(),
+           msSince(Start));
+  }
+
+  for (const auto &[I, Path] : OutFiles) {
+    const kiln::Buffer &B = Inputs->Buffers[I];
+    std::error_code EC;
+    ToolOutputFile Out(Path, EC, sys::fs::OF_None);
+    if (EC)
+      return fail("--out " + Params[I].Name + ": cannot open '" + Path +
+                  "': " + EC.message());
+    Out.os().write(static_cast<const char *>(B.data()), B.sizeInBytes());
+    Out.os().flush();
+    if (Out.os().has_error())
+      return fail("--out " + Params[I].Name + ": cannot write '" + Path +
+                  "'");
+    Out.keep();
+  }
+  for (size_t I : PrintIdx) {
+    const kiln::Buffer &B = Inputs->Buffers[I];
+    const char *Data = static_cast<const char *>(B.data());
+    unsigned Size = B.elementType().storeSize();
+    for (uint64_t E = 0; E < B.count(); ++E)
+      outs() << kiln::formatElement(Data + E * Size, B.elementType()) << "\n";
+  }
+  outs().flush();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(Category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Kiln kernel runner: compile a kernel of a "
+                              ".kiln file for this CPU and run one launch\n");
+  return run();
+}
