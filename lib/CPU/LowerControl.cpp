@@ -1,0 +1,495 @@
+//===- LowerControl.cpp - Unit loops, barrier fission and control flow ----===//
+//
+// A block is cut at split operations (sync_cube, plane operations, control
+// constructs containing one). Each run of other operations becomes one loop
+// over the cube's units (a "unit loop"); split constructs are uniform and run
+// at cube level, their conditions and bounds read from the first unit that
+// has not returned. See docs/Lowering.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+using llvm::BasicBlock;
+using llvm::Value;
+
+void KernelLowering::startDeadBlock() {
+  B.SetInsertPoint(newBlock("dead"));
+}
+
+void KernelLowering::emitCountedLoop(Value *Begin, Value *End,
+                                     llvm::function_ref<void(Value *)> Body,
+                                     const llvm::Twine &Name) {
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *Header = newBlock(Name + ".head");
+  BasicBlock *BodyBB = newBlock(Name + ".body");
+  BasicBlock *Exit = newBlock(Name + ".end");
+  B.CreateBr(Header);
+  B.SetInsertPoint(Header);
+  llvm::PHINode *I = B.CreatePHI(Begin->getType(), 2, Name);
+  I->addIncoming(Begin, Pre);
+  B.CreateCondBr(B.CreateICmpULT(I, End), BodyBB, Exit);
+  B.SetInsertPoint(BodyBB);
+  Body(I);
+  Value *Next = B.CreateAdd(I, llvm::ConstantInt::get(I->getType(), 1));
+  I->addIncoming(Next, B.GetInsertBlock());
+  B.CreateBr(Header);
+  B.SetInsertPoint(Exit);
+}
+
+Value *KernelLowering::unitFinished(Value *U) {
+  auto *L = B.CreateAlignedLoad(I8, B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset),
+                                                        B.CreateZExt(U, I64)),
+                                llvm::Align(1));
+  L->setMetadata(llvm::LLVMContext::MD_alias_scope, ScratchScope);
+  if (ScratchNoAlias)
+    L->setMetadata(llvm::LLVMContext::MD_noalias, ScratchNoAlias);
+  return B.CreateICmpNE(L, B.getInt8(0));
+}
+
+Value *KernelLowering::firstActiveUnit() {
+  if (!HasFlags)
+    return B.getInt32(0);
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *Header = newBlock("active.scan");
+  BasicBlock *Check = newBlock("active.check");
+  BasicBlock *Next = newBlock("active.next");
+  BasicBlock *Done = newBlock("active.done");
+  B.CreateBr(Header);
+  B.SetInsertPoint(Header);
+  llvm::PHINode *I = B.CreatePHI(I32, 2, "first_active");
+  I->addIncoming(B.getInt32(0), Pre);
+  B.CreateCondBr(B.CreateICmpEQ(I, B.getInt32(Units)), Done, Check);
+  B.SetInsertPoint(Check);
+  B.CreateCondBr(unitFinished(I), Next, Done);
+  B.SetInsertPoint(Next);
+  I->addIncoming(B.CreateAdd(I, B.getInt32(1)), Next);
+  B.CreateBr(Header);
+  B.SetInsertPoint(Done);
+  return I;
+}
+
+Value *KernelLowering::firstActiveOrSkip(BasicBlock *Skip) {
+  if (!HasFlags)
+    return B.getInt32(0);
+  Value *First = firstActiveUnit();
+  BasicBlock *Cont = newBlock("active");
+  B.CreateCondBr(B.CreateICmpEQ(First, B.getInt32(Units)), Skip, Cont);
+  B.SetInsertPoint(Cont);
+  return First;
+}
+
+void KernelLowering::lowerCubeBlock(const Block &Blk) {
+  std::vector<const Operation *> Run;
+  auto Flush = [&] {
+    if (!Run.empty())
+      emitUnitLoop(Run);
+    Run.clear();
+  };
+  for (const Operation &Op : Blk.Ops) {
+    if (!isSplit(Op)) {
+      Run.push_back(&Op);
+      continue;
+    }
+    Flush();
+    switch (Op.opClass()) {
+    case OpClass::Barrier:
+      break; // the cut between two unit loops is the barrier
+    case OpClass::If:
+      lowerCubeIf(Op);
+      break;
+    case OpClass::For:
+      lowerCubeFor(Op);
+      break;
+    case OpClass::Loop:
+      lowerCubeLoop(Op);
+      break;
+    case OpClass::Switch:
+      lowerCubeSwitch(Op);
+      break;
+    default:
+      lowerPlaneOp(Op);
+      break;
+    }
+  }
+  Flush();
+}
+
+void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
+  SegValues.clear();
+  SegmentHoistedJump = false;
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *Body = newBlock("unit");
+  BasicBlock *Latch = newBlock("unit.latch");
+  BasicBlock *Exit = newBlock("unit.end");
+  B.CreateBr(Body);
+  B.SetInsertPoint(Body);
+  llvm::PHINode *U = B.CreatePHI(I32, 2, "u");
+  U->addIncoming(B.getInt32(0), Pre);
+  Unit = U;
+  UnitLatch = Latch;
+  AccessGroup = llvm::MDNode::getDistinct(Ctx, {});
+  if (HasFlags) {
+    // Units that returned skip the rest of the kernel.
+    BasicBlock *Work = newBlock("unit.active");
+    B.CreateCondBr(unitFinished(U), Latch, Work);
+    B.SetInsertPoint(Work);
+  }
+  for (const Operation *Op : Ops)
+    lowerUnitOp(*Op);
+  if (!terminated())
+    B.CreateBr(Latch);
+
+  B.SetInsertPoint(Latch);
+  Value *Next = B.CreateAdd(U, B.getInt32(1), "u.next", /*HasNUW=*/true, /*HasNSW=*/true);
+  U->addIncoming(Next, Latch);
+  auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(Units)), Body, Exit);
+  // The units of a segment are independent: vectorise without checks.
+  llvm::Metadata *True = llvm::ConstantAsMetadata::get(B.getTrue());
+  llvm::MDNode *Parallel = llvm::MDNode::get(
+      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.parallel_accesses"), AccessGroup});
+  llvm::MDNode *Vec = llvm::MDNode::get(
+      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.enable"), True});
+  llvm::MDNode *Progress =
+      llvm::MDNode::get(Ctx, {llvm::MDString::get(Ctx, "llvm.loop.mustprogress")});
+  llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Ctx, {});
+  llvm::MDNode *LoopID =
+      llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Vec, Progress});
+  LoopID->replaceOperandWith(0, LoopID);
+  Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
+
+  B.SetInsertPoint(Exit);
+  Unit = nullptr;
+  UnitLatch = nullptr;
+  AccessGroup = nullptr;
+  SegValues.clear();
+  if (SegmentHoistedJump && !Loops.empty() && Loops.back().Hoisted) {
+    // break/continue of a cube-level loop: uniform, so all units agreed.
+    LoopTarget &T = Loops.back();
+    BasicBlock *NoBreak = newBlock("nobreak");
+    B.CreateCondBr(B.CreateLoad(I1, T.BreakFlag), T.Break, NoBreak);
+    B.SetInsertPoint(NoBreak);
+    BasicBlock *NoCont = newBlock("nocontinue");
+    B.CreateCondBr(B.CreateLoad(I1, T.ContinueFlag), T.Continue, NoCont);
+    B.SetInsertPoint(NoCont);
+  }
+  SegmentHoistedJump = false;
+}
+
+void KernelLowering::lowerUnitBlock(const Block &Blk) {
+  for (const Operation &Op : Blk.Ops)
+    lowerUnitOp(Op);
+}
+
+void KernelLowering::lowerUnitOp(const Operation &Op) {
+  switch (Op.opClass()) {
+  case OpClass::If:
+    return lowerUnitIf(Op);
+  case OpClass::For:
+    return lowerUnitFor(Op);
+  case OpClass::Loop:
+    return lowerUnitLoop(Op);
+  case OpClass::Switch:
+    return lowerUnitSwitch(Op);
+  case OpClass::Jump:
+    return lowerJump(Op);
+  case OpClass::Load:
+  case OpClass::Store:
+  case OpClass::Len:
+  case OpClass::VarDecl:
+  case OpClass::ArrayDecl:
+  case OpClass::Get:
+  case OpClass::Set:
+  case OpClass::AtomicRMW:
+  case OpClass::AtomicCas:
+  case OpClass::AtomicLoad:
+  case OpClass::AtomicStore:
+    if (Value *V = lowerMemoryOp(Op); V && Op.Result != NoValue)
+      define(Op.Result, V);
+    return;
+  default:
+    if (Value *V = lowerValueOp(Op); V && Op.Result != NoValue)
+      define(Op.Result, V);
+    return;
+  }
+}
+
+void KernelLowering::lowerJump(const Operation &Op) {
+  if (Op.Kind == OpKind::Return) {
+    if (HasFlags) {
+      auto *S = B.CreateAlignedStore(
+          B.getInt8(1),
+          B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset), B.CreateZExt(Unit, I64)),
+          llvm::Align(1));
+      S->setMetadata(llvm::LLVMContext::MD_alias_scope, ScratchScope);
+    }
+    B.CreateBr(UnitLatch);
+    startDeadBlock();
+    return;
+  }
+  if (Loops.empty()) {
+    fail(Op.Loc, "'" + opName(Op.Kind) + "' outside a loop");
+    return;
+  }
+  LoopTarget &T = Loops.back();
+  bool IsBreak = Op.Kind == OpKind::Break;
+  if (!T.Hoisted) {
+    B.CreateBr(IsBreak ? T.Break : T.Continue);
+  } else {
+    B.CreateStore(B.getTrue(), IsBreak ? T.BreakFlag : T.ContinueFlag);
+    SegmentHoistedJump = true;
+    B.CreateBr(UnitLatch);
+  }
+  startDeadBlock();
+}
+
+void KernelLowering::lowerUnitIf(const Operation &Op) {
+  if (Op.Operands.empty() || Op.Regions.empty()) {
+    fail(Op.Loc, "malformed 'if'");
+    return;
+  }
+  Value *C = operand(Op, 0);
+  BasicBlock *Then = newBlock("then");
+  bool HasElse = Op.HasElse && Op.Regions.size() > 1;
+  BasicBlock *Else = HasElse ? newBlock("else") : nullptr;
+  BasicBlock *Merge = newBlock("endif");
+  B.CreateCondBr(C, Then, Else ? Else : Merge);
+  B.SetInsertPoint(Then);
+  lowerUnitBlock(Op.Regions[0]);
+  if (!terminated())
+    B.CreateBr(Merge);
+  if (Else) {
+    B.SetInsertPoint(Else);
+    lowerUnitBlock(Op.Regions[1]);
+    if (!terminated())
+      B.CreateBr(Merge);
+  }
+  B.SetInsertPoint(Merge);
+}
+
+/// Shared by the unit-level and cube-level `for`: checks the step, runs
+/// k = lo, lo+s, ... while k < hi, and stops rather than wrap on overflow.
+namespace {
+struct ForShape {
+  BasicBlock *Header, *Body, *Latch, *Exit;
+  llvm::PHINode *IV;
+};
+} // namespace
+
+static ForShape beginFor(KernelLowering &L, Type T, Value *Lo, Value *Hi,
+                         Value *Step, BasicBlock *Exit) {
+  auto &B = L.B;
+  bool Sg = T.isSigned();
+  ForShape S;
+  S.Header = L.newBlock("for");
+  S.Body = L.newBlock("for.body");
+  S.Latch = L.newBlock("for.latch");
+  S.Exit = Exit;
+  // A step that is not positive runs no iteration (it could never end).
+  Value *Zero = llvm::Constant::getNullValue(Step->getType());
+  Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
+  BasicBlock *Pre = B.GetInsertBlock();
+  B.CreateCondBr(StepOk, S.Header, Exit);
+  B.SetInsertPoint(S.Header);
+  S.IV = B.CreatePHI(Lo->getType(), 2, "k");
+  S.IV->addIncoming(Lo, Pre);
+  return S;
+}
+
+static void endFor(KernelLowering &L, ForShape &S, Type T, Value *Step) {
+  auto &B = L.B;
+  if (!L.terminated())
+    B.CreateBr(S.Latch);
+  B.SetInsertPoint(S.Latch);
+  auto ID = T.isSigned() ? llvm::Intrinsic::sadd_with_overflow
+                         : llvm::Intrinsic::uadd_with_overflow;
+  Value *R = B.CreateBinaryIntrinsic(ID, S.IV, Step);
+  Value *Next = B.CreateExtractValue(R, 0);
+  Value *Ovf = B.CreateExtractValue(R, 1);
+  S.IV->addIncoming(Next, S.Latch);
+  B.CreateCondBr(Ovf, S.Exit, S.Header);
+  B.SetInsertPoint(S.Exit);
+}
+
+void KernelLowering::lowerUnitFor(const Operation &Op) {
+  Type T = Op.ResultType;
+  if (Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() || T.isLine()) {
+    fail(Op.Loc, "'for' needs integer bounds and a body");
+    return;
+  }
+  Value *Lo = operand(Op, 0), *Hi = operand(Op, 1);
+  Value *Step = Op.Operands.size() > 2 ? operand(Op, 2)
+                                       : llvm::ConstantInt::get(Lo->getType(), 1);
+  BasicBlock *Exit = newBlock("for.end");
+  ForShape S = beginFor(*this, T, Lo, Hi, Step, Exit);
+  Value *In = T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
+  B.CreateCondBr(In, S.Body, Exit);
+  B.SetInsertPoint(S.Body);
+  define(Op.Result, S.IV);
+  Loops.push_back({false, Exit, S.Latch, nullptr, nullptr});
+  lowerUnitBlock(Op.Regions[0]);
+  Loops.pop_back();
+  endFor(*this, S, T, Step);
+}
+
+void KernelLowering::lowerUnitLoop(const Operation &Op) {
+  if (Op.Regions.empty()) {
+    fail(Op.Loc, "'loop' without a body");
+    return;
+  }
+  BasicBlock *Header = newBlock("loop");
+  BasicBlock *Exit = newBlock("loop.end");
+  B.CreateBr(Header);
+  B.SetInsertPoint(Header);
+  Loops.push_back({false, Exit, Header, nullptr, nullptr});
+  lowerUnitBlock(Op.Regions[0]);
+  Loops.pop_back();
+  if (!terminated())
+    B.CreateBr(Header);
+  B.SetInsertPoint(Exit);
+}
+
+/// Emits the dispatch of a switch on \p V; returns the case blocks (the
+/// default last when present) and leaves the builder nowhere.
+static std::vector<BasicBlock *> beginSwitch(KernelLowering &L, const Operation &Op,
+                                             Value *V, BasicBlock *Merge) {
+  std::vector<BasicBlock *> Blocks;
+  for (size_t I = 0; I < Op.Regions.size(); ++I)
+    Blocks.push_back(L.newBlock("case"));
+  size_t Cases = std::min(Op.CaseValues.size(), Op.Regions.size());
+  bool HasDefault = Op.HasDefault && Op.Regions.size() > Cases;
+  BasicBlock *Default = HasDefault ? Blocks[Cases] : Merge;
+  auto *SI = L.B.CreateSwitch(V, Default, Cases);
+  auto *IT = llvm::cast<llvm::IntegerType>(V->getType());
+  for (size_t I = 0; I < Cases; ++I) {
+    auto *C = llvm::ConstantInt::get(IT, static_cast<uint64_t>(Op.CaseValues[I]));
+    if (SI->findCaseValue(C) == SI->case_default()) // first label wins
+      SI->addCase(C, Blocks[I]);
+  }
+  return Blocks;
+}
+
+void KernelLowering::lowerUnitSwitch(const Operation &Op) {
+  if (Op.Operands.empty() || !operandType(Op.Operands[0]).isInteger() ||
+      operandType(Op.Operands[0]).isLine()) {
+    fail(Op.Loc, "'switch' needs an integer scalar");
+    return;
+  }
+  BasicBlock *Merge = newBlock("switch.end");
+  auto Blocks = beginSwitch(*this, Op, operand(Op, 0), Merge);
+  for (size_t I = 0; I < Blocks.size(); ++I) {
+    B.SetInsertPoint(Blocks[I]);
+    lowerUnitBlock(Op.Regions[I]);
+    if (!terminated())
+      B.CreateBr(Merge);
+  }
+  B.SetInsertPoint(Merge);
+}
+
+// ---- Cube level: constructs that contain a barrier or a plane operation ----
+
+void KernelLowering::lowerCubeIf(const Operation &Op) {
+  if (Op.Operands.empty() || Op.Regions.empty()) {
+    fail(Op.Loc, "malformed 'if'");
+    return;
+  }
+  BasicBlock *Merge = newBlock("cube.endif");
+  Value *First = firstActiveOrSkip(Merge);
+  Value *C = value(Op.Operands[0], First);
+  BasicBlock *Then = newBlock("cube.then");
+  bool HasElse = Op.HasElse && Op.Regions.size() > 1;
+  BasicBlock *Else = HasElse ? newBlock("cube.else") : nullptr;
+  B.CreateCondBr(C, Then, Else ? Else : Merge);
+  B.SetInsertPoint(Then);
+  lowerCubeBlock(Op.Regions[0]);
+  if (!terminated())
+    B.CreateBr(Merge);
+  if (Else) {
+    B.SetInsertPoint(Else);
+    lowerCubeBlock(Op.Regions[1]);
+    if (!terminated())
+      B.CreateBr(Merge);
+  }
+  B.SetInsertPoint(Merge);
+}
+
+void KernelLowering::lowerCubeFor(const Operation &Op) {
+  Type T = Op.ResultType;
+  if (Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() || T.isLine()) {
+    fail(Op.Loc, "'for' needs integer bounds and a body");
+    return;
+  }
+  BasicBlock *Exit = newBlock("cube.for.end");
+  Value *First = firstActiveOrSkip(Exit);
+  Value *Lo = value(Op.Operands[0], First), *Hi = value(Op.Operands[1], First);
+  Value *Step = Op.Operands.size() > 2 ? value(Op.Operands[2], First)
+                                       : llvm::ConstantInt::get(Lo->getType(), 1);
+  LoopTarget Target{true, Exit, nullptr, entryAlloca(I1, "break"),
+                    entryAlloca(I1, "continue")};
+  ForShape S = beginFor(*this, T, Lo, Hi, Step, Exit);
+  Target.Continue = S.Latch;
+  B.CreateStore(B.getFalse(), Target.BreakFlag);
+  B.CreateStore(B.getFalse(), Target.ContinueFlag);
+  // A loop whose units have all returned ends.
+  if (HasFlags) {
+    BasicBlock *Live = newBlock("cube.for.live");
+    B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit, Live);
+    B.SetInsertPoint(Live);
+  }
+  Value *In = T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
+  B.CreateCondBr(In, S.Body, Exit);
+  B.SetInsertPoint(S.Body);
+  CubeValues[Op.Result] = S.IV;
+  Loops.push_back(Target);
+  lowerCubeBlock(Op.Regions[0]);
+  Loops.pop_back();
+  endFor(*this, S, T, Step);
+}
+
+void KernelLowering::lowerCubeLoop(const Operation &Op) {
+  if (Op.Regions.empty()) {
+    fail(Op.Loc, "'loop' without a body");
+    return;
+  }
+  BasicBlock *Header = newBlock("cube.loop");
+  BasicBlock *Exit = newBlock("cube.loop.end");
+  LoopTarget Target{true, Exit, Header, entryAlloca(I1, "break"),
+                    entryAlloca(I1, "continue")};
+  B.CreateBr(Header);
+  B.SetInsertPoint(Header);
+  B.CreateStore(B.getFalse(), Target.BreakFlag);
+  B.CreateStore(B.getFalse(), Target.ContinueFlag);
+  if (HasFlags) {
+    BasicBlock *Live = newBlock("cube.loop.live");
+    B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit, Live);
+    B.SetInsertPoint(Live);
+  }
+  Loops.push_back(Target);
+  lowerCubeBlock(Op.Regions[0]);
+  Loops.pop_back();
+  if (!terminated())
+    B.CreateBr(Header);
+  B.SetInsertPoint(Exit);
+}
+
+void KernelLowering::lowerCubeSwitch(const Operation &Op) {
+  if (Op.Operands.empty() || !operandType(Op.Operands[0]).isInteger() ||
+      operandType(Op.Operands[0]).isLine()) {
+    fail(Op.Loc, "'switch' needs an integer scalar");
+    return;
+  }
+  BasicBlock *Merge = newBlock("cube.switch.end");
+  Value *First = firstActiveOrSkip(Merge);
+  auto Blocks = beginSwitch(*this, Op, value(Op.Operands[0], First), Merge);
+  for (size_t I = 0; I < Blocks.size(); ++I) {
+    B.SetInsertPoint(Blocks[I]);
+    lowerCubeBlock(Op.Regions[I]);
+    if (!terminated())
+      B.CreateBr(Merge);
+  }
+  B.SetInsertPoint(Merge);
+}

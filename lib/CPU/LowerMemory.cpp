@@ -1,0 +1,316 @@
+//===- LowerMemory.cpp - Buffers, shared/local arrays, vars, atomics, slots -===//
+//
+// Element i of a memory object is at byte i * storeSize (lines packed). In the
+// bounds-checked variant an out-of-bounds load gives 0 and a store or atomic
+// is dropped (an atomic then gives 0); a negative signed index is out of
+// bounds. Buffer atomics are seq_cst LLVM atomics; shared-memory atomics are
+// plain read-modify-writes (the units of a cube run on one thread).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+using llvm::Value;
+
+Value *KernelLowering::scratchPtr(uint64_t Off) {
+  return B.CreateConstInBoundsGEP1_64(I8, Scratch, Off);
+}
+
+Value *KernelLowering::slotPtr(uint64_t Off, uint64_t Stride, Value *U) {
+  Value *Idx = B.CreateMul(B.CreateZExt(U, I64), B.getInt64(Stride));
+  return B.CreateInBoundsGEP(I8, scratchPtr(Off), Idx);
+}
+
+void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
+                               bool Parallel) {
+  if (Kind == ValueKind::Buffer) {
+    I->setMetadata(llvm::LLVMContext::MD_alias_scope, ScopeOf.lookup(Mem));
+    I->setMetadata(llvm::LLVMContext::MD_noalias, NoAliasOf.lookup(Mem));
+  } else {
+    I->setMetadata(llvm::LLVMContext::MD_alias_scope, ScratchScope);
+    if (ScratchNoAlias)
+      I->setMetadata(llvm::LLVMContext::MD_noalias, ScratchNoAlias);
+  }
+  // Units of one unit loop never depend on each other between barriers.
+  if (Parallel && Unit && AccessGroup)
+    I->setMetadata(llvm::LLVMContext::MD_access_group, AccessGroup);
+}
+
+Value *KernelLowering::loadSlot(ValueId Id, Value *U) {
+  Type T = K.value(Id).Ty;
+  auto *L = B.CreateAlignedLoad(memType(T), slotPtr(Offset[Id], T.storeSize(), U),
+                                llvm::Align(byteSize(T.elementKind())));
+  tagAccess(L, ValueKind::Plain, Id, U == Unit);
+  return fromMem(L, T);
+}
+
+void KernelLowering::storeSlot(ValueId Id, Value *U, Value *V) {
+  if (!U) {
+    fail({}, "internal error: a per-unit value is stored outside a unit loop");
+    return;
+  }
+  Type T = K.value(Id).Ty;
+  auto *S = B.CreateAlignedStore(toMem(V, T), slotPtr(Offset[Id], T.storeSize(), U),
+                                 llvm::Align(byteSize(T.elementKind())));
+  tagAccess(S, ValueKind::Plain, Id, U == Unit);
+}
+
+Value *KernelLowering::varPtr(ValueId Var) {
+  Type T = K.value(Var).Ty;
+  if (Storage[Var] == StorageKind::Alloca) {
+    llvm::AllocaInst *&A = VarAllocas[Var];
+    if (!A)
+      A = entryAlloca(memType(T), K.value(Var).Name);
+    return A;
+  }
+  return slotPtr(Offset[Var], T.storeSize(), Unit);
+}
+
+Value *KernelLowering::memCount(ValueId Mem) {
+  const ValueInfo &VI = K.value(Mem);
+  if (VI.Kind == ValueKind::Buffer)
+    return BufCount.lookup(Mem);
+  return B.getInt64(VI.Count);
+}
+
+MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
+  MemAccess A;
+  A.Mem = Mem;
+  const ValueInfo &VI = K.value(Mem);
+  A.Kind = VI.Kind;
+  Type T = VI.Ty;
+  Value *Idx = value(Index);
+  Type IT = operandType(Index);
+  Value *Idx64 = Idx->getType() == I64 ? Idx
+                 : IT.isSigned()      ? B.CreateSExt(Idx, I64)
+                                      : B.CreateZExt(Idx, I64);
+  Value *Base = nullptr;
+  switch (VI.Kind) {
+  case ValueKind::Buffer:
+    Base = BufBase.lookup(Mem);
+    break;
+  case ValueKind::Shared:
+    Base = scratchPtr(Offset[Mem]);
+    break;
+  case ValueKind::Local:
+    Base = slotPtr(Offset[Mem], VI.Count * T.storeSize(), Unit);
+    break;
+  default:
+    fail(Index.Loc, "'%" + VI.Name + "' is not indexable memory");
+    Base = scratchPtr(0);
+    break;
+  }
+  llvm::Type *Elem = memType(T.elementType());
+  Value *Scaled = T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
+  A.Ptr = B.CreateInBoundsGEP(Elem, Base, Scaled);
+  if (Variant.BoundsChecked)
+    A.InBounds = B.CreateICmpULT(Idx64, memCount(Mem));
+  return A;
+}
+
+Value *KernelLowering::guarded(Value *InBounds, Type ResultTy,
+                               llvm::function_ref<Value *()> Emit) {
+  if (!InBounds)
+    return Emit();
+  llvm::BasicBlock *From = B.GetInsertBlock();
+  llvm::BasicBlock *Then = newBlock("inbounds");
+  llvm::BasicBlock *Merge = newBlock("inbounds.end");
+  B.CreateCondBr(InBounds, Then, Merge);
+  B.SetInsertPoint(Then);
+  Value *V = Emit();
+  llvm::BasicBlock *ThenEnd = B.GetInsertBlock();
+  B.CreateBr(Merge);
+  B.SetInsertPoint(Merge);
+  if (!V)
+    return nullptr;
+  llvm::PHINode *Phi = B.CreatePHI(V->getType(), 2);
+  Phi->addIncoming(V, ThenEnd);
+  Phi->addIncoming(llvm::Constant::getNullValue(V->getType()), From);
+  return Phi;
+}
+
+Value *KernelLowering::emitAtomic(const Operation &Op) {
+  ValueId Mem = Op.Operands[0].Value;
+  const ValueInfo &VI = K.value(Mem);
+  Type T = VI.Ty;
+  MemAccess A = resolveAccess(Mem, Op.Operands[1]);
+  llvm::Align Al(T.storeSize());
+  bool Global = VI.Kind == ValueKind::Buffer;
+  auto Order = llvm::AtomicOrdering::SequentiallyConsistent;
+  bool ReturnsValue = Op.opClass() != OpClass::AtomicStore;
+  llvm::Type *MT = memType(T);
+
+  auto Emit = [&]() -> Value * {
+    switch (Op.opClass()) {
+    case OpClass::AtomicLoad: {
+      auto *L = B.CreateAlignedLoad(MT, A.Ptr, Al);
+      if (Global)
+        L->setAtomic(Order);
+      tagAccess(L, VI.Kind, Mem, false);
+      return fromMem(L, T);
+    }
+    case OpClass::AtomicStore: {
+      auto *S = B.CreateAlignedStore(toMem(operand(Op, 2), T), A.Ptr, Al);
+      if (Global)
+        S->setAtomic(Order);
+      tagAccess(S, VI.Kind, Mem, false);
+      return nullptr;
+    }
+    case OpClass::AtomicCas: {
+      Value *Expected = operand(Op, 2), *New = operand(Op, 3);
+      if (Global) {
+        // cmpxchg takes integers: floats compare by bit pattern.
+        llvm::Type *IT = B.getIntNTy(T.storeSize() * 8);
+        bool Fl = T.isFloat();
+        if (Fl) {
+          Expected = B.CreateBitCast(Expected, IT);
+          New = B.CreateBitCast(New, IT);
+        }
+        auto *X = B.CreateAtomicCmpXchg(A.Ptr, Expected, New, Al, Order, Order);
+        tagAccess(X, VI.Kind, Mem, false);
+        Value *Old = B.CreateExtractValue(X, 0);
+        return Fl ? B.CreateBitCast(Old, MT) : Old;
+      }
+      auto *Old = B.CreateAlignedLoad(MT, A.Ptr, Al);
+      tagAccess(Old, VI.Kind, Mem, false);
+      Value *Eq = T.isFloat() ? B.CreateFCmpOEQ(Old, Expected) : B.CreateICmpEQ(Old, Expected);
+      auto *S = B.CreateAlignedStore(B.CreateSelect(Eq, New, Old), A.Ptr, Al);
+      tagAccess(S, VI.Kind, Mem, false);
+      return Old;
+    }
+    default:
+      break;
+    }
+    // Read-modify-write.
+    Value *X = operand(Op, 2);
+    if (Global) {
+      using BO = llvm::AtomicRMWInst::BinOp;
+      BO Bin;
+      switch (Op.Kind) {
+      case OpKind::AtomicAdd: Bin = T.isFloat() ? BO::FAdd : BO::Add; break;
+      case OpKind::AtomicSub: Bin = T.isFloat() ? BO::FSub : BO::Sub; break;
+      case OpKind::AtomicMin:
+        Bin = T.isFloat() ? BO::FMin : T.isSigned() ? BO::Min : BO::UMin;
+        break;
+      case OpKind::AtomicMax:
+        Bin = T.isFloat() ? BO::FMax : T.isSigned() ? BO::Max : BO::UMax;
+        break;
+      case OpKind::AtomicAnd: Bin = BO::And; break;
+      case OpKind::AtomicOr: Bin = BO::Or; break;
+      case OpKind::AtomicXor: Bin = BO::Xor; break;
+      default: Bin = BO::Xchg; break;
+      }
+      auto *R = B.CreateAtomicRMW(Bin, A.Ptr, X, Al, Order);
+      tagAccess(R, VI.Kind, Mem, false);
+      return R;
+    }
+    auto *Old = B.CreateAlignedLoad(MT, A.Ptr, Al);
+    tagAccess(Old, VI.Kind, Mem, false);
+    Value *New;
+    switch (Op.Kind) {
+    case OpKind::AtomicAdd: New = emitBinary(OpKind::Add, T, Old, X); break;
+    case OpKind::AtomicSub: New = emitBinary(OpKind::Sub, T, Old, X); break;
+    case OpKind::AtomicMin: New = emitMinMax(false, T, Old, X); break;
+    case OpKind::AtomicMax: New = emitMinMax(true, T, Old, X); break;
+    case OpKind::AtomicAnd: New = B.CreateAnd(Old, X); break;
+    case OpKind::AtomicOr: New = B.CreateOr(Old, X); break;
+    case OpKind::AtomicXor: New = B.CreateXor(Old, X); break;
+    default: New = X; break;
+    }
+    auto *S = B.CreateAlignedStore(New, A.Ptr, Al);
+    tagAccess(S, VI.Kind, Mem, false);
+    return Old;
+  };
+  return guarded(A.InBounds, ReturnsValue ? Op.ResultType : T, Emit);
+}
+
+Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
+  auto MemOperand = [&](unsigned I) -> ValueId {
+    if (Op.Operands.size() <= I || Op.Operands[I].isLiteral() ||
+        Op.Operands[I].Value >= K.Values.size() ||
+        !K.value(Op.Operands[I].Value).isMemory()) {
+      fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a memory operand");
+      return NoValue;
+    }
+    return Op.Operands[I].Value;
+  };
+  switch (Op.opClass()) {
+  case OpClass::VarDecl:
+  case OpClass::ArrayDecl:
+    return nullptr; // storage was laid out by the analysis
+  case OpClass::Len: {
+    ValueId Mem = MemOperand(0);
+    if (Mem == NoValue)
+      return nullptr;
+    return B.CreateTrunc(memCount(Mem), I32);
+  }
+  case OpClass::Get:
+  case OpClass::Set: {
+    ValueId Var = MemOperand(0);
+    if (Var == NoValue)
+      return nullptr;
+    Type T = K.value(Var).Ty;
+    llvm::Align Al(byteSize(T.elementKind()));
+    bool InScratch = Storage[Var] != StorageKind::Alloca;
+    if (Op.opClass() == OpClass::Get) {
+      auto *L = B.CreateAlignedLoad(memType(T), varPtr(Var), Al);
+      if (InScratch)
+        tagAccess(L, ValueKind::Var, Var, true);
+      return fromMem(L, T);
+    }
+    if (Op.Operands.size() < 2) {
+      fail(Op.Loc, "'set' needs a value");
+      return nullptr;
+    }
+    auto *S = B.CreateAlignedStore(toMem(operand(Op, 1), T), varPtr(Var), Al);
+    if (InScratch)
+      tagAccess(S, ValueKind::Var, Var, true);
+    return nullptr;
+  }
+  default:
+    break;
+  }
+  ValueId Mem = MemOperand(0);
+  if (Mem == NoValue)
+    return nullptr;
+  size_t Needed = Op.opClass() == OpClass::Load || Op.opClass() == OpClass::AtomicLoad ? 2
+                  : Op.opClass() == OpClass::AtomicCas                                 ? 4
+                                                                                       : 3;
+  if (Op.Operands.size() < Needed) {
+    fail(Op.Loc, "'" + opName(Op.Kind) + "' has too few operands");
+    return nullptr;
+  }
+  const ValueInfo &VI = K.value(Mem);
+  Type T = VI.Ty;
+  llvm::Align Al(byteSize(T.elementKind()));
+  switch (Op.opClass()) {
+  case OpClass::Load: {
+    MemAccess A = resolveAccess(Mem, Op.Operands[1]);
+    return guarded(A.InBounds, T, [&]() -> Value * {
+      auto *L = B.CreateAlignedLoad(memType(T), A.Ptr, Al);
+      tagAccess(L, VI.Kind, Mem, true);
+      return fromMem(L, T);
+    });
+  }
+  case OpClass::Store: {
+    MemAccess A = resolveAccess(Mem, Op.Operands[1]);
+    Value *V = toMem(operand(Op, 2), T);
+    guarded(A.InBounds, T, [&]() -> Value * {
+      auto *S = B.CreateAlignedStore(V, A.Ptr, Al);
+      tagAccess(S, VI.Kind, Mem, true);
+      return nullptr;
+    });
+    return nullptr;
+  }
+  case OpClass::AtomicRMW:
+  case OpClass::AtomicCas:
+  case OpClass::AtomicLoad:
+  case OpClass::AtomicStore:
+    return emitAtomic(Op);
+  default:
+    fail(Op.Loc, "operation '" + opName(Op.Kind) + "' is not a memory operation");
+    return nullptr;
+  }
+}

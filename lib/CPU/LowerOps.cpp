@@ -1,0 +1,564 @@
+//===- LowerOps.cpp - Scalar and line operations, math, casts and builtins -===//
+//
+// Exact semantics of KERNEL-IR.md §4: non-trapping integer division, shifts
+// modulo the width, saturating float-to-int casts, IEEE math through LLVM
+// intrinsics or libm, lane-wise everything on lines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+using llvm::Value;
+
+llvm::Type *KernelLowering::scalarType(ScalarKind Kind) {
+  switch (Kind) {
+  case ScalarKind::Bool:
+    return I1;
+  case ScalarKind::I8:
+  case ScalarKind::U8:
+    return I8;
+  case ScalarKind::I16:
+  case ScalarKind::U16:
+    return llvm::Type::getInt16Ty(Ctx);
+  case ScalarKind::I32:
+  case ScalarKind::U32:
+    return I32;
+  case ScalarKind::I64:
+  case ScalarKind::U64:
+    return I64;
+  case ScalarKind::F16:
+    return llvm::Type::getHalfTy(Ctx);
+  case ScalarKind::BF16:
+    return llvm::Type::getBFloatTy(Ctx);
+  case ScalarKind::F32:
+    return llvm::Type::getFloatTy(Ctx);
+  case ScalarKind::F64:
+    return llvm::Type::getDoubleTy(Ctx);
+  }
+  return I32;
+}
+
+llvm::Type *KernelLowering::valueType(Type T) {
+  llvm::Type *S = scalarType(T.elementKind());
+  return T.isLine() ? llvm::FixedVectorType::get(S, T.lanes()) : S;
+}
+
+llvm::Type *KernelLowering::memType(Type T) {
+  if (!T.isBool())
+    return valueType(T);
+  return T.isLine() ? llvm::FixedVectorType::get(I8, T.lanes()) : I8;
+}
+
+Value *KernelLowering::toMem(Value *V, Type T) {
+  return T.isBool() ? B.CreateZExt(V, memType(T)) : V;
+}
+
+Value *KernelLowering::fromMem(Value *V, Type T) {
+  return T.isBool() ? B.CreateICmpNE(V, llvm::Constant::getNullValue(V->getType()))
+                    : V;
+}
+
+llvm::Constant *KernelLowering::scalarConstant(ScalarKind Kind, uint64_t Bits) {
+  llvm::Type *T = scalarType(Kind);
+  unsigned W = T->getPrimitiveSizeInBits();
+  if (Kind == ScalarKind::Bool)
+    return llvm::ConstantInt::get(I1, Bits & 1);
+  llvm::APInt Raw(W, W == 64 ? Bits : Bits & ((uint64_t(1) << W) - 1));
+  if (isFloat(Kind))
+    return llvm::ConstantFP::get(Ctx, llvm::APFloat(T->getFltSemantics(), Raw));
+  return llvm::ConstantInt::get(Ctx, Raw);
+}
+
+llvm::Constant *KernelLowering::literal(const Literal &L) {
+  llvm::Constant *S = scalarConstant(L.Ty.elementKind(), L.Bits);
+  if (!L.Ty.isLine())
+    return S;
+  return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L.Ty.lanes()), S);
+}
+
+static llvm::Constant *splatInt(llvm::Type *Ty, const llvm::APInt &V) {
+  return llvm::ConstantInt::get(Ty, V);
+}
+
+Value *KernelLowering::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
+  llvm::Intrinsic::ID ID;
+  if (T.isFloat())
+    ID = IsMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+  else if (T.isSigned())
+    ID = IsMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin;
+  else
+    ID = IsMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin;
+  return B.CreateBinaryIntrinsic(ID, A, Bv);
+}
+
+Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
+  bool Fl = T.isFloat(), Sg = T.isSigned();
+  llvm::Type *Ty = A->getType();
+  unsigned W = Ty->getScalarSizeInBits();
+  switch (Kind) {
+  case OpKind::Add:
+    return Fl ? B.CreateFAdd(A, Bv) : B.CreateAdd(A, Bv);
+  case OpKind::Sub:
+    return Fl ? B.CreateFSub(A, Bv) : B.CreateSub(A, Bv);
+  case OpKind::Mul:
+    return Fl ? B.CreateFMul(A, Bv) : B.CreateMul(A, Bv);
+  case OpKind::Div:
+  case OpKind::Rem: {
+    if (Fl)
+      return Kind == OpKind::Div ? B.CreateFDiv(A, Bv) : B.CreateFRem(A, Bv);
+    // Never trap: x / 0 = 0, x rem 0 = 0, INT_MIN / -1 = INT_MIN,
+    // INT_MIN rem -1 = 0. The divisor is replaced by 1 in the bad cases.
+    Value *Zero = llvm::Constant::getNullValue(Ty);
+    Value *IsZero = B.CreateICmpEQ(Bv, Zero);
+    Value *Bad = IsZero;
+    if (Sg) {
+      Value *Ovf = B.CreateAnd(
+          B.CreateICmpEQ(A, splatInt(Ty, llvm::APInt::getSignedMinValue(W))),
+          B.CreateICmpEQ(Bv, llvm::Constant::getAllOnesValue(Ty)));
+      Bad = B.CreateOr(Bad, Ovf);
+    }
+    Value *Safe = B.CreateSelect(Bad, llvm::ConstantInt::get(Ty, 1), Bv);
+    if (Kind == OpKind::Rem)
+      return Sg ? B.CreateSRem(A, Safe) : B.CreateURem(A, Safe);
+    Value *Q = Sg ? B.CreateSDiv(A, Safe) : B.CreateUDiv(A, Safe);
+    return B.CreateSelect(IsZero, Zero, Q);
+  }
+  case OpKind::Min:
+    return emitMinMax(false, T, A, Bv);
+  case OpKind::Max:
+    return emitMinMax(true, T, A, Bv);
+  case OpKind::And:
+  case OpKind::BitAnd:
+    return B.CreateAnd(A, Bv);
+  case OpKind::Or:
+  case OpKind::BitOr:
+    return B.CreateOr(A, Bv);
+  case OpKind::Xor:
+  case OpKind::BitXor:
+    return B.CreateXor(A, Bv);
+  case OpKind::Shl:
+  case OpKind::Shr: {
+    // The amount is taken modulo the width (widths are powers of two).
+    Value *Amt = B.CreateAnd(Bv, llvm::ConstantInt::get(Ty, W - 1));
+    if (Kind == OpKind::Shl)
+      return B.CreateShl(A, Amt);
+    return Sg ? B.CreateAShr(A, Amt) : B.CreateLShr(A, Amt);
+  }
+  case OpKind::MulHi: {
+    llvm::Type *Wide = llvm::IntegerType::get(Ctx, 2 * W);
+    if (auto *VT = llvm::dyn_cast<llvm::FixedVectorType>(Ty))
+      Wide = llvm::FixedVectorType::get(Wide, VT->getNumElements());
+    Value *WA = Sg ? B.CreateSExt(A, Wide) : B.CreateZExt(A, Wide);
+    Value *WB = Sg ? B.CreateSExt(Bv, Wide) : B.CreateZExt(Bv, Wide);
+    Value *P = B.CreateMul(WA, WB);
+    return B.CreateTrunc(B.CreateLShr(P, llvm::ConstantInt::get(Wide, W)), Ty);
+  }
+  default:
+    return nullptr;
+  }
+}
+
+Value *KernelLowering::emitUnary(OpKind Kind, Type T, Value *A) {
+  switch (Kind) {
+  case OpKind::Neg:
+    return T.isFloat() ? B.CreateFNeg(A)
+                       : B.CreateSub(llvm::Constant::getNullValue(A->getType()), A);
+  case OpKind::Abs:
+    if (T.isFloat())
+      return B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, A);
+    if (T.isSigned()) // abs(INT_MIN) = INT_MIN, wrapping like the type
+      return B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, A, B.getFalse());
+    return A;
+  case OpKind::BitNot:
+    return B.CreateNot(A);
+  case OpKind::ReverseBits:
+    return B.CreateUnaryIntrinsic(llvm::Intrinsic::bitreverse, A);
+  case OpKind::Not:
+    return B.CreateNot(A);
+  default:
+    return nullptr;
+  }
+}
+
+Value *KernelLowering::emitLibm(llvm::StringRef Name, Type T,
+                                llvm::ArrayRef<Value *> Args) {
+  bool IsF32 = T.elementKind() == ScalarKind::F32;
+  llvm::Type *S = scalarType(T.elementKind());
+  std::string Sym = Name.str() + (IsF32 ? "f" : "");
+  std::vector<llvm::Type *> Params(Args.size(), S);
+  auto Callee = M->getOrInsertFunction(Sym, llvm::FunctionType::get(S, Params, false));
+  if (auto *Fn = llvm::dyn_cast<llvm::Function>(Callee.getCallee())) {
+    Fn->setDoesNotThrow();
+    Fn->setWillReturn();
+    Fn->setDoesNotAccessMemory(); // errno is never read
+  }
+  if (!T.isLine())
+    return B.CreateCall(Callee, Args);
+  Value *R = llvm::PoisonValue::get(valueType(T));
+  for (unsigned L = 0; L < T.lanes(); ++L) {
+    std::vector<Value *> LaneArgs;
+    for (Value *A : Args)
+      LaneArgs.push_back(B.CreateExtractElement(A, L));
+    R = B.CreateInsertElement(R, B.CreateCall(Callee, LaneArgs), L);
+  }
+  return R;
+}
+
+Value *KernelLowering::emitMath(OpKind Kind, Type T, llvm::ArrayRef<Value *> Args) {
+  ScalarKind E = T.elementKind();
+  if (E == ScalarKind::F16 || E == ScalarKind::BF16) {
+    // Half-width math is computed in f32 (fma in f64, exact before the one
+    // rounding) and rounded once to the type.
+    Type Wide = T.withElement(Kind == OpKind::Fma ? ScalarKind::F64 : ScalarKind::F32);
+    std::vector<Value *> WArgs;
+    for (Value *A : Args)
+      WArgs.push_back(B.CreateFPExt(A, valueType(Wide)));
+    return B.CreateFPTrunc(emitMath(Kind, Wide, WArgs), valueType(T));
+  }
+  llvm::Type *Ty = valueType(T);
+  auto Un = [&](llvm::Intrinsic::ID ID) { return B.CreateUnaryIntrinsic(ID, Args[0]); };
+  switch (Kind) {
+  case OpKind::Sqrt:
+    return Un(llvm::Intrinsic::sqrt);
+  case OpKind::Rsqrt:
+    return B.CreateFDiv(llvm::ConstantFP::get(Ty, 1.0), Un(llvm::Intrinsic::sqrt));
+  case OpKind::Recip:
+    return B.CreateFDiv(llvm::ConstantFP::get(Ty, 1.0), Args[0]);
+  case OpKind::Exp:
+    return Un(llvm::Intrinsic::exp);
+  case OpKind::Exp2:
+    return Un(llvm::Intrinsic::exp2);
+  case OpKind::Log:
+    return Un(llvm::Intrinsic::log);
+  case OpKind::Log2:
+    return Un(llvm::Intrinsic::log2);
+  case OpKind::Sin:
+    return Un(llvm::Intrinsic::sin);
+  case OpKind::Cos:
+    return Un(llvm::Intrinsic::cos);
+  case OpKind::Floor:
+    return Un(llvm::Intrinsic::floor);
+  case OpKind::Ceil:
+    return Un(llvm::Intrinsic::ceil);
+  case OpKind::Trunc:
+    return Un(llvm::Intrinsic::trunc);
+  case OpKind::Round: // IEEE roundToIntegralTiesToEven
+    return Un(llvm::Intrinsic::roundeven);
+  case OpKind::Pow:
+    return B.CreateBinaryIntrinsic(llvm::Intrinsic::pow, Args[0], Args[1]);
+  case OpKind::Fma:
+    return B.CreateIntrinsic(llvm::Intrinsic::fma, {Ty}, {Args[0], Args[1], Args[2]});
+  case OpKind::Log1p:
+    return emitLibm("log1p", T, Args);
+  case OpKind::Expm1:
+    return emitLibm("expm1", T, Args);
+  case OpKind::Tan:
+    return emitLibm("tan", T, Args);
+  case OpKind::Tanh:
+    return emitLibm("tanh", T, Args);
+  case OpKind::Sinh:
+    return emitLibm("sinh", T, Args);
+  case OpKind::Cosh:
+    return emitLibm("cosh", T, Args);
+  case OpKind::Asin:
+    return emitLibm("asin", T, Args);
+  case OpKind::Acos:
+    return emitLibm("acos", T, Args);
+  case OpKind::Atan:
+    return emitLibm("atan", T, Args);
+  case OpKind::Atan2:
+    return emitLibm("atan2", T, Args);
+  case OpKind::Erf:
+    return emitLibm("erf", T, Args);
+  case OpKind::Hypot:
+    return emitLibm("hypot", T, Args);
+  default:
+    return nullptr;
+  }
+}
+
+Value *KernelLowering::emitCompare(OpKind Kind, Type T, Value *A, Value *Bv) {
+  using P = llvm::CmpInst::Predicate;
+  if (T.isFloat()) {
+    // Ordered, except ne: ne(NaN, x) is true.
+    P Pr = Kind == OpKind::Eq   ? P::FCMP_OEQ
+           : Kind == OpKind::Ne ? P::FCMP_UNE
+           : Kind == OpKind::Lt ? P::FCMP_OLT
+           : Kind == OpKind::Le ? P::FCMP_OLE
+           : Kind == OpKind::Gt ? P::FCMP_OGT
+                                : P::FCMP_OGE;
+    return B.CreateFCmp(Pr, A, Bv);
+  }
+  bool Sg = T.isSigned();
+  P Pr = Kind == OpKind::Eq   ? P::ICMP_EQ
+         : Kind == OpKind::Ne ? P::ICMP_NE
+         : Kind == OpKind::Lt ? (Sg ? P::ICMP_SLT : P::ICMP_ULT)
+         : Kind == OpKind::Le ? (Sg ? P::ICMP_SLE : P::ICMP_ULE)
+         : Kind == OpKind::Gt ? (Sg ? P::ICMP_SGT : P::ICMP_UGT)
+                              : (Sg ? P::ICMP_SGE : P::ICMP_UGE);
+  return B.CreateICmp(Pr, A, Bv);
+}
+
+Value *KernelLowering::emitCast(Value *V, Type From, Type To) {
+  if (From == To)
+    return V;
+  llvm::Type *DT = valueType(To);
+  if (From.isBool()) {
+    if (To.isBool())
+      return V;
+    return To.isFloat() ? B.CreateUIToFP(V, DT) : B.CreateZExt(V, DT);
+  }
+  if (To.isBool()) {
+    Value *Zero = llvm::Constant::getNullValue(V->getType());
+    // Non-zero is true; NaN is non-zero.
+    return From.isFloat() ? B.CreateFCmpUNE(V, Zero) : B.CreateICmpNE(V, Zero);
+  }
+  if (From.isInteger() && To.isInteger())
+    return B.CreateIntCast(V, DT, From.isSigned());
+  if (From.isInteger())
+    return From.isSigned() ? B.CreateSIToFP(V, DT) : B.CreateUIToFP(V, DT);
+  ScalarKind FK = From.elementKind(), TK = To.elementKind();
+  if (To.isInteger()) {
+    // Saturating, NaN to 0 (llvm.fpto[su]i.sat); half types widen exactly first.
+    if (FK == ScalarKind::F16 || FK == ScalarKind::BF16) {
+      V = B.CreateFPExt(V, valueType(From.withElement(ScalarKind::F32)));
+    }
+    auto ID = To.isSigned() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return B.CreateIntrinsic(ID, {DT, V->getType()}, {V});
+  }
+  // Float to float. f16 <-> bf16 goes through f32 (exact), then one rounding.
+  if ((FK == ScalarKind::F16 && TK == ScalarKind::BF16) ||
+      (FK == ScalarKind::BF16 && TK == ScalarKind::F16)) {
+    V = B.CreateFPExt(V, valueType(From.withElement(ScalarKind::F32)));
+    return B.CreateFPTrunc(V, DT);
+  }
+  if (bitWidth(FK) < bitWidth(TK))
+    return B.CreateFPExt(V, DT);
+  return B.CreateFPTrunc(V, DT);
+}
+
+Value *KernelLowering::emitDot(Type T, Value *A, Value *Bv) {
+  Value *P = T.isFloat() ? B.CreateFMul(A, Bv) : B.CreateMul(A, Bv);
+  if (!T.isLine())
+    return P;
+  // Lanes summed in order 0..N-1 (deterministic, no reassociation).
+  Value *Sum = B.CreateExtractElement(P, uint64_t(0));
+  for (unsigned L = 1; L < T.lanes(); ++L) {
+    Value *E = B.CreateExtractElement(P, L);
+    Sum = T.isFloat() ? B.CreateFAdd(Sum, E) : B.CreateAdd(Sum, E);
+  }
+  return Sum;
+}
+
+Value *KernelLowering::emitBuiltin(const Operation &Op) {
+  auto C32 = [&](uint64_t V) { return B.getInt32(static_cast<uint32_t>(V)); };
+  uint32_t D[3] = {K.CubeDim[0], K.CubeDim[1], K.CubeDim[2]};
+  Value *U = Unit ? Unit : B.getInt32(0);
+  auto UnitComp = [&](unsigned C) -> Value * {
+    if (C == 0)
+      return B.CreateURem(U, C32(D[0]));
+    if (C == 1)
+      return B.CreateURem(B.CreateUDiv(U, C32(D[0])), C32(D[1]));
+    return B.CreateUDiv(U, C32(uint64_t(D[0]) * D[1]));
+  };
+  unsigned Comp = Op.Component;
+  switch (Op.Kind) {
+  case OpKind::UnitPos:
+    return Comp == 0 ? U : UnitComp(Comp - 1);
+  case OpKind::CubePos:
+    return Comp == 0 ? CubeLinear : CubePos[Comp - 1];
+  case OpKind::CubeDim:
+    return Comp == 0 ? C32(uint64_t(D[0]) * D[1] * D[2]) : C32(D[Comp - 1]);
+  case OpKind::CubeCount:
+    if (Comp != 0)
+      return CubeCount[Comp - 1];
+    return B.CreateMul(B.CreateMul(CubeCount[0], CubeCount[1]), CubeCount[2]);
+  case OpKind::AbsolutePos: {
+    auto Abs = [&](unsigned C) {
+      return B.CreateAdd(B.CreateMul(CubePos[C], C32(D[C])), UnitComp(C));
+    };
+    if (Comp != 0)
+      return Abs(Comp - 1);
+    Value *RowX = B.CreateMul(CubeCount[0], C32(D[0]));
+    Value *RowY = B.CreateMul(CubeCount[1], C32(D[1]));
+    Value *Lin = B.CreateAdd(Abs(0), B.CreateMul(Abs(1), RowX));
+    return B.CreateAdd(Lin, B.CreateMul(Abs(2), B.CreateMul(RowX, RowY)));
+  }
+  case OpKind::PlaneDim:
+    return C32(PlaneDim);
+  case OpKind::UnitPosPlane:
+    return B.CreateURem(U, C32(PlaneDim));
+  case OpKind::PlanePos:
+    return B.CreateUDiv(U, C32(PlaneDim));
+  default:
+    return nullptr;
+  }
+}
+
+Value *KernelLowering::lowerValueOp(const Operation &Op) {
+  Type T = Op.ResultType;
+  auto Opd = [&](unsigned I) { return operand(Op, I); };
+  auto OpTy = [&](unsigned I) { return operandType(Op.Operands[I]); };
+  auto Need = [&](size_t N) {
+    if (Op.Operands.size() >= N)
+      return true;
+    fail(Op.Loc, "'" + opName(Op.Kind) + "' has too few operands");
+    return false;
+  };
+  switch (Op.opClass()) {
+  case OpClass::Builtin:
+  case OpClass::BuiltinXYZ:
+    return emitBuiltin(Op);
+  case OpClass::Const: {
+    if (Op.ConstBits.empty()) {
+      fail(Op.Loc, "constant without a value");
+      return nullptr;
+    }
+    if (!T.isLine())
+      return scalarConstant(T.elementKind(), Op.ConstBits[0]);
+    std::vector<llvm::Constant *> Lanes;
+    for (unsigned L = 0; L < T.lanes(); ++L)
+      Lanes.push_back(scalarConstant(
+          T.elementKind(), Op.ConstBits[Op.ConstBits.size() == 1 ? 0 : std::min<size_t>(L, Op.ConstBits.size() - 1)]));
+    return llvm::ConstantVector::get(Lanes);
+  }
+  case OpClass::UnaryNumeric:
+  case OpClass::UnaryInt:
+  case OpClass::UnaryBool:
+    if (!Need(1))
+      return nullptr;
+    return emitUnary(Op.Kind, T, Opd(0));
+  case OpClass::BinaryNumeric:
+  case OpClass::BinaryInt:
+  case OpClass::BinaryBool:
+    if (!Need(2))
+      return nullptr;
+    return emitBinary(Op.Kind, T, Opd(0), Opd(1));
+  case OpClass::TernaryNumeric: // clamp(x, lo, hi) = min(max(x, lo), hi)
+    if (!Need(3))
+      return nullptr;
+    return emitMinMax(false, T, emitMinMax(true, T, Opd(0), Opd(1)), Opd(2));
+  case OpClass::TernaryFloat:
+    if (!Need(3))
+      return nullptr;
+    return emitMath(Op.Kind, T, {Opd(0), Opd(1), Opd(2)});
+  case OpClass::BitCount: {
+    if (!Need(1))
+      return nullptr;
+    Value *A = Opd(0);
+    Value *R;
+    if (Op.Kind == OpKind::Popcount)
+      R = B.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, A);
+    else // clz/ctz of 0 give the bit width
+      R = B.CreateBinaryIntrinsic(Op.Kind == OpKind::Clz ? llvm::Intrinsic::ctlz
+                                                        : llvm::Intrinsic::cttz,
+                                  A, B.getFalse());
+    return B.CreateZExtOrTrunc(R, valueType(T));
+  }
+  case OpClass::UnaryFloat:
+    if (!Need(1))
+      return nullptr;
+    return emitMath(Op.Kind, T, {Opd(0)});
+  case OpClass::BinaryFloat:
+    if (!Need(2))
+      return nullptr;
+    return emitMath(Op.Kind, T, {Opd(0), Opd(1)});
+  case OpClass::FloatPredicate: {
+    if (!Need(1))
+      return nullptr;
+    Value *A = Opd(0);
+    if (Op.Kind == OpKind::IsNan)
+      return B.CreateFCmpUNO(A, A);
+    Value *Abs = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, A);
+    return B.CreateFCmpOEQ(Abs, llvm::ConstantFP::getInfinity(A->getType()));
+  }
+  case OpClass::Dot:
+    if (!Need(2))
+      return nullptr;
+    return emitDot(OpTy(0), Opd(0), Opd(1));
+  case OpClass::Magnitude: {
+    if (!Need(1))
+      return nullptr;
+    Value *A = Opd(0);
+    return emitMath(OpKind::Sqrt, T, {emitDot(OpTy(0), A, A)});
+  }
+  case OpClass::Normalize: {
+    if (!Need(1))
+      return nullptr;
+    Type LT = OpTy(0);
+    Value *A = Opd(0);
+    Value *Mag = emitMath(OpKind::Sqrt, LT.elementType(), {emitDot(LT, A, A)});
+    if (LT.isLine())
+      Mag = B.CreateVectorSplat(LT.lanes(), Mag);
+    return B.CreateFDiv(A, Mag);
+  }
+  case OpClass::Extract:
+  case OpClass::Insert: {
+    bool Ins = Op.opClass() == OpClass::Insert;
+    if (!Need(Ins ? 3 : 2))
+      return nullptr;
+    Type LT = OpTy(0);
+    Value *V = Opd(0);
+    unsigned N = LT.lanes();
+    if (!LT.isLine()) // a scalar is a line of one lane for indexing
+      return Ins ? Opd(2) : V;
+    const Operand &Idx = Op.Operands[1];
+    if (Idx.isLiteral()) {
+      uint64_t I = Idx.Lit.Bits;
+      if (I >= N) // out of range: extract gives 0, insert changes nothing
+        return Ins ? V : llvm::Constant::getNullValue(valueType(T));
+      return Ins ? B.CreateInsertElement(V, Opd(2), I) : B.CreateExtractElement(V, I);
+    }
+    Value *I = B.CreateZExtOrTrunc(Opd(1), I32);
+    Value *InRange = B.CreateICmpULT(I, B.getInt32(N));
+    Value *Safe = B.CreateSelect(InRange, I, B.getInt32(0));
+    if (Ins)
+      return B.CreateSelect(InRange, B.CreateInsertElement(V, Opd(2), Safe), V);
+    return B.CreateSelect(InRange, B.CreateExtractElement(V, Safe),
+                          llvm::Constant::getNullValue(valueType(T)));
+  }
+  case OpClass::Splat:
+    if (!Need(1))
+      return nullptr;
+    if (!T.isLine())
+      return Opd(0);
+    return B.CreateVectorSplat(T.lanes(), Opd(0));
+  case OpClass::Vector: {
+    if (!T.isLine())
+      return Need(1) ? Opd(0) : nullptr;
+    if (!Need(T.lanes()))
+      return nullptr;
+    Value *R = llvm::PoisonValue::get(valueType(T));
+    for (unsigned L = 0; L < T.lanes(); ++L)
+      R = B.CreateInsertElement(R, Opd(L), L);
+    return R;
+  }
+  case OpClass::Compare:
+    if (!Need(2))
+      return nullptr;
+    return emitCompare(Op.Kind, OpTy(0), Opd(0), Opd(1));
+  case OpClass::Cast:
+    if (!Need(1))
+      return nullptr;
+    return emitCast(Opd(0), OpTy(0), T);
+  case OpClass::Bitcast: {
+    if (!Need(1))
+      return nullptr;
+    Value *V = Opd(0);
+    if (V->getType() == valueType(T))
+      return V;
+    return B.CreateBitCast(V, valueType(T));
+  }
+  case OpClass::Select:
+    if (!Need(3))
+      return nullptr;
+    return B.CreateSelect(Opd(0), Opd(1), Opd(2));
+  default:
+    fail(Op.Loc, "operation '" + opName(Op.Kind) + "' cannot be lowered here");
+    return nullptr;
+  }
+}

@@ -1,0 +1,250 @@
+//===- Lowering.cpp - Lower a verified Kiln kernel to an LLVM cube function -===//
+//
+// The driver: builds the cube function of CubeABI.h (argument table, cube
+// loop, cube_pos decomposition), sets up alias scopes, runs the analysis and
+// the emitters, verifies the result and fills the CubeMetadata.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "kiln/CPU/CubeABI.h"
+
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+
+KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
+                               const DeviceLimits &Limits,
+                               llvm::LLVMContext &Ctx)
+    : K(K), Variant(Variant), Limits(Limits), Ctx(Ctx), B(Ctx) {
+  I1 = llvm::Type::getInt1Ty(Ctx);
+  I8 = llvm::Type::getInt8Ty(Ctx);
+  I32 = llvm::Type::getInt32Ty(Ctx);
+  I64 = llvm::Type::getInt64Ty(Ctx);
+  Ptr = llvm::PointerType::getUnqual(Ctx);
+}
+
+void KernelLowering::fail(SourceLoc Loc, const llvm::Twine &Msg) {
+  if (Err)
+    return;
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  OS << "kernel '" << K.Name << "'";
+  if (Loc.isValid())
+    OS << " at " << Loc.Line << ":" << Loc.Col;
+  OS << ": " << Msg;
+  Err = llvm::createStringError(Text);
+}
+
+llvm::BasicBlock *KernelLowering::newBlock(const llvm::Twine &Name) {
+  return llvm::BasicBlock::Create(Ctx, Name, F);
+}
+
+llvm::AllocaInst *KernelLowering::entryAlloca(llvm::Type *T,
+                                              const llvm::Twine &Name) {
+  llvm::IRBuilder<> AB(EntryBB, EntryBB->begin());
+  return AB.CreateAlloca(T, nullptr, Name);
+}
+
+void KernelLowering::define(ValueId Id, llvm::Value *V) {
+  if (!V)
+    return;
+  SegValues[Id] = V;
+  if (NeedsSlot[Id])
+    storeSlot(Id, Unit, V);
+}
+
+llvm::Value *KernelLowering::value(const Operand &O, llvm::Value *AtUnit) {
+  if (O.isLiteral())
+    return literal(O.Lit);
+  ValueId Id = O.Value;
+  if (Id >= K.Values.size()) {
+    fail(O.Loc, "operand names no value");
+    return llvm::PoisonValue::get(I32);
+  }
+  if (!AtUnit) {
+    auto It = SegValues.find(Id);
+    if (It != SegValues.end())
+      return It->second;
+  }
+  auto C = CubeValues.find(Id);
+  if (C != CubeValues.end())
+    return C->second;
+  llvm::Value *U = AtUnit ? AtUnit : Unit;
+  if (NeedsSlot[Id] && U)
+    return loadSlot(Id, U);
+  fail(O.Loc, "value '%" + K.value(Id).Name + "' is used where it is not available");
+  return llvm::PoisonValue::get(valueType(K.value(Id).Ty));
+}
+
+llvm::Expected<LoweredModule> KernelLowering::run() {
+  uint64_t UnitCount = K.unitsPerCube();
+  if (UnitCount == 0 || UnitCount > (uint64_t(1) << 31))
+    return llvm::createStringError("kernel '" + K.Name +
+                                   "' has an invalid cube_dim");
+  Units = static_cast<uint32_t>(UnitCount);
+  PlaneDim = K.PlaneDim ? *K.PlaneDim : Limits.PlaneDim;
+  if (PlaneDim == 0)
+    return llvm::createStringError("plane_dim must be at least 1");
+
+  size_t N = K.Values.size();
+  DefSeg.assign(N, CubeSegment);
+  NeedsSlot.assign(N, 0);
+  MemMultiSeg.assign(N, 0);
+  Storage.assign(N, StorageKind::Alloca);
+  Offset.assign(N, 0);
+  for (ValueId P : K.Params)
+    if (P >= N)
+      return llvm::createStringError("kernel '" + K.Name +
+                                     "' has a parameter that names no value");
+  analyzeBlock(K.Body);
+  if (llvm::Error E = layoutScratch())
+    return E;
+
+  M = std::make_unique<llvm::Module>("kiln." + K.Name, Ctx);
+  auto *FT = llvm::FunctionType::get(llvm::Type::getVoidTy(Ctx),
+                                     {Ptr, I32, I32, Ptr}, false);
+  F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage,
+                             cubeFunctionPrefix() + K.Name, M.get());
+  F->setDoesNotThrow();
+  F->addParamAttr(0, llvm::Attribute::NoAlias);
+  F->addParamAttr(0, llvm::Attribute::NoCapture);
+  F->addParamAttr(0, llvm::Attribute::ReadOnly);
+  F->addParamAttr(3, llvm::Attribute::NoAlias);
+  F->addParamAttr(3, llvm::Attribute::NoCapture);
+  F->addParamAttr(3, llvm::Attribute::getWithAlignment(Ctx, llvm::Align(64)));
+  llvm::Argument *LaunchArg = F->getArg(0);
+  llvm::Argument *Begin = F->getArg(1);
+  llvm::Argument *End = F->getArg(2);
+  Scratch = F->getArg(3);
+  LaunchArg->setName("args");
+  Begin->setName("cube_begin");
+  End->setName("cube_end");
+  Scratch->setName("scratch");
+
+  // Alias scopes: every buffer its own, the scratch arena one more; no two
+  // alias (LLVM-NOTES.md pitfall 3).
+  llvm::MDBuilder MDB(Ctx);
+  llvm::MDNode *Domain = MDB.createAnonymousAliasScopeDomain("kiln");
+  std::vector<std::pair<ValueId, llvm::MDNode *>> Scopes;
+  for (ValueId P : K.Params)
+    if (K.value(P).Kind == ValueKind::Buffer)
+      Scopes.push_back({P, MDB.createAnonymousAliasScope(Domain, K.value(P).Name)});
+  llvm::MDNode *ScratchOne = MDB.createAnonymousAliasScope(Domain, "scratch");
+  ScratchScope = llvm::MDNode::get(Ctx, {ScratchOne});
+  {
+    std::vector<llvm::Metadata *> All;
+    for (auto &[P, S] : Scopes)
+      All.push_back(S);
+    ScratchNoAlias = All.empty() ? nullptr : llvm::MDNode::get(Ctx, All);
+  }
+  for (auto &[P, S] : Scopes) {
+    ScopeOf[P] = llvm::MDNode::get(Ctx, {S});
+    std::vector<llvm::Metadata *> Others = {ScratchOne};
+    for (auto &[Q, T] : Scopes)
+      if (Q != P)
+        Others.push_back(T);
+    NoAliasOf[P] = llvm::MDNode::get(Ctx, Others);
+  }
+
+  EntryBB = newBlock("entry");
+  B.SetInsertPoint(EntryBB);
+  auto *ArgTable = B.CreateAlignedLoad(Ptr, LaunchArg, llvm::Align(8), "argtable");
+  for (unsigned D = 0; D < 3; ++D) {
+    llvm::Value *P = B.CreateConstInBoundsGEP1_64(I8, LaunchArg, 8 + 4 * D);
+    llvm::Value *C = B.CreateAlignedLoad(I32, P, llvm::Align(4));
+    // The ABI promises >= 1; a zero must not divide by zero below.
+    CubeCount[D] = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, C,
+                                           B.getInt32(1), nullptr,
+                                           std::string("cube_count.") + "xyz"[D]);
+  }
+  for (size_t I = 0; I < K.Params.size(); ++I) {
+    ValueId P = K.Params[I];
+    const ValueInfo &VI = K.value(P);
+    llvm::Value *Slot = B.CreateConstInBoundsGEP1_64(I8, ArgTable, 16 * I);
+    auto *Data = B.CreateAlignedLoad(Ptr, Slot, llvm::Align(8), VI.Name + ".data");
+    if (VI.Kind == ValueKind::Buffer) {
+      llvm::Value *CountP = B.CreateConstInBoundsGEP1_64(I8, Slot, 8);
+      BufCount[P] = B.CreateAlignedLoad(I64, CountP, llvm::Align(8), VI.Name + ".count");
+      if (Variant.BufferAlignment > 1 &&
+          llvm::isPowerOf2_32(Variant.BufferAlignment))
+        B.CreateAlignmentAssumption(M->getDataLayout(), Data,
+                                    Variant.BufferAlignment);
+      BufBase[P] = Data;
+    } else if (VI.Kind == ValueKind::Plain) {
+      unsigned Al = byteSize(VI.Ty.elementKind());
+      llvm::Value *V = B.CreateAlignedLoad(memType(VI.Ty), Data, llvm::Align(Al));
+      CubeValues[P] = fromMem(V, VI.Ty);
+      CubeValues[P]->setName(VI.Name);
+    } else {
+      return llvm::createStringError("kernel '" + K.Name + "': parameter '%" +
+                                     VI.Name + "' is neither a buffer nor a value");
+    }
+  }
+
+  llvm::BasicBlock *CubeBody = newBlock("cube");
+  llvm::BasicBlock *Exit = newBlock("exit");
+  B.CreateCondBr(B.CreateICmpULT(Begin, End), CubeBody, Exit);
+  B.SetInsertPoint(CubeBody);
+  llvm::PHINode *C = B.CreatePHI(I32, 2, "c");
+  C->addIncoming(Begin, EntryBB);
+  CubeLinear = C;
+  CubePos[0] = B.CreateURem(C, CubeCount[0], "cube_pos.x");
+  llvm::Value *Q = B.CreateUDiv(C, CubeCount[0]);
+  CubePos[1] = B.CreateURem(Q, CubeCount[1], "cube_pos.y");
+  CubePos[2] = B.CreateUDiv(Q, CubeCount[1], "cube_pos.z");
+  if (HasFlags)
+    B.CreateMemSet(scratchPtr(FlagsOffset), B.getInt8(0), Units, llvm::Align(64));
+
+  lowerCubeBlock(K.Body);
+
+  llvm::BasicBlock *Latch = newBlock("cube.latch");
+  if (!terminated())
+    B.CreateBr(Latch);
+  B.SetInsertPoint(Latch);
+  llvm::Value *Next = B.CreateAdd(C, B.getInt32(1), "c.next");
+  C->addIncoming(Next, Latch);
+  B.CreateCondBr(B.CreateICmpULT(Next, End), CubeBody, Exit);
+  B.SetInsertPoint(Exit);
+  B.CreateRetVoid();
+  Exit->moveAfter(&F->back());
+
+  if (Err)
+    return std::move(Err);
+  std::string Problems;
+  llvm::raw_string_ostream OS(Problems);
+  if (llvm::verifyModule(*M, &OS))
+    return llvm::createStringError("internal error: lowering kernel '" + K.Name +
+                                   "' produced invalid LLVM IR: " + Problems);
+
+  LoweredModule Out;
+  Out.Module = std::move(M);
+  CubeMetadata &MD = Out.Metadata;
+  MD.KernelName = K.Name;
+  MD.Symbol = cubeFunctionPrefix() + K.Name;
+  MD.CubeDim = K.CubeDim;
+  MD.PlaneDim = PlaneDim;
+  MD.ScratchBytes = ScratchBytes;
+  for (ValueId P : K.Params) {
+    const ValueInfo &VI = K.value(P);
+    ParamMetadata PM;
+    PM.Name = VI.Name;
+    PM.IsBuffer = VI.Kind == ValueKind::Buffer;
+    PM.Ty = VI.Ty;
+    PM.Access = VI.Access;
+    MD.Params.push_back(std::move(PM));
+  }
+  return Out;
+}
+
+llvm::Expected<LoweredModule> kiln::lowerKernel(const Kernel &K,
+                                                const CpuVariant &Variant,
+                                                const DeviceLimits &Limits,
+                                                llvm::LLVMContext &Ctx) {
+  KernelLowering L(K, Variant, Limits, Ctx);
+  return L.run();
+}

@@ -1,0 +1,201 @@
+//===- LoweringAnalysis.cpp - Segments, per-unit values and scratch layout -===//
+//
+// A pre-pass over the kernel that mirrors the segmentation the emitter uses
+// (LowerControl.cpp): a block is cut at every split operation; each maximal
+// run of other operations is one segment (one unit loop). A value used in a
+// segment other than the one defining it (or at cube level) is kept in a
+// per-unit slot of the scratch area; so is every plane operation's result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+
+bool KernelLowering::isSplit(const Operation &Op) {
+  switch (Op.opClass()) {
+  case OpClass::Barrier:
+  case OpClass::PlaneReduce:
+  case OpClass::PlaneBool:
+  case OpClass::PlaneLane:
+  case OpClass::PlaneElect:
+  case OpClass::PlaneBallot:
+    return true;
+  case OpClass::If:
+  case OpClass::For:
+  case OpClass::Loop:
+  case OpClass::Switch:
+    break;
+  default:
+    return false;
+  }
+  auto It = SplitMemo.find(&Op);
+  if (It != SplitMemo.end())
+    return It->second;
+  bool Split = false;
+  for (const Block &R : Op.Regions)
+    for (const Operation &Inner : R.Ops)
+      if (isSplit(Inner)) {
+        Split = true;
+        break;
+      }
+  SplitMemo[&Op] = Split;
+  return Split;
+}
+
+void KernelLowering::noteDef(ValueId Id, int Seg) {
+  if (Id < DefSeg.size())
+    DefSeg[Id] = Seg;
+}
+
+void KernelLowering::noteUse(const Operand &O, int Seg) {
+  if (O.isLiteral() || O.Value >= DefSeg.size())
+    return;
+  const ValueInfo &VI = K.value(O.Value);
+  if (VI.isMemory()) {
+    noteMemUse(O.Value, Seg);
+    return;
+  }
+  int D = DefSeg[O.Value];
+  if (D >= 0 && D != Seg)
+    NeedsSlot[O.Value] = 1;
+}
+
+void KernelLowering::noteMemUse(ValueId Mem, int Seg) {
+  if (Mem < DefSeg.size() && DefSeg[Mem] != Seg)
+    MemMultiSeg[Mem] = 1;
+}
+
+void KernelLowering::analyzeInSegment(const Operation &Op, int Seg) {
+  for (const Operand &O : Op.Operands)
+    noteUse(O, Seg);
+  if (Op.Result != NoValue)
+    noteDef(Op.Result, Seg);
+  for (const Block &R : Op.Regions)
+    for (const Operation &Inner : R.Ops)
+      analyzeInSegment(Inner, Seg);
+}
+
+void KernelLowering::analyzeBlock(const Block &Blk) {
+  int Seg = NoSegment;
+  for (const Operation &Op : Blk.Ops) {
+    if (!isSplit(Op)) {
+      if (Seg == NoSegment)
+        Seg = NextSegment++;
+      analyzeInSegment(Op, Seg);
+      continue;
+    }
+    Seg = NoSegment;
+    // Split operations read their operands at cube level.
+    for (const Operand &O : Op.Operands)
+      noteUse(O, CubeSegment);
+    switch (Op.opClass()) {
+    case OpClass::Barrier:
+      break;
+    case OpClass::If:
+    case OpClass::Loop:
+    case OpClass::Switch:
+      for (const Block &R : Op.Regions)
+        analyzeBlock(R);
+      break;
+    case OpClass::For:
+      // A hoisted induction variable is a cube-level value.
+      noteDef(Op.Result, CubeSegment);
+      for (const Block &R : Op.Regions)
+        analyzeBlock(R);
+      break;
+    default:
+      // Plane operations: computed at cube level into a per-unit array.
+      if (Op.Result != NoValue && Op.Result < NeedsSlot.size()) {
+        noteDef(Op.Result, CubeSegment);
+        NeedsSlot[Op.Result] = 1;
+      }
+      break;
+    }
+  }
+}
+
+bool KernelLowering::kernelHasReturn(const Block &Blk) const {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.Kind == OpKind::Return)
+      return true;
+    for (const Block &R : Op.Regions)
+      if (kernelHasReturn(R))
+        return true;
+  }
+  return false;
+}
+
+llvm::Error KernelLowering::layoutScratch() {
+  // The arena is addressed with 64-bit offsets, but anything beyond 4 GiB per
+  // worker is a kernel the host cannot run.
+  constexpr uint64_t MaxScratch = uint64_t(1) << 32;
+  uint64_t Size = 0;
+  bool Overflow = false;
+  auto Reserve = [&](uint64_t Bytes) -> uint64_t {
+    uint64_t Start = llvm::alignTo(Size, 64);
+    if (Bytes > MaxScratch || Start + Bytes > MaxScratch)
+      Overflow = true;
+    Size = Start + std::min(Bytes, MaxScratch);
+    return Start;
+  };
+  auto PerUnit = [&](uint64_t Bytes) -> uint64_t {
+    if (Bytes != 0 && Units > MaxScratch / Bytes) {
+      Overflow = true;
+      return MaxScratch;
+    }
+    return Bytes * Units;
+  };
+
+  bool AnySplit = false;
+  for (const Operation &Op : K.Body.Ops)
+    AnySplit |= isSplit(Op);
+  HasFlags = AnySplit && kernelHasReturn(K.Body);
+  if (HasFlags)
+    FlagsOffset = Reserve(Units);
+
+  for (ValueId Id = 0; Id < K.Values.size(); ++Id) {
+    const ValueInfo &VI = K.value(Id);
+    uint64_t Elem = VI.Ty.storeSize();
+    switch (VI.Kind) {
+    case ValueKind::Buffer:
+      break;
+    case ValueKind::Shared: {
+      uint64_t Bytes = VI.Count > MaxScratch / std::max<uint64_t>(Elem, 1)
+                           ? MaxScratch
+                           : VI.Count * Elem;
+      Storage[Id] = StorageKind::ScratchCube;
+      Offset[Id] = Reserve(Bytes);
+      break;
+    }
+    case ValueKind::Local: {
+      uint64_t Row = VI.Count > MaxScratch / std::max<uint64_t>(Elem, 1)
+                         ? MaxScratch
+                         : VI.Count * Elem;
+      Storage[Id] = StorageKind::ScratchUnit;
+      Offset[Id] = Reserve(PerUnit(Row));
+      break;
+    }
+    case ValueKind::Var:
+      if (MemMultiSeg[Id]) {
+        Storage[Id] = StorageKind::ScratchUnit;
+        Offset[Id] = Reserve(PerUnit(Elem));
+      } else {
+        Storage[Id] = StorageKind::Alloca;
+      }
+      break;
+    case ValueKind::Plain:
+      if (NeedsSlot[Id])
+        Offset[Id] = Reserve(PerUnit(Elem));
+      break;
+    }
+  }
+  if (Overflow)
+    return llvm::createStringError(
+        "kernel '" + K.Name + "' needs a scratch area larger than 4 GiB");
+  ScratchBytes = llvm::alignTo(Size, 64);
+  return llvm::Error::success();
+}

@@ -1,0 +1,205 @@
+//===- LoweringImpl.h - Private state of the Kiln to LLVM IR lowering -*- C++ -*-===//
+//
+// One KernelLowering lowers one verified kernel into one LLVM module. The
+// work is split over several files, one job each:
+//   Lowering.cpp          the driver: function skeleton, cube loop, metadata
+//   LoweringAnalysis.cpp  segments, values kept per unit, scratch layout
+//   LowerOps.cpp          scalar and line operations, math, casts
+//   LowerMemory.cpp       buffers, shared/local arrays, vars, atomics, slots
+//   LowerControl.cpp      unit loops, barrier fission, control constructs
+//   LowerPlane.cpp        plane operations at cube level
+// See docs/Lowering.md for the execution model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CPU_LOWERINGIMPL_H
+#define KILN_LIB_CPU_LOWERINGIMPL_H
+
+#include "kiln/CPU/Lowering.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/IR/IRBuilder.h"
+
+#include <vector>
+
+namespace kiln::lowering {
+
+/// Segment number of cube-level code (hoisted constructs, plane operations).
+constexpr int CubeSegment = -1;
+/// No segment open yet.
+constexpr int NoSegment = -2;
+
+/// Where a memory object (var, local array, shared array) lives.
+enum class StorageKind : uint8_t {
+  Alloca,       ///< a var used in one segment only: a stack slot
+  ScratchUnit,  ///< one copy per unit in scratch: [units][count]
+  ScratchCube,  ///< one copy per cube in scratch (shared arrays)
+};
+
+/// A break/continue target on the loop stack.
+struct LoopTarget {
+  bool Hoisted = false;              ///< a cube-level loop (contains a split)
+  llvm::BasicBlock *Break = nullptr; ///< where break goes (cube level if hoisted)
+  llvm::BasicBlock *Continue = nullptr;
+  llvm::AllocaInst *BreakFlag = nullptr;    ///< hoisted only
+  llvm::AllocaInst *ContinueFlag = nullptr; ///< hoisted only
+};
+
+/// A resolved memory access: where, and whether it is in bounds.
+struct MemAccess {
+  llvm::Value *Ptr = nullptr;
+  llvm::Value *InBounds = nullptr; ///< i1, or null when not checked
+  ValueKind Kind = ValueKind::Buffer;
+  ValueId Mem = NoValue;
+};
+
+class KernelLowering {
+public:
+  KernelLowering(const Kernel &K, const CpuVariant &Variant,
+                 const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
+  llvm::Expected<LoweredModule> run();
+
+  // ---- Analysis (LoweringAnalysis.cpp) ----
+  /// Whether \p Op must be lowered at cube level: a barrier, a plane
+  /// operation, or a control construct containing one.
+  bool isSplit(const Operation &Op);
+  void analyzeBlock(const Block &Blk);
+  void analyzeInSegment(const Operation &Op, int Seg);
+  void noteDef(ValueId Id, int Seg);
+  void noteUse(const Operand &O, int Seg);
+  void noteMemUse(ValueId Mem, int Seg);
+  llvm::Error layoutScratch();
+  bool kernelHasReturn(const Block &Blk) const;
+
+  // ---- Types and constants (LowerOps.cpp) ----
+  llvm::Type *valueType(Type T);
+  llvm::Type *memType(Type T); ///< bool as i8
+  llvm::Type *scalarType(ScalarKind K);
+  llvm::Constant *literal(const Literal &L);
+  llvm::Constant *scalarConstant(ScalarKind K, uint64_t Bits);
+  llvm::Value *toMem(llvm::Value *V, Type T);
+  llvm::Value *fromMem(llvm::Value *V, Type T);
+
+  // ---- Value operations (LowerOps.cpp) ----
+  llvm::Value *lowerValueOp(const Operation &Op);
+  llvm::Value *emitBinary(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
+  llvm::Value *emitMinMax(bool IsMax, Type T, llvm::Value *A, llvm::Value *B);
+  llvm::Value *emitUnary(OpKind Kind, Type T, llvm::Value *A);
+  llvm::Value *emitMath(OpKind Kind, Type T, llvm::ArrayRef<llvm::Value *> Args);
+  llvm::Value *emitLibm(llvm::StringRef Name, Type T,
+                        llvm::ArrayRef<llvm::Value *> Args);
+  llvm::Value *emitCompare(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
+  llvm::Value *emitCast(llvm::Value *V, Type From, Type To);
+  llvm::Value *emitBuiltin(const Operation &Op);
+  llvm::Value *emitDot(Type T, llvm::Value *A, llvm::Value *B);
+
+  // ---- Memory (LowerMemory.cpp) ----
+  llvm::Value *lowerMemoryOp(const Operation &Op);
+  MemAccess resolveAccess(ValueId Mem, const Operand &Index);
+  llvm::Value *memCount(ValueId Mem);
+  llvm::Value *guarded(llvm::Value *InBounds, Type ResultTy,
+                       llvm::function_ref<llvm::Value *()> Emit);
+  void tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
+                 bool Parallel);
+  llvm::Value *slotPtr(uint64_t Offset, uint64_t Stride, llvm::Value *Unit);
+  llvm::Value *scratchPtr(uint64_t Offset);
+  llvm::Value *loadSlot(ValueId Id, llvm::Value *Unit);
+  void storeSlot(ValueId Id, llvm::Value *Unit, llvm::Value *V);
+  llvm::Value *varPtr(ValueId Var);
+  llvm::Value *emitAtomic(const Operation &Op);
+
+  // ---- Values ----
+  /// The value of \p O in the current context: a literal, a value of the
+  /// current segment, a cube-level value, or the per-unit slot of \p Unit
+  /// (the current unit when null).
+  llvm::Value *value(const Operand &O, llvm::Value *Unit = nullptr);
+  llvm::Value *operand(const Operation &Op, unsigned I) {
+    return value(Op.Operands[I]);
+  }
+  Type operandType(const Operand &O) const {
+    return O.isLiteral() ? O.Lit.Ty : K.value(O.Value).Ty;
+  }
+  void define(ValueId Id, llvm::Value *V);
+  void fail(SourceLoc Loc, const llvm::Twine &Msg);
+
+  // ---- Control (LowerControl.cpp) ----
+  void lowerCubeBlock(const Block &Blk);
+  void emitUnitLoop(llvm::ArrayRef<const Operation *> Ops);
+  void lowerUnitOp(const Operation &Op);
+  void lowerUnitBlock(const Block &Blk);
+  void lowerUnitIf(const Operation &Op);
+  void lowerUnitFor(const Operation &Op);
+  void lowerUnitLoop(const Operation &Op);
+  void lowerUnitSwitch(const Operation &Op);
+  void lowerJump(const Operation &Op);
+  void lowerCubeIf(const Operation &Op);
+  void lowerCubeFor(const Operation &Op);
+  void lowerCubeLoop(const Operation &Op);
+  void lowerCubeSwitch(const Operation &Op);
+  /// The first unit of the cube that has not returned (Units when none).
+  llvm::Value *firstActiveUnit();
+  /// Branches to \p Skip when every unit has returned; returns the unit
+  /// whose values stand for the cube.
+  llvm::Value *firstActiveOrSkip(llvm::BasicBlock *Skip);
+  llvm::Value *unitFinished(llvm::Value *Unit);
+  void emitCountedLoop(llvm::Value *Begin, llvm::Value *End,
+                       llvm::function_ref<void(llvm::Value *)> Body,
+                       const llvm::Twine &Name);
+  /// Starts a fresh block after a jump so that dead operations have a home.
+  void startDeadBlock();
+  bool terminated() const { return B.GetInsertBlock()->getTerminator(); }
+  llvm::BasicBlock *newBlock(const llvm::Twine &Name);
+  llvm::AllocaInst *entryAlloca(llvm::Type *T, const llvm::Twine &Name);
+
+  // ---- Plane operations (LowerPlane.cpp) ----
+  void lowerPlaneOp(const Operation &Op);
+
+  // ---- Inputs ----
+  const Kernel &K;
+  CpuVariant Variant;
+  DeviceLimits Limits;
+  llvm::LLVMContext &Ctx;
+  std::unique_ptr<llvm::Module> M;
+  llvm::Function *F = nullptr;
+  llvm::IRBuilder<> B;
+  llvm::Type *I1, *I8, *I32, *I64, *Ptr;
+  uint32_t Units = 1;
+  uint32_t PlaneDim = 32;
+  llvm::Error Err = llvm::Error::success();
+
+  // ---- Analysis results ----
+  llvm::DenseMap<const Operation *, bool> SplitMemo;
+  std::vector<int> DefSeg;           ///< per value: defining segment
+  std::vector<uint8_t> NeedsSlot;    ///< per value: kept per unit in scratch
+  std::vector<uint8_t> MemMultiSeg;  ///< per memory object: used in >1 segment
+  std::vector<StorageKind> Storage;  ///< per memory object
+  std::vector<uint64_t> Offset;      ///< scratch offset of slots/storage
+  int NextSegment = 0;
+  int CurSegment = NoSegment;
+  bool HasFlags = false;    ///< per-unit "returned" flags in scratch
+  uint64_t FlagsOffset = 0;
+  uint64_t ScratchBytes = 0;
+
+  // ---- Emission state ----
+  llvm::BasicBlock *EntryBB = nullptr;
+  llvm::Value *Scratch = nullptr;
+  llvm::DenseMap<ValueId, llvm::Value *> BufBase, BufCount;
+  llvm::DenseMap<ValueId, llvm::Value *> CubeValues; ///< params, hoisted IVs
+  llvm::DenseMap<ValueId, llvm::Value *> SegValues;  ///< current segment
+  llvm::DenseMap<ValueId, llvm::AllocaInst *> VarAllocas;
+  llvm::Value *CubeLinear = nullptr, *CubePos[3] = {}, *CubeCount[3] = {};
+  llvm::Value *Unit = nullptr; ///< current unit (i32), null at cube level
+  llvm::BasicBlock *UnitLatch = nullptr;
+  llvm::MDNode *AccessGroup = nullptr;
+  std::vector<LoopTarget> Loops;
+  bool SegmentHoistedJump = false;
+
+  // ---- Alias scopes (LLVM-NOTES.md pitfall 3) ----
+  llvm::DenseMap<ValueId, llvm::MDNode *> ScopeOf;     ///< alias.scope list
+  llvm::DenseMap<ValueId, llvm::MDNode *> NoAliasOf;   ///< noalias list
+  llvm::MDNode *ScratchScope = nullptr, *ScratchNoAlias = nullptr;
+};
+
+} // namespace kiln::lowering
+
+#endif // KILN_LIB_CPU_LOWERINGIMPL_H
