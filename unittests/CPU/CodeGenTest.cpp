@@ -1,0 +1,175 @@
+//===- CodeGenTest.cpp - Target machines, optimisation and emission -------===//
+
+#include "IRObject.h"
+
+#include "kiln/CPU/CodeGen.h"
+#include "kiln/CPU/HostInfo.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+using namespace kiln;
+using namespace llvm;
+
+namespace {
+
+/// A loop the loop vectoriser turns into SIMD: c[i] = a[i] + b[i].
+const char *LoopIR = R"(
+define void @add(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %n) {
+entry:
+  %z = icmp eq i64 %n, 0
+  br i1 %z, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %in, %loop ]
+  %pa = getelementptr float, ptr %a, i64 %i
+  %x = load float, ptr %pa
+  %pb = getelementptr float, ptr %b, i64 %i
+  %y = load float, ptr %pb
+  %s = fadd float %x, %y
+  %pc = getelementptr float, ptr %c, i64 %i
+  store float %s, ptr %pc
+  %in = add i64 %i, 1
+  %more = icmp ult i64 %in, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+)";
+
+/// c[i] = expf(a[i]): vectorised through libmvec when the target has AVX2.
+const char *ExpIR = R"(
+declare float @expf(float)
+define void @vexp(ptr noalias %a, ptr noalias %c, i64 %n) {
+entry:
+  %z = icmp eq i64 %n, 0
+  br i1 %z, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %in, %loop ]
+  %pa = getelementptr float, ptr %a, i64 %i
+  %x = load float, ptr %pa
+  %e = call float @expf(float %x) #0
+  %pc = getelementptr float, ptr %c, i64 %i
+  store float %e, ptr %pc
+  %in = add i64 %i, 1
+  %more = icmp ult i64 %in, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+attributes #0 = { nounwind memory(none) }
+)";
+
+std::string assemblyFor(const char *IR, const CodeGenOptions &Opts) {
+  LLVMContext Ctx;
+  SMDiagnostic Diag;
+  auto M = parseAssemblyString(IR, Diag, Ctx);
+  EXPECT_TRUE(M) << Diag.getMessage().str();
+  if (!M)
+    return "";
+  auto TM = createTargetMachine(Opts);
+  EXPECT_TRUE(!!TM);
+  if (!TM)
+    return toString(TM.takeError());
+  if (Error E = optimizeModule(*M, **TM, Opts.OptLevel))
+    return toString(std::move(E));
+  auto Asm = emitAssembly(*M, **TM);
+  EXPECT_TRUE(!!Asm);
+  return Asm ? *Asm : toString(Asm.takeError());
+}
+
+TEST(CodeGen, EmitsAnObjectAndAssemblyForTheHost) {
+  auto Obj = test::compileIR(test::vaddIR("kiln_cube_vadd"));
+  ASSERT_GE(Obj.size(), 4u);
+  EXPECT_EQ(StringRef(Obj.data(), 4), "\x7f" "ELF");
+  std::string Asm = assemblyFor(test::vaddIR("kiln_cube_vadd").c_str(), {});
+  EXPECT_NE(Asm.find("kiln_cube_vadd:"), std::string::npos);
+}
+
+TEST(CodeGen, SetsTripleAndDataLayout) {
+  LLVMContext Ctx;
+  Module M("m", Ctx);
+  auto TM = createTargetMachine({});
+  ASSERT_TRUE(!!TM) << toString(TM.takeError());
+  ASSERT_FALSE(optimizeModule(M, **TM, 0));
+  EXPECT_EQ(M.getTargetTriple(), hostInfo().Triple);
+  EXPECT_EQ(M.getDataLayout(), (*TM)->createDataLayout());
+}
+
+TEST(CodeGen, ExplicitAVX2GivesYmm) {
+  CodeGenOptions Opts;
+  Opts.CPU = "x86-64";
+  Opts.Features = "+avx2,+fma";
+  std::string Asm = assemblyFor(LoopIR, Opts);
+  EXPECT_NE(Asm.find("ymm"), std::string::npos) << Asm;
+  Opts.Features = "-avx,-avx2";
+  Asm = assemblyFor(LoopIR, Opts);
+  EXPECT_EQ(Asm.find("ymm"), std::string::npos) << Asm;
+  EXPECT_NE(Asm.find("xmm"), std::string::npos) << Asm;
+}
+
+TEST(CodeGen, NoVectorisationAtO1) {
+  CodeGenOptions Opts;
+  Opts.CPU = "x86-64";
+  Opts.Features = "+avx2";
+  Opts.OptLevel = 1;
+  std::string Asm = assemblyFor(LoopIR, Opts);
+  EXPECT_EQ(Asm.find("ymm"), std::string::npos) << Asm;
+}
+
+TEST(CodeGen, VectorMathThroughLibmvec) {
+  CodeGenOptions Opts;
+  Opts.CPU = "x86-64";
+  Opts.Features = "+avx2,+fma";
+  std::string Asm = assemblyFor(ExpIR, Opts);
+  EXPECT_NE(Asm.find("_ZGVdN8v_expf"), std::string::npos) << Asm;
+  Opts.Features = "-avx,-avx2";
+  Asm = assemblyFor(ExpIR, Opts);
+  EXPECT_EQ(Asm.find("_ZGVdN8v_expf"), std::string::npos);
+}
+
+TEST(CodeGen, RejectsBadLevelsAndModules) {
+  CodeGenOptions Opts;
+  Opts.OptLevel = 4;
+  auto TM = createTargetMachine(Opts);
+  ASSERT_FALSE(!!TM);
+  EXPECT_NE(toString(TM.takeError()).find("out of range"), std::string::npos);
+
+  auto Good = createTargetMachine({});
+  ASSERT_TRUE(!!Good);
+  LLVMContext Ctx;
+  Module M("m", Ctx);
+  // A block without a terminator does not verify.
+  Function *F = Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                                 Function::ExternalLinkage, "f", M);
+  BasicBlock::Create(Ctx, "entry", F);
+  Error E = optimizeModule(M, **Good, 2);
+  ASSERT_TRUE(!!E);
+  EXPECT_NE(toString(std::move(E)).find("invalid LLVM module"),
+            std::string::npos);
+  Error E5 = optimizeModule(M, **Good, 5);
+  ASSERT_TRUE(!!E5);
+  consumeError(std::move(E5));
+}
+
+TEST(CodeGen, ConcurrentCompilationsWithOwnMachines) {
+  std::vector<std::thread> Threads;
+  std::vector<size_t> Sizes(4);
+  for (unsigned T = 0; T < 4; ++T)
+    Threads.emplace_back([&, T] {
+      Sizes[T] = test::compileIR(test::vaddIR("kiln_cube_v" + std::to_string(T)), 3).size();
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  for (size_t S : Sizes)
+    EXPECT_GT(S, 0u);
+}
+
+} // namespace

@@ -1,0 +1,128 @@
+//===- CubeMetadataTest.cpp - Encoding of launch metadata -----------------===//
+
+#include "kiln/CPU/CubeMetadata.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln;
+
+namespace {
+
+CubeMetadata sample() {
+  CubeMetadata M;
+  M.KernelName = "vadd";
+  M.Symbol = "kiln_cube_vadd";
+  M.CubeDim = {16, 4, 2};
+  M.PlaneDim = 8;
+  M.ScratchBytes = 12345;
+  M.Params.push_back({"a", true, Type::scalar(ScalarKind::F32), AccessKind::Read});
+  M.Params.push_back({"b", true, Type::line(ScalarKind::BF16, 4), AccessKind::ReadWrite});
+  M.Params.push_back({"c", true, Type::scalar(ScalarKind::U8), AccessKind::Write});
+  M.Params.push_back({"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite});
+  M.Params.push_back({"v", false, Type::line(ScalarKind::F64, 16), AccessKind::ReadWrite});
+  return M;
+}
+
+TEST(CubeMetadata, RoundTrip) {
+  CubeMetadata M = sample();
+  std::vector<uint8_t> Bytes = M.serialize();
+  auto Back = CubeMetadata::deserialize(Bytes);
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_EQ(*Back, M);
+  EXPECT_EQ(Back->serialize(), Bytes);
+}
+
+TEST(CubeMetadata, LittleEndianLayout) {
+  CubeMetadata M;
+  M.KernelName = "k";
+  M.Symbol = "s";
+  std::vector<uint8_t> B = M.serialize();
+  // magic, version 1 as u16 LE, then the u32 LE length of "k".
+  ASSERT_GE(B.size(), 11u);
+  EXPECT_EQ(std::string(B.begin(), B.begin() + 4), "KCMD");
+  EXPECT_EQ(B[4], 1);
+  EXPECT_EQ(B[5], 0);
+  EXPECT_EQ(B[6], 1);
+  EXPECT_EQ(B[7], 0);
+  EXPECT_EQ(B[10], 'k');
+}
+
+TEST(CubeMetadata, EveryTruncationIsAnError) {
+  std::vector<uint8_t> Bytes = sample().serialize();
+  for (size_t N = 0; N < Bytes.size(); ++N) {
+    auto R = CubeMetadata::deserialize(llvm::ArrayRef(Bytes).take_front(N));
+    EXPECT_FALSE(!!R) << "prefix of " << N << " bytes decoded";
+    if (!R)
+      llvm::consumeError(R.takeError());
+  }
+}
+
+TEST(CubeMetadata, CorruptInputsAreErrors) {
+  std::vector<uint8_t> Good = sample().serialize();
+  auto Expect = [](std::vector<uint8_t> Bytes, const char *Needle) {
+    auto R = CubeMetadata::deserialize(Bytes);
+    ASSERT_FALSE(!!R);
+    std::string Msg = llvm::toString(R.takeError());
+    EXPECT_NE(Msg.find(Needle), std::string::npos) << Msg;
+  };
+  auto B = Good;
+  B[0] = 'X';
+  Expect(B, "bad magic");
+  B = Good;
+  B[4] = 2;
+  Expect(B, "unsupported version 2");
+  B = Good;
+  B.push_back(0);
+  Expect(B, "trailing");
+  // The kernel name's length claims far more than there is.
+  B = Good;
+  B[9] = 0x7f;
+  Expect(B, "truncated");
+  // The parameter count (after magic, version, 2 strings, 4 u32, 1 u64).
+  size_t CountAt = 4 + 2 + 4 + 4 + 4 + 14 + 16 + 8;
+  B = Good;
+  B[CountAt + 3] = 0xff;
+  Expect(B, "exceeds");
+  // First parameter: name "a" (4 + 1 bytes), then flag, kind, lanes, access.
+  size_t P = CountAt + 4 + 5;
+  B = Good;
+  B[P] = 2;
+  Expect(B, "buffer flag");
+  B = Good;
+  B[P + 1] = 13;
+  Expect(B, "element kind");
+  B = Good;
+  B[P + 2] = 5;
+  Expect(B, "line width");
+  B = Good;
+  B[P + 3] = 3;
+  Expect(B, "access");
+}
+
+TEST(CubeMetadata, RandomBytesNeverCrash) {
+  std::vector<uint8_t> Good = sample().serialize();
+  uint32_t Seed = 12345;
+  auto Next = [&] { return Seed = Seed * 1664525u + 1013904223u; };
+  for (int Round = 0; Round < 20000; ++Round) {
+    std::vector<uint8_t> B = Good;
+    for (int K = 0, E = 1 + Next() % 4; K < E; ++K)
+      B[Next() % B.size()] = static_cast<uint8_t>(Next() >> 24);
+    if (Next() % 4 == 0)
+      B.resize(Next() % (B.size() + 1));
+    auto R = CubeMetadata::deserialize(B);
+    if (R)
+      EXPECT_EQ(R->serialize(), B); // what decodes is canonical
+    else
+      llvm::consumeError(R.takeError());
+  }
+  for (int Round = 0; Round < 2000; ++Round) {
+    std::vector<uint8_t> B(Next() % 64);
+    for (uint8_t &X : B)
+      X = static_cast<uint8_t>(Next() >> 24);
+    auto R = CubeMetadata::deserialize(B);
+    if (!R)
+      llvm::consumeError(R.takeError());
+  }
+}
+
+} // namespace
