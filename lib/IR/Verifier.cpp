@@ -56,16 +56,6 @@ int64_t signedValue(uint64_t Bits, ScalarKind Kind) {
   return llvm::SignExtend64(Bits, Width);
 }
 
-/// Whether the switch case label \p Value is a value of \p Kind.
-bool caseFits(int64_t Value, ScalarKind Kind) {
-  unsigned Width = bitWidth(Kind);
-  if (isSigned(Kind))
-    return Width >= 64 || llvm::isIntN(Width, Value);
-  if (Value < 0)
-    return false;
-  return Width >= 64 || llvm::isUIntN(Width, static_cast<uint64_t>(Value));
-}
-
 /// What a memory operand may name.
 struct MemoryKinds {
   bool Buffer = false, Shared = false, Local = false, Var = false;
@@ -999,14 +989,13 @@ void KernelVerifier::verifyControl(const Operation &Op) {
                             "integer, found " +
                                 quoted(*T));
       } else if (T) {
+        // A label outside the selector's range is legal and never taken
+        // (the grammar allows any INT); the lowering must drop it rather
+        // than truncate it onto another label.
         std::set<int64_t> Seen;
-        for (int64_t V : Op.CaseValues) {
-          if (!caseFits(V, T->elementKind()))
-            error(Op.Loc, "case " + llvm::Twine(V) + " is not a value of " +
-                              quoted(*T));
-          else if (!Seen.insert(V).second)
+        for (int64_t V : Op.CaseValues)
+          if (!Seen.insert(V).second)
             error(Op.Loc, "case " + llvm::Twine(V) + " appears twice");
-        }
       }
     }
     verifyRegions(Op, Op.CaseValues.size() + (Op.HasDefault ? 1 : 0));

@@ -412,15 +412,14 @@ TEST(VerifierTest, SwitchSelectorAndCases) {
   ValueId F = B.param("f", F32);
   ValueId S = B.param("s", U8);
   B.switchOn(KB::v(F), {});
+  // Labels outside the selector's range are never taken, and legal.
   B.switchOn(KB::v(S), {{1, [] {}}, {300, [] {}}, {1, [] {}}, {-1, [] {}}});
   EXPECT_THAT(
       diagnose(B.kernel()),
       ElementsAre(
           "t.kiln:2:20: error: the selector of switch must be a scalar "
           "integer, found 'f32'",
-          "t.kiln:3:3: error: case 300 is not a value of 'u8'",
-          "t.kiln:3:3: error: case 1 appears twice",
-          "t.kiln:3:3: error: case -1 is not a value of 'u8'"));
+          "t.kiln:3:3: error: case 1 appears twice"));
 }
 
 TEST(VerifierTest, IfConditionIsBool) {
