@@ -461,7 +461,10 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
       if (parseConst(Op))
         return true;
     } else {
-      if (!is(TokenKind::Colon) && parseOperands(K, Op))
+      // Operands start with a name or a literal; anything else is a missing
+      // result type, which is the likelier mistake.
+      if ((is(TokenKind::ValueName) || is(TokenKind::Word)) &&
+          parseOperands(K, Op))
         return true;
       if (expect(TokenKind::Colon, "':' and the result type") ||
           parseType(Op.ResultType))

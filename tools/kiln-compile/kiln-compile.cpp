@@ -157,7 +157,8 @@ int main(int argc, char **argv) {
                               "compile .kiln files\n");
   StringRef Tool = "kiln-compile";
   if (OptLevel < '0' || OptLevel > '3')
-    return fail(Tool, Twine("invalid optimisation level -O") + OptLevel +
+    return fail(Tool, Twine("invalid optimisation level -O") +
+                          Twine(static_cast<char>(OptLevel)) +
                           ": expected -O0, -O1, -O2 or -O3");
   if (StoreDir.getNumOccurrences())
     return fail(Tool, "--store is not available in this build");

@@ -1,0 +1,197 @@
+//===- BuilderTest.cpp - Building kernels in C++ --------------------------===//
+
+#include "kiln/IR/Builder.h"
+#include "kiln/IR/Parser.h"
+#include "kiln/IR/Printer.h"
+
+#include "gtest/gtest.h"
+
+using namespace kiln;
+
+namespace {
+
+const Type F32 = Type::scalar(ScalarKind::F32);
+const Type U32 = Type::scalar(ScalarKind::U32);
+
+Kernel finishOk(KernelBuilder &B) {
+  llvm::Expected<Kernel> K = B.finish();
+  if (!K) {
+    ADD_FAILURE() << llvm::toString(K.takeError());
+    return Kernel();
+  }
+  return std::move(*K);
+}
+
+std::string finishError(KernelBuilder &B) {
+  llvm::Expected<Kernel> K = B.finish();
+  if (K) {
+    ADD_FAILURE() << "built:\n" << printKernel(*K);
+    return "";
+  }
+  return llvm::toString(K.takeError());
+}
+
+void expectRoundTrip(const Kernel &K) {
+  std::string Text = printKernel(K);
+  llvm::Expected<Module> M = parseModule(Text, "builder.kiln");
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError()) << "\n" << Text;
+  ASSERT_EQ(M->Kernels.size(), 1u);
+  EXPECT_EQ(printKernel(M->Kernels[0]), Text);
+}
+
+TEST(BuilderTest, VAddPrintsAsWritten) {
+  KernelBuilder B("vadd");
+  B.setCubeDim({256});
+  ValueId A = B.addBuffer("a", F32, AccessKind::Read);
+  ValueId Bb = B.addBuffer("b", F32, AccessKind::Read);
+  ValueId C = B.addBuffer("c", F32, AccessKind::Write);
+  ValueId N = B.addScalar("n", U32);
+  ValueId I = B.named("i").builtin(OpKind::AbsolutePos);
+  ValueId In = B.op(OpKind::Lt, {I, N});
+  B.beginIf(In);
+  ValueId X = B.load(A, I);
+  ValueId Y = B.load(Bb, I);
+  ValueId S = B.op(OpKind::Add, {X, Y});
+  B.store(C, I, S);
+  B.end();
+  Kernel K = finishOk(B);
+  EXPECT_EQ(printKernel(K),
+            "kernel @vadd cube_dim(256) (%a: buffer<f32, read>, %b: "
+            "buffer<f32, read>, %c: buffer<f32, write>, %n: u32) {\n"
+            "  %i = absolute_pos : u32\n"
+            "  %0 = lt %i, %n : bool\n"
+            "  if %0 {\n"
+            "    %1 = load %a[%i] : f32\n"
+            "    %2 = load %b[%i] : f32\n"
+            "    %3 = add %1, %2 : f32\n"
+            "    store %c[%i], %3\n"
+            "  }\n"
+            "}\n");
+  expectRoundTrip(K);
+}
+
+TEST(BuilderTest, EveryConstructRoundTrips) {
+  KernelBuilder B("all");
+  B.setCubeDim({8, 8, 2});
+  B.setPlaneDim(32);
+  ValueId Out = B.addBuffer("out", Type::line(ScalarKind::F32, 4),
+                            AccessKind::ReadWrite);
+  ValueId Cnt = B.addBuffer("cnt", U32, AccessKind::ReadWrite);
+  ValueId Sel = B.addScalar("sel", Type::scalar(ScalarKind::I32));
+  ValueId Ux = B.builtin(OpKind::UnitPos, 1);
+  ValueId Lane = B.builtin(OpKind::UnitPosPlane);
+  ValueId V = B.constant(Type::line(ScalarKind::F32, 4),
+                         {0x3f800000, 0x80000000, 0x7f800000, 0x7fc00001});
+  ValueId E = B.extract(V, lit::u32(2));
+  ValueId W = B.insert(V, Ux, E);
+  ValueId Sp = B.splat(E, 4);
+  ValueId Dot = B.op(OpKind::Dot, {W, Sp});
+  ValueId Sum = B.op(OpKind::PlaneSum, {Dot});
+  ValueId Bal = B.op(OpKind::PlaneBallot, {B.op(OpKind::PlaneElect, {})});
+  ValueId Pc = B.op(OpKind::Popcount, {Ux}, U32);
+  ValueId Cv = B.cast(Pc, F32);
+  ValueId Bc = B.bitcast(Cv, U32);
+  ValueId Old = B.atomic(OpKind::AtomicAdd, Cnt, lit::u32(0), lit::u32(1));
+  B.atomicCas(Cnt, lit::u32(1), Old, Bc);
+  B.atomicStore(Cnt, lit::u32(2), lit::u32(7));
+  ValueId Acc = B.var(F32);
+  B.set(Acc, lit::f32(0.0f));
+  ValueId Sh = B.shared(F32, 256);
+  ValueId Loc = B.localArray(U32, 16);
+  B.store(Sh, Ux, Sum);
+  B.store(Loc, lit::u32(3), Pc);
+  B.syncCube();
+  ValueId K0 = B.beginFor(lit::u32(0), lit::u32(16), lit::u32(2));
+  B.store(Loc, K0, K0);
+  B.end();
+  B.beginLoop();
+  ValueId G = B.get(Acc);
+  ValueId Big = B.op(OpKind::Gt, {G, lit::f32(10.0f)});
+  B.beginIf(Big);
+  B.breakLoop();
+  B.beginElse();
+  B.set(Acc, B.op(OpKind::Add, {G, lit::f32(1.5f)}));
+  B.continueLoop();
+  B.end();
+  B.end();
+  B.beginSwitch(Sel);
+  B.addCase(-2);
+  B.returnUnit();
+  B.addCase(5);
+  B.addDefault();
+  B.store(Out, Lane, W);
+  B.end();
+  ValueId Ln = B.len(Out);
+  B.select(B.op(OpKind::Eq, {Ln, Bal}), Ln, Ln);
+  Kernel K = finishOk(B);
+  EXPECT_EQ(K.Values[Bal].Ty, Type::line(ScalarKind::U32, 4));
+  EXPECT_EQ(K.Values[Dot].Ty, F32);
+  EXPECT_EQ(K.Values[E].Ty, F32);
+  expectRoundTrip(K);
+  std::string Text = printKernel(K);
+  EXPECT_NE(Text.find("const [1.0, -0.0, inf, 0x7fc00001] : vec<4 x f32>"),
+            std::string::npos)
+      << Text;
+  EXPECT_NE(Text.find("    case -2 {\n      return\n    }\n"),
+            std::string::npos)
+      << Text;
+}
+
+TEST(BuilderTest, MisuseIsAnError) {
+  {
+    KernelBuilder B("k");
+    B.end();
+    EXPECT_EQ(finishError(B),
+              "kernel 'k': end() without an open if, for, loop or switch");
+  }
+  {
+    KernelBuilder B("k");
+    B.op(OpKind::Add, {ValueId(7), ValueId(8)});
+    EXPECT_EQ(finishError(B), "kernel 'k': operand %7 names no value of "
+                              "kernel 'k'");
+  }
+  {
+    KernelBuilder B("k");
+    B.beginLoop();
+    EXPECT_EQ(finishError(B), "kernel 'k': 1 control-flow construct(s) still "
+                              "open at finish()");
+  }
+  {
+    KernelBuilder B("k");
+    B.addScalar("x", U32);
+    B.addScalar("x", U32);
+    EXPECT_EQ(finishError(B), "kernel 'k': redefinition of '%x'");
+  }
+  {
+    KernelBuilder B("k");
+    ValueId X = B.addScalar("x", U32);
+    B.op(OpKind::Cast, {X});
+    EXPECT_EQ(finishError(B),
+              "kernel 'k': 'cast' needs an explicit result type");
+  }
+  {
+    KernelBuilder B("k");
+    B.op(OpKind::Store, {});
+    EXPECT_EQ(finishError(B),
+              "kernel 'k': 'store' produces no value: use its builder method");
+  }
+  {
+    KernelBuilder B("k");
+    ValueId S = B.addScalar("s", U32);
+    B.beginSwitch(S);
+    B.syncCube();
+    B.end();
+    EXPECT_EQ(finishError(B), "kernel 'k': add a case or default to the "
+                              "switch before its operations");
+  }
+}
+
+TEST(BuilderTest, GeneratedNamesSkipGivenOnes) {
+  KernelBuilder B("k");
+  B.addScalar("0", U32);
+  ValueId X = B.builtin(OpKind::PlaneDim);
+  Kernel K = finishOk(B);
+  EXPECT_EQ(K.Values[X].Name, "1");
+}
+
+} // namespace
