@@ -8,6 +8,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -204,6 +207,51 @@ Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {
   return B;
 }
 
+/// The shortest "%.Ng" text of a float that reads back to the same bits
+/// ("10", "0.1", "0.33333334"); infinities and NaNs as printLiteral.
+static std::string formatFloat(uint64_t Bits, ScalarKind Kind) {
+  const llvm::fltSemantics &Sem =
+      Kind == ScalarKind::F16    ? llvm::APFloat::IEEEhalf()
+      : Kind == ScalarKind::BF16 ? llvm::APFloat::BFloat()
+      : Kind == ScalarKind::F32  ? llvm::APFloat::IEEEsingle()
+                                 : llvm::APFloat::IEEEdouble();
+  unsigned Width = bitWidth(Kind);
+  llvm::APFloat F(Sem, llvm::APInt(Width, Bits));
+  if (!F.isFinite())
+    return printLiteral(Bits, Kind);
+  bool LosesInfo;
+  llvm::APFloat D = F;
+  D.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &LosesInfo); // exact: every format here fits in a double
+  double V = D.convertToDouble();
+  auto RoundTrips = [&](const char *Text) {
+    auto Back = parseLiteral(Text, Kind);
+    if (!Back) {
+      llvm::consumeError(Back.takeError());
+      return false;
+    }
+    return *Back == Bits;
+  };
+  char Buf[400];
+  for (int Precision = 1; Precision <= 17; ++Precision) {
+    std::snprintf(Buf, sizeof(Buf), "%.*g", Precision, V);
+    if (!RoundTrips(Buf))
+      continue;
+    // %g switches to an exponent as soon as the digits run out ("1e+01"):
+    // write moderate magnitudes in fixed notation with as many digits.
+    int Exp = V == 0 ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(V))));
+    if (std::strchr(Buf, 'e') && Exp >= -5 && Exp < 17) {
+      char Fixed[400];
+      std::snprintf(Fixed, sizeof(Fixed), "%.*f",
+                    std::max(0, Precision - 1 - Exp), V);
+      if (RoundTrips(Fixed))
+        return Fixed;
+    }
+    return Buf;
+  }
+  return printLiteral(Bits, Kind);
+}
+
 std::string kiln::formatElement(const void *Element, Type Ty) {
   const uint8_t *P = static_cast<const uint8_t *>(Element);
   unsigned Size = byteSize(Ty.elementKind());
@@ -217,7 +265,8 @@ std::string kiln::formatElement(const void *Element, Type Ty) {
     // A bool byte other than 0 or 1 is still shown as what it means.
     if (Ty.elementKind() == ScalarKind::Bool)
       Bits = Bits != 0;
-    S += printLiteral(Bits, Ty.elementKind());
+    S += isFloat(Ty.elementKind()) ? formatFloat(Bits, Ty.elementKind())
+                                   : printLiteral(Bits, Ty.elementKind());
   }
   return S;
 }

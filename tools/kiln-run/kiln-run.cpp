@@ -69,10 +69,9 @@ cl::opt<bool> BoundsCheck("bounds-check",
 cl::opt<bool> NoBoundsCheck("no-bounds-check",
                             cl::desc("Run the variant without bounds checks"),
                             cl::cat(Category));
-cl::opt<bool> Stats("stats",
-                    cl::desc("Print on stderr how the kernel was obtained "
-                             "and the time of each phase"),
-                    cl::cat(Category));
+/// --stats; created in main() once LLVM's own `-stats` is renamed (both
+/// cannot be registered under one name).
+cl::opt<bool> *StatsOpt = nullptr;
 cl::opt<unsigned> Repeat("repeat", cl::desc("Launch N times (default 1)"),
                          cl::value_desc("N"), cl::init(1), cl::cat(Category));
 cl::opt<char> OptLevel("O", cl::desc("Optimisation level: -O0 .. -O3 "
@@ -133,6 +132,7 @@ Expected<size_t> bufferParam(ArrayRef<kiln::ParamMetadata> Params,
 
 int run() {
   using Clock = std::chrono::steady_clock;
+  bool Stats = *StatsOpt;
   if (OptLevel < '0' || OptLevel > '3')
     return fail(Twine("invalid optimisation level -O") + Twine(char(OptLevel)) +
                 ": expected -O0, -O1, -O2 or -O3");
@@ -263,6 +263,18 @@ int run() {
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
+  // LLVM registers a `-stats` of its own (pass statistics), which would clash
+  // with the contract's --stats: rename and hide it.
+  if (cl::Option *LLVMStats = cl::getRegisteredOptions().lookup("stats")) {
+    LLVMStats->setArgStr("llvm-stats");
+    LLVMStats->setHiddenFlag(cl::ReallyHidden);
+  }
+  static cl::opt<bool> StatsFlag(
+      "stats",
+      cl::desc("Print on stderr how the kernel was obtained and the time of "
+               "each phase"),
+      cl::cat(Category));
+  StatsOpt = &StatsFlag;
   cl::HideUnrelatedOptions(Category);
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln kernel runner: compile a kernel of a "

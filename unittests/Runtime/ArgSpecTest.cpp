@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 using namespace kiln;
@@ -125,6 +126,23 @@ TEST(ArgSpec, FormatElements) {
     ASSERT_TRUE(!!Back);
     EXPECT_EQ(std::memcmp(Back->data(), &X, 4), 0);
   }
+  auto F32Text = [](float X) {
+    return formatElement(&X, Type::scalar(ScalarKind::F32));
+  };
+  EXPECT_EQ(F32Text(10.0f), "10");
+  EXPECT_EQ(F32Text(11000.0f), "11000");
+  EXPECT_EQ(F32Text(16777216.0f), "16777216");
+  EXPECT_EQ(F32Text(1e20f), "1e+20");
+  EXPECT_EQ(F32Text(1e-7f), "1e-07");
+  EXPECT_EQ(F32Text(-0.0f), "-0");
+  EXPECT_EQ(F32Text(1.0f / 3.0f), "0.33333334");
+  EXPECT_EQ(F32Text(INFINITY), "inf");
+  EXPECT_EQ(F32Text(-INFINITY), "-inf");
+  EXPECT_EQ(F32Text(NAN), "nan");
+  double D = 0.1 + 0.2;
+  EXPECT_EQ(formatElement(&D, Type::scalar(ScalarKind::F64)), "0.30000000000000004");
+  uint16_t Half = 0x3555; // 0.33325195 in f16
+  EXPECT_EQ(formatElement(&Half, Type::scalar(ScalarKind::F16)), "0.3333");
   int64_t I = -5;
   EXPECT_EQ(formatElement(&I, Type::scalar(ScalarKind::I64)), "-5");
   uint8_t Bools[2] = {0, 1};

@@ -59,10 +59,11 @@ llvm::Expected<std::vector<uint8_t>> parseValueText(llvm::StringRef Text,
 /// `file=`, which must hold exactly COUNT elements).
 llvm::Expected<Buffer> createBuffer(const BufferSpec &Spec);
 
-/// One element as kiln-run prints it: scalars as their canonical literal
-/// (kiln::printLiteral: integers decimal, bool true/false, floats the
-/// shortest text that reads back to the same bits), lanes of a line
-/// separated by single spaces.
+/// One element as kiln-run prints it, lanes of a line separated by single
+/// spaces: integers in decimal, bool `true`/`false`, floats as the shortest
+/// `%.Ng` text that reads back to the same bits ("10", "0.1", "0.33333334",
+/// "1e+20"; `inf`, `-inf`, `nan`, or a `0x` pattern for other NaNs). Every
+/// printed element is a valid value SPEC of its type.
 std::string formatElement(const void *Element, Type Ty);
 
 /// Parses `X[,Y[,Z]]`; missing dimensions are 1. Zero, junk or a value
