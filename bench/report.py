@@ -140,6 +140,7 @@ def build_summary(data):
         pm = med(data, POCL, k, "kernel_ms_median")
         nm = med(data, "native", NATIVE_OF[k], "kernel_ms_median")
         row = {"unit": unit, "kiln_ms": km, "pocl_ms": pm, "native_ms": nm,
+               "kiln_unchecked_ms": med(data, "kiln_unchecked", k, "kernel_ms_median"),
                "kiln_rate": amt / km / 1e6, "pocl_rate": amt / pm / 1e6,
                "native_rate": amt / nm / 1e6, "kiln_over_pocl_time": km / pm,
                "kiln_correct": correct(data, "kiln", k),
@@ -212,18 +213,25 @@ def markdown(S, data, processes, notes, run):
     used = defaultdict(int)
     for p in processes.values():
         used[p["mode"]] += p["used"]
+    iters = sorted({int(v) for v in vals(data, "kiln", "vadd", "iters")})
     o.append("Medians over processes (one process per repetition and mode: "
              + ", ".join(f"{m}={n}" for m, n in sorted(used.items()))
-             + "); within a process, the median of 30 launches after 3 warm-ups "
-             "(PoCL's method). Times in ms unless noted.\n")
+             + "); within a process, the median of "
+             + ("/".join(map(str, iters)) if iters else "BENCH_ITERS")
+             + " launches after the first and 3 warm-ups (PoCL's method). "
+             "Times in ms unless noted.\n")
     for n in notes:
         o.append(f"- note: {n}")
     if notes:
         o.append("")
+    unchecked = "kiln_unchecked" in data
     o.append("## Steady state: kernel time and rate\n")
     o.append("| kernel | Kiln ms | Kiln rate | PoCL ms | PoCL rate | native ms | "
              "Kiln/PoCL time | Kiln vs limit | target | met | correct (Kiln/PoCL) |")
     o.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    if unchecked:
+        o[-2] += " Kiln unchecked ms |"
+        o[-1] += "---|"
     for k, r in S["steady"].items():
         if "kiln_over_native_time" in r:
             vs = f"{fmt(r['kiln_over_native_time'])}x native time"
@@ -234,7 +242,8 @@ def markdown(S, data, processes, notes, run):
         o.append(f"| {k} | {fmt(r['kiln_ms'])} | {rate(r['kiln_rate'], r['unit'])} | "
                  f"{fmt(r['pocl_ms'])} | {rate(r['pocl_rate'], r['unit'])} | "
                  f"{fmt(r['native_ms'])} | {fmt(r['kiln_over_pocl_time'])}x | {vs} | "
-                 f"{r['target']} | {yesno(r['met'])} | {r['kiln_correct']}/{r['pocl_correct']} |")
+                 f"{r['target']} | {yesno(r['met'])} | {r['kiln_correct']}/{r['pocl_correct']} |"
+                 + (f" {fmt(r['kiln_unchecked_ms'])} |" if unchecked else ""))
     o.append("")
     L = S["limits"]
     o.append("## Machine limits (native, same run, 2 threads)\n")
@@ -248,10 +257,11 @@ def markdown(S, data, processes, notes, run):
     o.append(f"| OpenBLAS sgemm 1024 (GFLOP/s) | {fmt(L['sgemm_openblas_GFLOPs'])} |")
     o.append("")
     o.append("## Compile, load and first launch per kernel (ms)\n")
-    o.append("Kiln cold compile: parse-free IR → verified kernel → LLVM → object → "
-             "linked, no store. Kiln warm load: the same kernel from the store in a "
-             "fresh loader. PoCL: clBuildProgram with an empty / a warm cache; its "
-             "first launch includes the work-group function JIT when cold.\n")
+    o.append("Kiln cold compile: Device::getKernel of a verified kernel the process "
+             "has not compiled (lower, O3, object code, JIT link). Kiln warm load: "
+             "the same kernel served from the store to a new device. PoCL: "
+             "clBuildProgram with an empty / a warm cache; its first launch includes "
+             "the work-group function JIT when cold.\n")
     o.append("| kernel | Kiln cold compile | Kiln warm load | Kiln first launch | "
              "PoCL build cold | PoCL first launch cold | PoCL build warm | PoCL first launch warm |")
     o.append("|---|---|---|---|---|---|---|---|")

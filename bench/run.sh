@@ -2,7 +2,7 @@
 # bench/run.sh - Kiln's benchmark suite beside PoCL and the machine's limits, in one command.
 #
 # Usage: bench/run.sh [--reps N] [--max-wait S] [--build DIR] [--anchors DIR]
-#                     [--out DIR] [--no-install] [--iters N]
+#                     [--out DIR] [--no-install] [--iters N] [--unchecked]
 #
 #   --reps N       processes per mode (default 3): kiln, pocl_cold, pocl_warm, native
 #   --max-wait S   before each process, wait up to S seconds (default 300) for
@@ -13,6 +13,8 @@
 #   --out DIR      results folder (default <build>/bench-results/<time>)
 #   --no-install   do not install missing Debian packages
 #   --iters N      timed launches per kernel (default 30, as PoCL's bench)
+#   --unchecked    also run Kiln's unchecked variant (mode kiln_unchecked,
+#                  without the 32-kernel compile part)
 #
 # Steps: (a) install what is missing from Debian, (b) build kiln-bench
 # (Release) and PoCL's bench.cpp and native.cpp, (c) run them one process at a
@@ -29,6 +31,7 @@ ANCHORS=${KILN_POCL_ANCHORS:-$ROOT/../shared/anchors/pocl}
 OUT=
 INSTALL=1
 ITERS=30
+UNCHECKED=0
 while (($#)); do
   case "$1" in
     --reps) REPS=$2; shift 2 ;;
@@ -38,7 +41,8 @@ while (($#)); do
     --out) OUT=$2; shift 2 ;;
     --no-install) INSTALL=0; shift ;;
     --iters) ITERS=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --unchecked) UNCHECKED=1; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: error: unknown option '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
@@ -145,6 +149,12 @@ for r in $(seq 1 "$REPS"); do
   KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
   KILN_CACHE_DIR=$KC run_one "kiln$r" "$KILN_BENCH" --kernels "$ROOT/bench/kernels" --iters "$ITERS"
   rm -rf "$KC"
+  if ((UNCHECKED)); then
+    KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
+    KILN_CACHE_DIR=$KC run_one "kiln_unchecked$r" "$KILN_BENCH" --kernels "$ROOT/bench/kernels" \
+      --iters "$ITERS" --unchecked --skip-many
+    rm -rf "$KC"
+  fi
   PC=$(mktemp -d "$OUT/pocl-cache.XXXXXX")
   POCL_CACHE_DIR=$PC run_one "pocl_cold$r" "$ANCH/bench"
   POCL_CACHE_DIR=$PC run_one "pocl_warm$r" "$ANCH/bench"
