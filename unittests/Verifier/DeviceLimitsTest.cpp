@@ -1,6 +1,6 @@
 //===- DeviceLimitsTest.cpp - Kernels against the device's limits ---------===//
 
-#include "KernelBuilder.h"
+#include "RawKernelBuilder.h"
 
 #include "gtest/gtest.h"
 #include "gmock/gmock.h"
@@ -12,7 +12,7 @@ using testing::IsEmpty;
 
 namespace {
 
-using KB = KernelBuilder;
+using KB = RawKernelBuilder;
 
 TEST(DeviceLimitsTest, UnitsPerCube) {
   KB B("k", 64);

@@ -1,6 +1,6 @@
 //===- UniformityTest.cpp - Barriers and plane ops under divergence -------===//
 
-#include "KernelBuilder.h"
+#include "RawKernelBuilder.h"
 
 #include "gtest/gtest.h"
 #include "gmock/gmock.h"
@@ -12,7 +12,7 @@ using testing::IsEmpty;
 
 namespace {
 
-using KB = KernelBuilder;
+using KB = RawKernelBuilder;
 
 TEST(UniformityTest, BarrierUnderDivergentIf) {
   KB B;

@@ -1,6 +1,6 @@
 //===- VerifierTest.cpp - Types, definitions, jumps and access modes ------===//
 
-#include "KernelBuilder.h"
+#include "RawKernelBuilder.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -12,7 +12,7 @@ using testing::IsEmpty;
 
 namespace {
 
-using KB = KernelBuilder;
+using KB = RawKernelBuilder;
 
 TEST(VerifierTest, VectorAddPasses) {
   KB B("vadd", 256);

@@ -1,4 +1,4 @@
-//===- KernelBuilder.h - Build test kernels in C++ for the verifier tests -===//
+//===- RawKernelBuilder.h - Raw test kernels for the verifier tests -*- C++ -*-===//
 //
 // A small helper that builds kiln::Kernel structures directly, giving each
 // operation its own source line so that diagnostics can be checked for their
@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_UNITTESTS_VERIFIER_KERNELBUILDER_H
-#define KILN_UNITTESTS_VERIFIER_KERNELBUILDER_H
+#ifndef KILN_UNITTESTS_VERIFIER_RAWKERNELBUILDER_H
+#define KILN_UNITTESTS_VERIFIER_RAWKERNELBUILDER_H
 
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Kernel.h"
@@ -30,9 +30,9 @@ inline constexpr Type Bool = Type::scalar(ScalarKind::Bool);
 
 /// Builds one kernel; operation N (counting from 1 in creation order) is at
 /// line N + 1, column 3; the kernel itself is at 1:1.
-class KernelBuilder {
+class RawKernelBuilder {
 public:
-  explicit KernelBuilder(std::string Name = "k", uint32_t CubeX = 64) {
+  explicit RawKernelBuilder(std::string Name = "k", uint32_t CubeX = 64) {
     K.Name = std::move(Name);
     K.CubeDim = {CubeX, 1, 1};
     K.Loc = {1, 1};
@@ -203,4 +203,4 @@ inline std::vector<std::string> diagnose(const Kernel &K,
 
 } // namespace kiln::test
 
-#endif // KILN_UNITTESTS_VERIFIER_KERNELBUILDER_H
+#endif // KILN_UNITTESTS_VERIFIER_RAWKERNELBUILDER_H
