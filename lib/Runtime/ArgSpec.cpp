@@ -73,9 +73,12 @@ Expected<std::vector<uint8_t>> kiln::parseValueText(StringRef Text, Type Ty) {
   for (unsigned L = 0; L < Ty.lanes(); ++L) {
     StringRef Part = Parts[Parts.size() == 1 ? 0 : L].trim();
     auto Bits = parseLiteral(Part, Ty.elementKind());
-    if (!Bits)
-      return specError("bad " + Ty.elementType().str() + " literal '" + Part +
-                       "': " + toString(Bits.takeError()));
+    if (!Bits) {
+      if (Parts.size() == 1)
+        return Bits.takeError(); // the message quotes the text already
+      return specError("lane " + Twine(L) + ": " +
+                       toString(Bits.takeError()));
+    }
     for (unsigned B = 0; B < Size; ++B)
       Bytes[L * Size + B] = static_cast<uint8_t>(*Bits >> (8 * B));
   }
