@@ -1,0 +1,178 @@
+//===- FileStore.h - One namespace of the store, on disk --------*- C++ -*-===//
+//
+// A FileStore is the folder <root>/<backend>/<fingerprint hex>/ holding one
+// file per entry, "kiln-<key hex>.entry" (docs/Store.md). It reads lazily (a
+// file is opened when its key is asked for), checks every read, writes
+// through a temporary file linked into place (the first writer wins), and
+// prunes the whole store to its size limit, amortised over writes.
+//
+// Failures never reach the caller as crashes or bad bytes: a bad entry is a
+// miss (one warning naming the file, the file deleted); a folder others may
+// write is never read from (one warning); an unwritable or full store stops
+// writing after one refusal that the caller logs.
+//
+// Thread-safe: every member function may be called from several threads.
+// Several processes may share a store (see docs/Store.md, "Concurrency").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_STORE_FILESTORE_H
+#define KILN_STORE_FILESTORE_H
+
+#include "kiln/Store/EntryFormat.h"
+#include "kiln/Store/Environment.h"
+
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Counters of one namespace, kept in its "stats" file.
+struct StoreCounters {
+  uint64_t Hits = 0;
+  uint64_t Misses = 0;
+  uint64_t Writes = 0;
+  uint64_t Refusals = 0;
+  uint64_t CorruptPurged = 0;
+  uint64_t BytesUncompressed = 0; ///< payload bytes written, before zstd
+  uint64_t BytesCompressed = 0;   ///< the same, after zstd
+
+  StoreCounters &operator+=(const StoreCounters &O);
+  bool empty() const;
+};
+
+/// Reads the counters file \p Path; zeros when it does not exist or cannot
+/// be parsed.
+StoreCounters readStoreCounters(llvm::StringRef Path);
+/// Adds \p Delta to the counters file \p Path under an exclusive flock.
+llvm::Error addStoreCounters(llvm::StringRef Path, const StoreCounters &Delta);
+
+/// A write the store did not take. Quiet ones (the entry exists already,
+/// read-only mode, writes stopped after an earlier failure) need no log;
+/// the others are worth one warning.
+class StoreRefusal : public llvm::ErrorInfo<StoreRefusal> {
+public:
+  static char ID;
+  StoreRefusal(std::string Reason, bool Quiet)
+      : Reason(std::move(Reason)), Quiet(Quiet) {}
+  const std::string &reason() const { return Reason; }
+  bool quiet() const { return Quiet; }
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override;
+
+private:
+  std::string Reason;
+  bool Quiet;
+};
+
+/// The hash naming the namespace of \p Fingerprint, and its 16 hex digits.
+uint64_t fingerprintHash(llvm::StringRef Fingerprint);
+std::string fingerprintHex(llvm::StringRef Fingerprint);
+
+/// "kiln-<32 hex>.entry".
+std::string entryFileName(const KernelCacheKey &Key);
+/// The key an entry file name names, or nullopt for any other name.
+std::optional<KernelCacheKey> keyFromEntryFileName(llvm::StringRef Name);
+
+/// The file in a namespace folder holding the fingerprint's text.
+inline constexpr const char *FingerprintFileName = "fingerprint.txt";
+/// The file in a namespace folder holding its counters.
+inline constexpr const char *StatsFileName = "stats";
+
+class FileStore {
+public:
+  /// The namespace of \p Backend (a plain name: letters, digits, '-', '_',
+  /// '.') and \p Fingerprint under the current storeRoot(), following
+  /// setStoreRoot switches. Null when \p Config's mode is Off, there is no
+  /// root, or \p Backend is not a plain name. The folders are made (0700)
+  /// on first use, not here.
+  static std::unique_ptr<FileStore> open(llvm::StringRef Backend,
+                                         llvm::StringRef Fingerprint,
+                                         const StoreConfig &Config);
+  /// Same under the fixed root \p Root (tools and tests).
+  static std::unique_ptr<FileStore> openAt(llvm::StringRef Root,
+                                           llvm::StringRef Backend,
+                                           llvm::StringRef Fingerprint,
+                                           const StoreConfig &Config);
+  /// Flushes the counters.
+  ~FileStore();
+  FileStore(const FileStore &) = delete;
+  FileStore &operator=(const FileStore &) = delete;
+
+  /// The payload kept under \p Key, or nullopt: no entry, the folder is not
+  /// trusted, or the entry is bad (warned about, deleted, counted). With
+  /// \p IRHash, an entry recording another IR hash is stale: deleted, miss.
+  /// A hit touches the file's modification time (least recently used
+  /// pruning) unless the store is read-only.
+  std::optional<std::vector<uint8_t>> read(const KernelCacheKey &Key,
+                                           std::optional<uint64_t> IRHash = {});
+
+  /// The EntryInfo of the entry under \p Key without decompressing it.
+  std::optional<EntryInfo> info(const KernelCacheKey &Key);
+
+  /// Keeps \p Payload under \p Key. A StoreRefusal when not taken.
+  llvm::Error write(const KernelCacheKey &Key, llvm::ArrayRef<uint8_t> Payload,
+                    const EntryInfo &Info);
+
+  /// Deletes the entry under \p Key; whether one was deleted.
+  bool purge(const KernelCacheKey &Key);
+
+  /// Deletes the entry under \p Key because the caller found its payload bad
+  /// (an artifact that does not decode): one warning with \p Reason.
+  void purgeCorrupt(const KernelCacheKey &Key, llvm::StringRef Reason);
+
+  /// The namespace folder under the current root ("" when no root).
+  std::string folder();
+  llvm::StringRef backend() const { return Backend; }
+  llvm::StringRef fingerprint() const { return Fingerprint; }
+  uint64_t namespaceHash() const { return NamespaceHash; }
+  const StoreConfig &config() const { return Config; }
+
+  /// The counters of this process not yet flushed to the stats file.
+  StoreCounters pendingCounters() const;
+  /// Adds the pending counters to the stats file.
+  void flushCounters();
+
+  /// Replaces the host feature check (tests); see EntryExpectations.
+  void setMissingFeature(std::function<std::string(llvm::StringRef)> F);
+
+private:
+  FileStore(std::optional<std::string> FixedRoot, llvm::StringRef Backend,
+            llvm::StringRef Fingerprint, const StoreConfig &Config);
+
+  /// Resolves and checks the folder for the current generation; false when
+  /// it cannot be used. Called with Lock held.
+  bool ready();
+  void warnBadEntry(const std::string &Path, llvm::StringRef Why);
+  void bump(uint64_t StoreCounters::*Field, uint64_t By = 1);
+  void maybePrune(uint64_t BytesWritten);
+
+  std::optional<std::string> FixedRoot;
+  std::string Backend;
+  std::string Fingerprint;
+  uint64_t NamespaceHash;
+  StoreConfig Config;
+  std::function<std::string(llvm::StringRef)> MissingFeature;
+
+  mutable std::mutex Lock;
+  uint64_t Generation = ~uint64_t(0);
+  std::string Root;   ///< "" when none
+  std::string Folder; ///< "" when none
+  bool Usable = false;
+  bool WritesStopped = false;
+  StoreCounters Pending;
+  unsigned PendingEvents = 0;
+  bool Scanned = false;
+  uint64_t RunningTotal = 0;
+  unsigned WritesSinceScan = 0;
+};
+
+} // namespace kiln
+
+#endif // KILN_STORE_FILESTORE_H

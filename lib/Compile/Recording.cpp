@@ -1,0 +1,93 @@
+//===- Recording.cpp - What a compilation produced, for debugging --------===//
+
+#include "kiln/Compile/Recording.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace kiln {
+
+StringRef recordingFileName(RecordingKind Kind) {
+  switch (Kind) {
+  case RecordingKind::KernelIR:
+    return "kernel.kiln";
+  case RecordingKind::LLVMIR:
+    return "lowered.ll";
+  case RecordingKind::OptimizedLLVMIR:
+    return "optimized.ll";
+  case RecordingKind::Assembly:
+    return "kernel.s";
+  }
+  llvm_unreachable("unknown recording kind");
+}
+
+static const char *dumpDir() {
+  const char *Dir = std::getenv("KILN_DUMP");
+  return Dir && *Dir ? Dir : nullptr;
+}
+
+CompilationRecording CompilationRecording::fromEnvironment() {
+  return CompilationRecording(dumpDir() != nullptr);
+}
+
+void CompilationRecording::record(RecordingKind Kind, std::string Text) {
+  if (!Enabled)
+    return;
+  for (auto &[K, T] : Sections)
+    if (K == Kind) {
+      T = std::move(Text);
+      return;
+    }
+  Sections.emplace_back(Kind, std::move(Text));
+}
+
+std::optional<StringRef> CompilationRecording::get(RecordingKind Kind) const {
+  for (const auto &[K, T] : Sections)
+    if (K == Kind)
+      return StringRef(T);
+  return std::nullopt;
+}
+
+Error CompilationRecording::writeTo(StringRef Dir, StringRef KernelIdText) const {
+  std::string Safe = KernelIdText.str();
+  for (char &C : Safe)
+    if (!isAlnum(C) && C != '.' && C != '_' && C != '-')
+      C = '_';
+  if (Safe.empty() || Safe == "." || Safe == "..")
+    Safe = "_" + Safe;
+  SmallString<256> Folder(Dir);
+  sys::path::append(Folder, Safe);
+  if (std::error_code EC = sys::fs::create_directories(Folder))
+    return createStringError(EC, "cannot create dump folder '%s': %s",
+                             Folder.c_str(), EC.message().c_str());
+  for (const auto &[Kind, Text] : Sections) {
+    SmallString<256> Path(Folder);
+    sys::path::append(Path, recordingFileName(Kind));
+    std::error_code EC;
+    raw_fd_ostream OS(Path, EC);
+    if (!EC) {
+      OS << Text;
+      OS.close();
+      EC = OS.error();
+    }
+    if (EC)
+      return createStringError(EC, "cannot write '%s': %s", Path.c_str(),
+                               EC.message().c_str());
+  }
+  return Error::success();
+}
+
+Error CompilationRecording::dumpIfRequested(StringRef KernelIdText) const {
+  const char *Dir = dumpDir();
+  if (!Dir || Sections.empty())
+    return Error::success();
+  return writeTo(Dir, KernelIdText);
+}
+
+} // namespace kiln

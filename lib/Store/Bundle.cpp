@@ -1,0 +1,292 @@
+//===- Bundle.cpp - A store's namespaces in one file ---------------------===//
+
+#include "kiln/Store/Bundle.h"
+#include "kiln/Store/Environment.h"
+#include "kiln/Store/FileStore.h"
+#include "kiln/Store/StoreScan.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace llvm::support::endian;
+
+namespace kiln {
+
+static constexpr char BundleMagic[8] = {'K', 'I', 'L', 'N', 'B', 'N', 'D', 'L'};
+static constexpr uint32_t BundleVersion = 1;
+
+namespace {
+void put32(std::string &S, uint32_t V) {
+  char B[4];
+  write32le(B, V);
+  S.append(B, 4);
+}
+void put64(std::string &S, uint64_t V) {
+  char B[8];
+  write64le(B, V);
+  S.append(B, 8);
+}
+void putStr(std::string &S, StringRef T) {
+  put32(S, uint32_t(T.size()));
+  S.append(T.data(), T.size());
+}
+
+/// A bounds-checked reader over the bundle's bytes.
+struct Reader {
+  StringRef Data;
+  size_t Pos = 0;
+  bool Bad = false;
+  bool need(uint64_t N) {
+    if (Bad || N > Data.size() - Pos)
+      Bad = true;
+    return !Bad;
+  }
+  uint32_t u32() {
+    if (!need(4))
+      return 0;
+    uint32_t V = read32le(Data.data() + Pos);
+    Pos += 4;
+    return V;
+  }
+  uint64_t u64() {
+    if (!need(8))
+      return 0;
+    uint64_t V = read64le(Data.data() + Pos);
+    Pos += 8;
+    return V;
+  }
+  StringRef bytes(uint64_t N) {
+    if (!need(N))
+      return StringRef();
+    StringRef S = Data.substr(Pos, N);
+    Pos += N;
+    return S;
+  }
+  StringRef str() { return bytes(u32()); }
+};
+
+bool isPlain(StringRef S) {
+  if (S.empty() || S == "." || S == ".." || S.size() > 64)
+    return false;
+  return llvm::all_of(S, [](char C) {
+    return isAlnum(C) || C == '-' || C == '_' || C == '.';
+  });
+}
+
+/// Writes \p Bytes to \p Path through a temporary file; false (errno) on
+/// failure; an existing \p Path is left alone (returns true, \p Existed set).
+bool writeNew(const std::string &Path, StringRef Bytes, bool &Existed) {
+  static std::atomic<uint64_t> Counter{0};
+  Existed = false;
+  std::string Tmp = Path + ".tmp-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(Counter.fetch_add(1));
+  int FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (FD < 0)
+    return false;
+  const char *P = Bytes.data();
+  size_t Left = Bytes.size();
+  while (Left) {
+    ssize_t N = ::write(FD, P, Left);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0) {
+      int E = errno;
+      ::close(FD);
+      ::unlink(Tmp.c_str());
+      errno = E ? E : EIO;
+      return false;
+    }
+    P += N;
+    Left -= size_t(N);
+  }
+  ::close(FD);
+  int R = ::link(Tmp.c_str(), Path.c_str());
+  int E = errno;
+  ::unlink(Tmp.c_str());
+  if (R != 0 && E == EEXIST) {
+    Existed = true;
+    return true;
+  }
+  errno = E;
+  return R == 0;
+}
+} // namespace
+
+Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
+                                     StringRef Filter) {
+  BundleSummary Sum;
+  std::vector<NamespaceDir> All = scanStore(Root);
+  std::string Body;
+  std::vector<std::pair<const NamespaceDir *, std::vector<std::string>>> Chosen;
+  for (const NamespaceDir &NS : All) {
+    if (!StringRef(NS.Backend + "/" + NS.Hex).starts_with(Filter))
+      continue;
+    Chosen.push_back({&NS, {}});
+  }
+  if (Chosen.empty())
+    return createStringError(std::errc::no_such_file_or_directory,
+                             Filter.empty()
+                                 ? "no namespace in the store at '%s'"
+                                 : "no namespace matching '%s' in the store",
+                             Filter.empty() ? Root.str().c_str()
+                                            : Filter.str().c_str());
+  std::string Out(BundleMagic, 8);
+  put32(Out, BundleVersion);
+  put32(Out, uint32_t(Chosen.size()));
+  for (auto &[NS, Unused] : Chosen) {
+    putStr(Out, NS->Backend);
+    putStr(Out, NS->Hex);
+    putStr(Out, NS->Description);
+    std::string Entries;
+    uint32_t Count = 0;
+    for (const EntryFile &E : NS->Entries) {
+      if (Error Err = verifyEntryFile(*NS, E)) {
+        consumeError(std::move(Err));
+        ++Sum.Skipped;
+        continue;
+      }
+      auto Buf = MemoryBuffer::getFile(E.Path, /*IsText=*/false,
+                                       /*RequiresNullTerminator=*/false);
+      if (!Buf) {
+        ++Sum.Skipped;
+        continue;
+      }
+      putStr(Entries, E.Name);
+      put64(Entries, (*Buf)->getBufferSize());
+      Entries.append((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
+      ++Count;
+    }
+    put32(Out, Count);
+    Out += Entries;
+    Sum.Entries += Count;
+    ++Sum.Namespaces;
+  }
+  put64(Out, xxh3_64bits(Out));
+  std::error_code EC;
+  raw_fd_ostream OS(BundlePath, EC, sys::fs::OF_None);
+  if (EC)
+    return createStringError(EC, "cannot write '%s': %s",
+                             BundlePath.str().c_str(), EC.message().c_str());
+  OS << Out;
+  OS.close();
+  if (OS.has_error())
+    return createStringError(OS.error(), "cannot write '%s': %s",
+                             BundlePath.str().c_str(),
+                             OS.error().message().c_str());
+  return Sum;
+}
+
+Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath) {
+  auto Buf = MemoryBuffer::getFile(BundlePath, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read '%s': %s",
+                             BundlePath.str().c_str(),
+                             Buf.getError().message().c_str());
+  StringRef Data = (*Buf)->getBuffer();
+  auto Invalid = [&](const Twine &Why) {
+    return createStringError(std::make_error_code(std::errc::illegal_byte_sequence),
+                             "'" + BundlePath + "' is not a valid bundle: " + Why);
+  };
+  if (Data.size() < 24 || std::memcmp(Data.data(), BundleMagic, 8) != 0)
+    return Invalid("bad magic");
+  if (read64le(Data.data() + Data.size() - 8) !=
+      xxh3_64bits(Data.drop_back(8)))
+    return Invalid("checksum mismatch");
+  Reader R{Data.drop_back(8), 8};
+  if (uint32_t V = R.u32(); V != BundleVersion)
+    return Invalid("unsupported version " + Twine(V));
+
+  // Parse everything first: a bad bundle writes nothing.
+  struct Item {
+    std::string Backend, Hex, Description;
+    std::vector<std::pair<std::string, StringRef>> Entries;
+  };
+  std::vector<Item> Items;
+  uint32_t NSCount = R.u32();
+  for (uint32_t I = 0; I != NSCount && !R.Bad; ++I) {
+    Item It;
+    It.Backend = R.str().str();
+    It.Hex = R.str().str();
+    It.Description = R.str().str();
+    if (R.Bad)
+      break;
+    if (!isPlain(It.Backend) || It.Hex.size() != 16 ||
+        !llvm::all_of(It.Hex, [](char C) {
+          return isDigit(C) || (C >= 'a' && C <= 'f');
+        }))
+      return Invalid("bad namespace name '" + It.Backend + "/" + It.Hex + "'");
+    uint32_t N = R.u32();
+    for (uint32_t J = 0; J != N && !R.Bad; ++J) {
+      std::string Name = R.str().str();
+      StringRef Bytes = R.bytes(R.u64());
+      if (!R.Bad && !keyFromEntryFileName(Name))
+        return Invalid("bad entry name '" + Name + "'");
+      It.Entries.push_back({Name, Bytes});
+    }
+    Items.push_back(std::move(It));
+  }
+  if (R.Bad || R.Pos != R.Data.size())
+    return Invalid("truncated or malformed contents");
+
+  BundleSummary Sum;
+  for (const Item &It : Items) {
+    std::string Dir = Root.str() + "/" + It.Backend + "/" + It.Hex;
+    std::error_code EC = sys::fs::create_directories(Dir, true, sys::fs::perms::owner_all);
+    if (EC)
+      return createStringError(EC, "cannot create '%s': %s", Dir.c_str(),
+                               EC.message().c_str());
+    // create_directories leaves existing folders alone; ours are 0700.
+    ::chmod(Dir.c_str(), 0700);
+    if (!It.Description.empty()) {
+      bool Existed;
+      writeNew(Dir + "/" + FingerprintFileName, It.Description + "\n", Existed);
+    }
+    NamespaceDir NS;
+    NS.Backend = It.Backend;
+    NS.Hex = It.Hex;
+    NS.Path = Dir;
+    uint64_t NSHash = NS.namespaceHash();
+    for (const auto &[Name, Bytes] : It.Entries) {
+      EntryExpectations Expect;
+      Expect.Key = keyFromEntryFileName(Name);
+      Expect.NamespaceHash = NSHash;
+      Expected<std::vector<uint8_t>> P = decodeEntry(
+          ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(Bytes.data()),
+                            Bytes.size()),
+          Expect);
+      if (!P) {
+        storeWarning("bundle entry " + It.Backend + "/" + It.Hex + "/" + Name +
+                     " left out: " + toString(P.takeError()));
+        ++Sum.Skipped;
+        continue;
+      }
+      bool Existed;
+      std::string Path = Dir + "/" + Name;
+      if (!writeNew(Path, Bytes, Existed))
+        return createStringError(std::error_code(errno, std::generic_category()),
+                                 "cannot write '%s': %s", Path.c_str(),
+                                 std::strerror(errno));
+      if (Existed)
+        ++Sum.Skipped;
+      else
+        ++Sum.Entries;
+    }
+    ++Sum.Namespaces;
+  }
+  return Sum;
+}
+
+} // namespace kiln

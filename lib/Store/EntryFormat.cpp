@@ -1,0 +1,185 @@
+//===- EntryFormat.cpp - The bytes of one store entry --------------------===//
+
+#include "kiln/Store/EntryFormat.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstring>
+#include <zstd.h>
+
+using namespace llvm;
+using namespace llvm::support::endian;
+
+namespace kiln {
+
+// Fixed header offsets (docs/Store.md).
+namespace off {
+enum : size_t {
+  Magic = 0,
+  Version = 8,
+  HeaderSize = 12,
+  KeyId = 16,
+  KeyBuild = 24,
+  Namespace = 32,
+  IRHash = 40,
+  Uncompressed = 48,
+  Compressed = 56,
+  Checksum = 64,
+  KernelLen = 72,
+  VariantLen = 76,
+  FeaturesLen = 80,
+  Flags = 84,
+};
+} // namespace off
+
+static Error bad(const Twine &Why) {
+  return createStringError(std::make_error_code(std::errc::illegal_byte_sequence), Why);
+}
+
+Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
+                                           uint64_t NamespaceHash,
+                                           const EntryInfo &Info,
+                                           ArrayRef<uint8_t> Payload) {
+  for (const std::string *S : {&Info.KernelId, &Info.Variant, &Info.Features})
+    if (S->size() > EntryMaxStringSize)
+      return bad("entry text of " + Twine(S->size()) + " bytes is too long");
+  if (Payload.size() > EntryMaxPayloadSize)
+    return bad("payload of " + Twine(Payload.size()) + " bytes is too large");
+  size_t Bound = ZSTD_compressBound(Payload.size());
+  std::vector<uint8_t> Z(Bound);
+  size_t ZSize = ZSTD_compress(Z.data(), Bound, Payload.data(), Payload.size(),
+                               EntryCompressionLevel);
+  if (ZSTD_isError(ZSize))
+    return bad(Twine("zstd compression failed: ") + ZSTD_getErrorName(ZSize));
+  Z.resize(ZSize);
+
+  size_t Strings = Info.KernelId.size() + Info.Variant.size() + Info.Features.size();
+  size_t HeaderSize = EntryFixedHeaderSize + Strings + 8;
+  std::vector<uint8_t> Out(HeaderSize + ZSize, 0);
+  uint8_t *P = Out.data();
+  std::memcpy(P + off::Magic, EntryMagic, 8);
+  write32le(P + off::Version, EntryFormatVersion);
+  write32le(P + off::HeaderSize, uint32_t(HeaderSize));
+  write64le(P + off::KeyId, Key.Id);
+  write64le(P + off::KeyBuild, Key.BuildId);
+  write64le(P + off::Namespace, NamespaceHash);
+  write64le(P + off::IRHash, Info.IRHash);
+  write64le(P + off::Uncompressed, Payload.size());
+  write64le(P + off::Compressed, ZSize);
+  write64le(P + off::Checksum, xxh3_64bits(ArrayRef<uint8_t>(Z)));
+  write32le(P + off::KernelLen, uint32_t(Info.KernelId.size()));
+  write32le(P + off::VariantLen, uint32_t(Info.Variant.size()));
+  write32le(P + off::FeaturesLen, uint32_t(Info.Features.size()));
+  write32le(P + off::Flags, 0);
+  size_t Pos = EntryFixedHeaderSize;
+  for (const std::string *S : {&Info.KernelId, &Info.Variant, &Info.Features}) {
+    std::memcpy(P + Pos, S->data(), S->size());
+    Pos += S->size();
+  }
+  write64le(P + Pos, xxh3_64bits(ArrayRef<uint8_t>(P, Pos)));
+  std::memcpy(P + HeaderSize, Z.data(), ZSize);
+  return Out;
+}
+
+Expected<EntryHeader> parseEntryHeader(ArrayRef<uint8_t> File) {
+  const uint8_t *P = File.data();
+  if (File.size() < 12)
+    return bad("truncated entry (" + Twine(File.size()) + " bytes)");
+  if (std::memcmp(P, EntryMagic, 8) != 0)
+    return bad("bad magic (not a kiln store entry)");
+  EntryHeader H;
+  H.Version = read32le(P + off::Version);
+  if (H.Version != EntryFormatVersion)
+    return bad("unsupported format version " + Twine(H.Version) +
+               " (expected " + Twine(EntryFormatVersion) + ")");
+  if (File.size() < EntryFixedHeaderSize)
+    return bad("truncated entry (" + Twine(File.size()) + " bytes)");
+  H.HeaderSize = read32le(P + off::HeaderSize);
+  uint32_t KLen = read32le(P + off::KernelLen);
+  uint32_t VLen = read32le(P + off::VariantLen);
+  uint32_t FLen = read32le(P + off::FeaturesLen);
+  if (KLen > EntryMaxStringSize || VLen > EntryMaxStringSize ||
+      FLen > EntryMaxStringSize ||
+      uint64_t(EntryFixedHeaderSize) + KLen + VLen + FLen + 8 != H.HeaderSize)
+    return bad("bad header size");
+  if (File.size() < H.HeaderSize)
+    return bad("truncated entry (" + Twine(File.size()) + " bytes)");
+  size_t StringsEnd = H.HeaderSize - 8;
+  if (read64le(P + StringsEnd) != xxh3_64bits(File.take_front(StringsEnd)))
+    return bad("header checksum mismatch");
+  if (read32le(P + off::Flags) != 0)
+    return bad("unknown header flags");
+  H.Key = {read64le(P + off::KeyId), read64le(P + off::KeyBuild)};
+  H.NamespaceHash = read64le(P + off::Namespace);
+  H.Info.IRHash = read64le(P + off::IRHash);
+  H.UncompressedSize = read64le(P + off::Uncompressed);
+  H.CompressedSize = read64le(P + off::Compressed);
+  H.PayloadChecksum = read64le(P + off::Checksum);
+  const char *S = reinterpret_cast<const char *>(P + EntryFixedHeaderSize);
+  H.Info.KernelId.assign(S, KLen);
+  H.Info.Variant.assign(S + KLen, VLen);
+  H.Info.Features.assign(S + KLen + VLen, FLen);
+  if (H.UncompressedSize > EntryMaxPayloadSize)
+    return bad("bad payload size");
+  if (File.size() - H.HeaderSize != H.CompressedSize)
+    return bad(File.size() - H.HeaderSize < H.CompressedSize
+                   ? "truncated entry (" + Twine(File.size()) + " bytes)"
+                   : Twine("trailing bytes after the payload"));
+  return H;
+}
+
+Expected<std::vector<uint8_t>> decodeEntry(ArrayRef<uint8_t> File,
+                                           const EntryExpectations &Expect,
+                                           EntryHeader *HeaderOut) {
+  Expected<EntryHeader> H = parseEntryHeader(File);
+  if (!H)
+    return H.takeError();
+  if (Expect.Key && H->Key != *Expect.Key)
+    return bad("key mismatch: the entry holds " + H->Key.hex());
+  if (Expect.NamespaceHash && H->NamespaceHash != *Expect.NamespaceHash)
+    return bad("entry of another namespace (fingerprint " +
+               utohexstr(H->NamespaceHash, true, 16) + ")");
+  if (Expect.IRHash && H->Info.IRHash && H->Info.IRHash != *Expect.IRHash)
+    return bad("stale entry: kept for another IR of the kernel");
+  if (Expect.MissingFeature && !H->Info.Features.empty()) {
+    std::string Missing = Expect.MissingFeature(H->Info.Features);
+    if (!Missing.empty())
+      return bad("needs CPU feature " + Missing + " the host lacks");
+  }
+  ArrayRef<uint8_t> Z = File.drop_front(H->HeaderSize);
+  if (xxh3_64bits(Z) != H->PayloadChecksum)
+    return bad("payload checksum mismatch");
+  unsigned long long Content = ZSTD_getFrameContentSize(Z.data(), Z.size());
+  if (Content != H->UncompressedSize)
+    return bad("payload size mismatch");
+  std::vector<uint8_t> Out(H->UncompressedSize);
+  size_t N = ZSTD_decompress(Out.data(), Out.size(), Z.data(), Z.size());
+  if (ZSTD_isError(N))
+    return bad(Twine("zstd decompression failed: ") + ZSTD_getErrorName(N));
+  if (N != H->UncompressedSize)
+    return bad("payload size mismatch");
+  if (HeaderOut)
+    *HeaderOut = std::move(*H);
+  return Out;
+}
+
+std::string missingHostFeature(StringRef Required) {
+  static const StringMap<bool> Host = sys::getHostCPUFeatures();
+  SmallVector<StringRef, 16> Parts;
+  Required.split(Parts, ',', -1, false);
+  for (StringRef F : Parts) {
+    F = F.trim();
+    if (!F.consume_front("+"))
+      continue; // "-feature": the code avoids it, any host will do
+    auto It = Host.find(F);
+    if (It == Host.end() || !It->second)
+      return ("+" + F).str();
+  }
+  return std::string();
+}
+
+} // namespace kiln

@@ -1,0 +1,546 @@
+//===- FileStore.cpp - One namespace of the store, on disk ---------------===//
+
+#include "kiln/Store/FileStore.h"
+#include "kiln/Store/StoreScan.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace llvm;
+
+namespace kiln {
+
+char StoreRefusal::ID = 0;
+
+void StoreRefusal::log(raw_ostream &OS) const { OS << Reason; }
+
+std::error_code StoreRefusal::convertToErrorCode() const {
+  return std::make_error_code(std::errc::operation_not_permitted);
+}
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+uint64_t fingerprintHash(StringRef Fingerprint) {
+  return xxh3_64bits(Fingerprint);
+}
+
+std::string fingerprintHex(StringRef Fingerprint) {
+  return utohexstr(fingerprintHash(Fingerprint), /*LowerCase=*/true, 16);
+}
+
+std::string entryFileName(const KernelCacheKey &Key) {
+  return "kiln-" + Key.hex() + ".entry";
+}
+
+std::optional<KernelCacheKey> keyFromEntryFileName(StringRef Name) {
+  if (!Name.consume_front("kiln-") || !Name.consume_back(".entry") ||
+      Name.size() != 32)
+    return std::nullopt;
+  for (char C : Name)
+    if (!isDigit(C) && !(C >= 'a' && C <= 'f'))
+      return std::nullopt;
+  KernelCacheKey K;
+  if (Name.take_front(16).getAsInteger(16, K.Id) ||
+      Name.drop_front(16).getAsInteger(16, K.BuildId))
+    return std::nullopt;
+  return K;
+}
+
+static bool isPlainName(StringRef S) {
+  if (S.empty() || S == "." || S == ".." || S.size() > 64)
+    return false;
+  for (char C : S)
+    if (!isAlnum(C) && C != '-' && C != '_' && C != '.')
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Counters
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct CounterField {
+  const char *Name;
+  uint64_t StoreCounters::*Field;
+};
+constexpr CounterField CounterFields[] = {
+    {"hits", &StoreCounters::Hits},
+    {"misses", &StoreCounters::Misses},
+    {"writes", &StoreCounters::Writes},
+    {"refusals", &StoreCounters::Refusals},
+    {"corrupt-purged", &StoreCounters::CorruptPurged},
+    {"bytes-uncompressed", &StoreCounters::BytesUncompressed},
+    {"bytes-compressed", &StoreCounters::BytesCompressed},
+};
+
+StoreCounters parseCounters(StringRef Text) {
+  StoreCounters C;
+  SmallVector<StringRef, 8> Lines;
+  Text.split(Lines, '\n', -1, false);
+  for (StringRef Line : Lines) {
+    auto [Name, Value] = Line.trim().split(' ');
+    uint64_t N;
+    if (Value.trim().getAsInteger(10, N))
+      continue;
+    for (const CounterField &F : CounterFields)
+      if (Name == F.Name)
+        C.*F.Field = N;
+  }
+  return C;
+}
+
+std::string printCounters(const StoreCounters &C) {
+  std::string S;
+  raw_string_ostream OS(S);
+  for (const CounterField &F : CounterFields)
+    OS << F.Name << ' ' << C.*F.Field << '\n';
+  return S;
+}
+
+/// Reads all of \p FD from its start.
+std::string readAllFd(int FD) {
+  std::string S;
+  char Buf[4096];
+  off_t Pos = 0;
+  for (;;) {
+    ssize_t N = pread(FD, Buf, sizeof(Buf), Pos);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      break;
+    S.append(Buf, size_t(N));
+    Pos += N;
+  }
+  return S;
+}
+
+bool writeAllFd(int FD, const void *Data, size_t Size) {
+  const char *P = static_cast<const char *>(Data);
+  while (Size) {
+    ssize_t N = ::write(FD, P, Size);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0) {
+      if (N == 0)
+        errno = EIO;
+      return false;
+    }
+    P += N;
+    Size -= size_t(N);
+  }
+  return true;
+}
+} // namespace
+
+StoreCounters &StoreCounters::operator+=(const StoreCounters &O) {
+  for (const CounterField &F : CounterFields)
+    this->*F.Field += O.*F.Field;
+  return *this;
+}
+
+bool StoreCounters::empty() const {
+  for (const CounterField &F : CounterFields)
+    if (this->*F.Field)
+      return false;
+  return true;
+}
+
+StoreCounters readStoreCounters(StringRef Path) {
+  int FD = ::open(Path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (FD < 0)
+    return StoreCounters();
+  flock(FD, LOCK_SH);
+  StoreCounters C = parseCounters(readAllFd(FD));
+  ::close(FD);
+  return C;
+}
+
+Error addStoreCounters(StringRef Path, const StoreCounters &Delta) {
+  int FD = ::open(Path.str().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (FD < 0)
+    return errorCodeToError(std::error_code(errno, std::generic_category()));
+  flock(FD, LOCK_EX);
+  StoreCounters C = parseCounters(readAllFd(FD));
+  C += Delta;
+  std::string Text = printCounters(C);
+  bool OK = ftruncate(FD, 0) == 0 && lseek(FD, 0, SEEK_SET) == 0 &&
+            writeAllFd(FD, Text.data(), Text.size());
+  int Err = errno;
+  ::close(FD); // releases the lock
+  if (!OK)
+    return errorCodeToError(std::error_code(Err, std::generic_category()));
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// FileStore
+//===----------------------------------------------------------------------===//
+
+FileStore::FileStore(std::optional<std::string> FixedRoot, StringRef Backend,
+                     StringRef Fingerprint, const StoreConfig &Config)
+    : FixedRoot(std::move(FixedRoot)), Backend(Backend.str()),
+      Fingerprint(Fingerprint.str()),
+      NamespaceHash(fingerprintHash(Fingerprint)), Config(Config),
+      MissingFeature(missingHostFeature) {}
+
+std::unique_ptr<FileStore> FileStore::open(StringRef Backend,
+                                           StringRef Fingerprint,
+                                           const StoreConfig &Config) {
+  if (Config.Mode == StoreModeKind::Off || !isPlainName(Backend))
+    return nullptr;
+  if (!storeRoot())
+    return nullptr;
+  return std::unique_ptr<FileStore>(
+      new FileStore(std::nullopt, Backend, Fingerprint, Config));
+}
+
+std::unique_ptr<FileStore> FileStore::openAt(StringRef Root, StringRef Backend,
+                                             StringRef Fingerprint,
+                                             const StoreConfig &Config) {
+  if (Config.Mode == StoreModeKind::Off || !isPlainName(Backend) || Root.empty())
+    return nullptr;
+  return std::unique_ptr<FileStore>(
+      new FileStore(Root.str(), Backend, Fingerprint, Config));
+}
+
+FileStore::~FileStore() { flushCounters(); }
+
+void FileStore::setMissingFeature(std::function<std::string(StringRef)> F) {
+  std::lock_guard<std::mutex> L(Lock);
+  MissingFeature = std::move(F);
+}
+
+/// Makes \p Path a folder (0700) if it is missing; errno on failure.
+static bool makeFolder(const std::string &Path) {
+  if (::mkdir(Path.c_str(), 0700) == 0 || errno == EEXIST)
+    return true;
+  if (errno != ENOENT)
+    return false;
+  StringRef Parent = sys::path::parent_path(Path);
+  if (Parent.empty() || Parent == Path)
+    return false;
+  if (!makeFolder(Parent.str()))
+    return false;
+  return ::mkdir(Path.c_str(), 0700) == 0 || errno == EEXIST;
+}
+
+/// Why \p Path must not be trusted, or "" when it may be.
+static std::string untrustedReason(const std::string &Path) {
+  struct stat St;
+  if (::lstat(Path.c_str(), &St) != 0)
+    return std::string("cannot inspect it: ") + std::strerror(errno);
+  if (!S_ISDIR(St.st_mode))
+    return "it is not a folder";
+  if (St.st_uid != ::geteuid())
+    return "it is owned by another user";
+  if (St.st_mode & (S_IWGRP | S_IWOTH))
+    return "others can write to it";
+  return std::string();
+}
+
+bool FileStore::ready() {
+  uint64_t G = FixedRoot ? 0 : storeGeneration();
+  if (G == Generation)
+    return Usable;
+  Generation = G;
+  Usable = false;
+  WritesStopped = false;
+  Scanned = false;
+  std::optional<std::string> R = FixedRoot ? FixedRoot : storeRoot();
+  Root = R.value_or("");
+  Folder.clear();
+  if (Root.empty())
+    return false;
+  SmallString<256> BackendDir(Root);
+  sys::path::append(BackendDir, Backend);
+  SmallString<256> NS(BackendDir);
+  sys::path::append(NS, fingerprintHex(Fingerprint));
+  Folder = std::string(NS);
+  bool Writable = Config.Mode == StoreModeKind::ReadWrite;
+  if (Writable && !makeFolder(Folder)) {
+    // Not fatal: a read-only store may still exist; writes will refuse.
+    if (::access(Folder.c_str(), F_OK) != 0)
+      return false;
+  }
+  // Only folders we create (or that exist under the root) are checked: the
+  // root's own parents are the user's business.
+  for (const std::string &P : {Root, std::string(BackendDir), Folder}) {
+    if (::access(P.c_str(), F_OK) != 0)
+      return false; // nothing stored yet (read-only mode)
+    std::string Why = untrustedReason(P);
+    if (!Why.empty()) {
+      storeWarning("not using the kernel store in " + Folder + ": " + P +
+                   ": " + Why);
+      return false;
+    }
+  }
+  if (Writable) {
+    // The readable fingerprint beside the entries, written once.
+    SmallString<256> FP(Folder);
+    sys::path::append(FP, FingerprintFileName);
+    if (::access(FP.c_str(), F_OK) != 0) {
+      std::string Tmp = std::string(FP) + ".tmp-" + std::to_string(::getpid());
+      int FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (FD >= 0) {
+        std::string Text = Fingerprint + "\n";
+        bool OK = writeAllFd(FD, Text.data(), Text.size());
+        ::close(FD);
+        if (OK)
+          (void)::link(Tmp.c_str(), FP.c_str());
+        ::unlink(Tmp.c_str());
+      }
+    }
+  }
+  Usable = true;
+  return true;
+}
+
+std::string FileStore::folder() {
+  std::lock_guard<std::mutex> L(Lock);
+  ready();
+  return Folder;
+}
+
+void FileStore::bump(uint64_t StoreCounters::*Field, uint64_t By) {
+  Pending.*Field += By;
+  // Amortised: the stats file is rewritten every 64 events and on close.
+  if (++PendingEvents >= 64 && !Folder.empty() &&
+      Config.Mode == StoreModeKind::ReadWrite) {
+    SmallString<256> P(Folder);
+    sys::path::append(P, StatsFileName);
+    if (Error E = addStoreCounters(P, Pending))
+      consumeError(std::move(E)); // best effort: kept for the next flush
+    else
+      Pending = StoreCounters();
+    PendingEvents = 0;
+  }
+}
+
+StoreCounters FileStore::pendingCounters() const {
+  std::lock_guard<std::mutex> L(Lock);
+  return Pending;
+}
+
+void FileStore::flushCounters() {
+  std::lock_guard<std::mutex> L(Lock);
+  if (Pending.empty() || !Usable || Folder.empty() ||
+      Config.Mode != StoreModeKind::ReadWrite)
+    return;
+  SmallString<256> P(Folder);
+  sys::path::append(P, StatsFileName);
+  if (Error E = addStoreCounters(P, Pending))
+    consumeError(std::move(E)); // statistics are best effort
+  else
+    Pending = StoreCounters();
+  PendingEvents = 0;
+}
+
+void FileStore::warnBadEntry(const std::string &Path, StringRef Why) {
+  storeWarning("removed bad store entry " + Path + ": " + Why);
+  ::unlink(Path.c_str());
+  bump(&StoreCounters::CorruptPurged);
+}
+
+/// Reads the whole file \p Path; errno set on failure.
+static bool readFile(const std::string &Path, std::vector<uint8_t> &Out) {
+  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (FD < 0)
+    return false;
+  struct stat St;
+  if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
+    int E = errno ? errno : EINVAL;
+    ::close(FD);
+    errno = E;
+    return false;
+  }
+  Out.resize(size_t(St.st_size));
+  size_t Done = 0;
+  while (Done < Out.size()) {
+    ssize_t N = ::pread(FD, Out.data() + Done, Out.size() - Done, off_t(Done));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      break; // shrank while reading: the checks will call it truncated
+    Done += size_t(N);
+  }
+  Out.resize(Done);
+  ::close(FD);
+  return true;
+}
+
+std::optional<std::vector<uint8_t>>
+FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
+  std::lock_guard<std::mutex> L(Lock);
+  if (!ready())
+    return std::nullopt;
+  SmallString<256> PathBuf(Folder);
+  sys::path::append(PathBuf, entryFileName(Key));
+  std::string Path(PathBuf);
+  std::vector<uint8_t> File;
+  if (!readFile(Path, File)) {
+    if (errno != ENOENT)
+      warnBadEntry(Path, std::string("cannot read it: ") + std::strerror(errno));
+    bump(&StoreCounters::Misses);
+    return std::nullopt;
+  }
+  EntryExpectations Expect;
+  Expect.Key = Key;
+  Expect.NamespaceHash = NamespaceHash;
+  Expect.IRHash = IRHash;
+  Expect.MissingFeature = MissingFeature;
+  Expected<std::vector<uint8_t>> Payload = decodeEntry(File, Expect);
+  if (!Payload) {
+    warnBadEntry(Path, toString(Payload.takeError()));
+    bump(&StoreCounters::Misses);
+    return std::nullopt;
+  }
+  if (Config.Mode == StoreModeKind::ReadWrite)
+    (void)::utimensat(AT_FDCWD, Path.c_str(), nullptr, 0); // last use
+  bump(&StoreCounters::Hits);
+  return std::move(*Payload);
+}
+
+std::optional<EntryInfo> FileStore::info(const KernelCacheKey &Key) {
+  std::lock_guard<std::mutex> L(Lock);
+  if (!ready())
+    return std::nullopt;
+  SmallString<256> Path(Folder);
+  sys::path::append(Path, entryFileName(Key));
+  std::vector<uint8_t> File;
+  if (!readFile(std::string(Path), File))
+    return std::nullopt;
+  Expected<EntryHeader> H = parseEntryHeader(File);
+  if (!H) {
+    consumeError(H.takeError());
+    return std::nullopt;
+  }
+  return H->Info;
+}
+
+bool FileStore::purge(const KernelCacheKey &Key) {
+  std::lock_guard<std::mutex> L(Lock);
+  if (!ready())
+    return false;
+  SmallString<256> Path(Folder);
+  sys::path::append(Path, entryFileName(Key));
+  return ::unlink(Path.c_str()) == 0;
+}
+
+void FileStore::purgeCorrupt(const KernelCacheKey &Key, StringRef Reason) {
+  std::lock_guard<std::mutex> L(Lock);
+  if (!ready())
+    return;
+  SmallString<256> Path(Folder);
+  sys::path::append(Path, entryFileName(Key));
+  warnBadEntry(std::string(Path), Reason);
+}
+
+Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
+                       const EntryInfo &Info) {
+  std::lock_guard<std::mutex> L(Lock);
+  auto Quiet = [&](const Twine &Why) {
+    bump(&StoreCounters::Refusals);
+    return make_error<StoreRefusal>(Why.str(), /*Quiet=*/true);
+  };
+  if (Config.Mode != StoreModeKind::ReadWrite)
+    return make_error<StoreRefusal>("the store is read-only", true);
+  if (!ready())
+    return make_error<StoreRefusal>("the store folder cannot be used", true);
+  if (WritesStopped)
+    return Quiet("writes stopped after an earlier failure");
+  SmallString<256> Final(Folder);
+  sys::path::append(Final, entryFileName(Key));
+  if (::access(Final.c_str(), F_OK) == 0)
+    return Quiet("the entry exists already");
+
+  Expected<std::vector<uint8_t>> Bytes = encodeEntry(Key, NamespaceHash, Info, Payload);
+  if (!Bytes) {
+    bump(&StoreCounters::Refusals);
+    return make_error<StoreRefusal>(toString(Bytes.takeError()), false);
+  }
+
+  // A unique temporary name in the same folder, so that the link below is
+  // atomic and a reader never sees a partial entry.
+  static std::atomic<uint64_t> Counter{0};
+  std::string Tmp = std::string(Final) + ".tmp-" + std::to_string(::getpid()) +
+                    "-" + std::to_string(Counter.fetch_add(1));
+  auto Fail = [&](const char *What) {
+    int Err = errno;
+    ::unlink(Tmp.c_str());
+    WritesStopped = true; // one warning, then compile without keeping
+    bump(&StoreCounters::Refusals);
+    return make_error<StoreRefusal>(
+        std::string("cannot write to the kernel store in ") + Folder + " (" +
+            What + ": " + std::strerror(Err) +
+            "); kernels will be compiled without being kept",
+        false);
+  };
+  int FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (FD < 0)
+    return Fail("create");
+  bool OK = writeAllFd(FD, Bytes->data(), Bytes->size());
+  if (OK && Config.Sync)
+    OK = ::fsync(FD) == 0;
+  int Err = errno;
+  if (::close(FD) != 0 && OK) {
+    OK = false;
+    Err = errno;
+  }
+  if (!OK) {
+    errno = Err;
+    return Fail("write");
+  }
+  // link() refuses to replace: the first writer of a key wins.
+  if (::link(Tmp.c_str(), Final.c_str()) != 0) {
+    if (errno == EEXIST) {
+      ::unlink(Tmp.c_str());
+      return Quiet("another writer kept the entry first");
+    }
+    // A file system without hard links: rename, which may replace an
+    // equivalent entry of the same key.
+    if (::rename(Tmp.c_str(), Final.c_str()) != 0)
+      return Fail("rename");
+  } else {
+    ::unlink(Tmp.c_str());
+  }
+  bump(&StoreCounters::Writes);
+  bump(&StoreCounters::BytesUncompressed, Payload.size());
+  bump(&StoreCounters::BytesCompressed, Bytes->size());
+  maybePrune(Bytes->size());
+  return Error::success();
+}
+
+void FileStore::maybePrune(uint64_t BytesWritten) {
+  // Amortised: the store is measured on the first write of the process,
+  // every 64 writes after that (other processes write too), and whenever
+  // the running total passes the limit.
+  RunningTotal += BytesWritten;
+  ++WritesSinceScan;
+  if (Scanned && WritesSinceScan < 64 && RunningTotal <= Config.MaxSize)
+    return;
+  Scanned = true;
+  WritesSinceScan = 0;
+  RunningTotal = storeSize(Root);
+  if (RunningTotal <= Config.MaxSize)
+    return;
+  PruneResult R = pruneStore(
+      Root, uint64_t(double(Config.MaxSize) * Config.LowWatermark));
+  RunningTotal = R.BytesAfter;
+}
+
+} // namespace kiln

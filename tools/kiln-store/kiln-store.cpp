@@ -1,0 +1,288 @@
+//===- kiln-store.cpp - Inspect and maintain a Kiln kernel store ----------===//
+//
+// kiln-store [--store=DIR] stats|list|verify [--purge]|prune [--max-size=SIZE]
+//            |clear|export BUNDLE|import BUNDLE
+// (TOOLS.md). The work is in kiln/Store; this is the command line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Store/Bundle.h"
+#include "kiln/Store/Environment.h"
+#include "kiln/Store/FileStore.h"
+#include "kiln/Store/StoreScan.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <ctime>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace kiln;
+
+static cl::OptionCategory Cat("kiln-store options");
+
+static cl::opt<std::string> StoreDir(
+    "store", cl::desc("The store's root folder (default: KILN_CACHE_DIR, else "
+                      "$XDG_CACHE_HOME/kiln, else ~/.cache/kiln)"),
+    cl::value_desc("DIR"), cl::cat(Cat));
+static cl::opt<bool> Purge("purge",
+                           cl::desc("verify: remove the bad entries it finds"),
+                           cl::cat(Cat));
+static cl::opt<std::string> MaxSize(
+    "max-size",
+    cl::desc("prune: the size to prune down to, in bytes with an optional "
+             "K/M/G suffix (default: KILN_CACHE_MAX_SIZE, else 1G)"),
+    cl::value_desc("SIZE"), cl::cat(Cat));
+static cl::opt<std::string> NamespaceFilter(
+    "namespace",
+    cl::desc("export: only the namespaces whose BACKEND/HEX starts with this"),
+    cl::value_desc("BACKEND/HEX"), cl::cat(Cat));
+static cl::opt<std::string> Command(
+    cl::Positional, cl::Required,
+    cl::desc("<stats|list|verify|prune|clear|export|import>"), cl::cat(Cat));
+static cl::list<std::string> Args(cl::Positional, cl::desc("[BUNDLE]"),
+                                  cl::cat(Cat));
+
+static const char *ToolName = "kiln-store";
+
+[[noreturn]] static void fail(const Twine &Message) {
+  WithColor::error(errs(), ToolName) << Message << '\n';
+  std::exit(1);
+}
+
+static std::string timeText(int64_t Ns) {
+  std::time_t T = std::time_t(Ns / 1000000000);
+  std::tm TM;
+  gmtime_r(&T, &TM);
+  char Buf[32];
+  std::strftime(Buf, sizeof(Buf), "%Y-%m-%dT%H:%M:%SZ", &TM);
+  return Buf;
+}
+
+/// The header of \p E, or an error saying why it cannot be read.
+static Expected<EntryHeader> readHeader(const EntryFile &E) {
+  int FD = ::open(E.Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (FD < 0)
+    return createStringError(std::error_code(errno, std::generic_category()),
+                             "cannot read it");
+  std::vector<uint8_t> Buf(E.Size);
+  ssize_t N = ::pread(FD, Buf.data(), Buf.size(), 0);
+  ::close(FD);
+  Buf.resize(N < 0 ? 0 : size_t(N));
+  return parseEntryHeader(Buf);
+}
+
+static void expectArgs(size_t N) {
+  if (Args.size() != N)
+    fail("'" + Command + "' takes " +
+         (N ? Twine("one argument: the bundle file") : Twine("no argument")));
+}
+
+static int runStats(StringRef Root) {
+  std::vector<NamespaceDir> All = scanStore(Root);
+  outs() << "store: " << Root << '\n';
+  uint64_t Entries = 0, Bytes = 0;
+  for (const NamespaceDir &NS : All) {
+    uint64_t Disk = 0, Before = 0;
+    for (const EntryFile &E : NS.Entries) {
+      Disk += E.Size;
+      if (Expected<EntryHeader> H = readHeader(E))
+        Before += H->UncompressedSize;
+      else
+        consumeError(H.takeError());
+    }
+    StoreCounters C = readStoreCounters(NS.Path + "/" + StatsFileName);
+    outs() << "namespace " << NS.Backend << '/' << NS.Hex << '\n'
+           << "  fingerprint: "
+           << (NS.Description.empty() ? "(unknown)" : NS.Description) << '\n'
+           << "  entries: " << NS.Entries.size() << '\n'
+           << "  bytes on disk: " << Disk << '\n'
+           << "  bytes before compression: " << Before << '\n'
+           << "  hits: " << C.Hits << '\n'
+           << "  misses: " << C.Misses << '\n'
+           << "  writes: " << C.Writes << '\n'
+           << "  refusals: " << C.Refusals << '\n'
+           << "  corrupt entries purged: " << C.CorruptPurged << '\n';
+    Entries += NS.Entries.size();
+    Bytes += Disk;
+  }
+  outs() << "total: " << Entries << " entries, " << Bytes << " bytes on disk in "
+         << All.size() << " namespaces\n";
+  return 0;
+}
+
+static int runList(StringRef Root) {
+  for (const NamespaceDir &NS : scanStore(Root))
+    for (const EntryFile &E : NS.Entries) {
+      Expected<EntryHeader> H = readHeader(E);
+      if (!H) {
+        outs() << E.Name << " (unreadable: " << toString(H.takeError())
+               << ") " << E.Size << " " << timeText(E.LastUseNs) << ' '
+               << NS.Backend << '/' << NS.Hex << '\n';
+        continue;
+      }
+      outs() << H->Info.KernelId << ' '
+             << (H->Info.Variant.empty() ? "-" : H->Info.Variant) << ' '
+             << E.Size << ' ' << timeText(E.LastUseNs) << ' ' << NS.Backend
+             << '/' << NS.Hex << '\n';
+    }
+  return 0;
+}
+
+static int runVerify(StringRef Root) {
+  size_t Checked = 0, Bad = 0, Removed = 0;
+  for (const NamespaceDir &NS : scanStore(Root))
+    for (const EntryFile &E : NS.Entries) {
+      ++Checked;
+      if (Error Err = verifyEntryFile(NS, E)) {
+        ++Bad;
+        outs() << E.Path << ": bad: " << toString(std::move(Err));
+        if (Purge && ::unlink(E.Path.c_str()) == 0) {
+          ++Removed;
+          outs() << " (removed)";
+        }
+        outs() << '\n';
+      }
+    }
+  outs() << "checked " << Checked << " entries: " << Bad << " bad";
+  if (Purge)
+    outs() << ", " << Removed << " removed";
+  outs() << '\n';
+  return Bad ? 1 : 0;
+}
+
+static int runPrune(StringRef Root) {
+  uint64_t Limit = StoreConfig::fromEnvironment().MaxSize;
+  if (!MaxSize.empty()) {
+    Expected<uint64_t> N = parseStoreSize(MaxSize);
+    if (!N)
+      fail("--max-size: " + toString(N.takeError()));
+    Limit = *N;
+  }
+  PruneResult R = pruneStore(Root, Limit);
+  outs() << "pruned " << R.Removed << " entries: " << R.BytesBefore
+         << " bytes -> " << R.BytesAfter << " bytes (limit " << Limit << ")\n";
+  return 0;
+}
+
+/// Removes Kiln's files from \p Dir (entries, temporaries, stats,
+/// fingerprint), then \p Dir itself if that leaves it empty.
+static size_t clearFolder(const std::string &Dir) {
+  size_t Entries = 0;
+  if (DIR *D = ::opendir(Dir.c_str())) {
+    std::vector<std::string> Names;
+    while (dirent *E = ::readdir(D))
+      Names.push_back(E->d_name);
+    ::closedir(D);
+    for (const std::string &N : Names) {
+      StringRef S(N);
+      bool Entry = keyFromEntryFileName(S).has_value();
+      if (Entry || (S.starts_with("kiln-") && S.contains(".tmp-")) ||
+          S == StatsFileName || S == FingerprintFileName ||
+          S.starts_with(std::string(FingerprintFileName) + ".tmp-"))
+        if (::unlink((Dir + "/" + N).c_str()) == 0 && Entry)
+          ++Entries;
+    }
+  }
+  ::rmdir(Dir.c_str());
+  return Entries;
+}
+
+static int runClear(StringRef Root) {
+  size_t Removed = 0;
+  std::vector<NamespaceDir> All = scanStore(Root);
+  for (const NamespaceDir &NS : All) {
+    Removed += clearFolder(NS.Path);
+    ::rmdir((Root + "/" + NS.Backend).str().c_str()); // only when empty
+  }
+  outs() << "removed " << Removed << " entries from " << All.size()
+         << " namespaces\n";
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(Cat);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "kiln-store: inspect and maintain a Kiln kernel store\n\n"
+      "  stats            entries, sizes and hit/miss counters per namespace\n"
+      "  list             one line per entry: kernel id, variant, size, last "
+      "use, namespace\n"
+      "  verify [--purge] check every entry; exit 1 if any is bad\n"
+      "  prune            least-recently-used eviction down to --max-size\n"
+      "  clear            remove every entry\n"
+      "  export BUNDLE    write the store's namespaces to one file\n"
+      "  import BUNDLE    add a bundle's entries, each under its own "
+      "namespace\n");
+
+  std::string Root = StoreDir;
+  if (Root.empty()) {
+    std::optional<std::string> R = defaultStoreRoot();
+    if (!R)
+      fail("no store: set KILN_CACHE_DIR or HOME, or pass --store");
+    Root = *R;
+  }
+  while (Root.size() > 1 && Root.back() == '/')
+    Root.pop_back();
+
+  if (Purge && Command != "verify")
+    fail("--purge applies to verify only");
+  if (!MaxSize.empty() && Command != "prune")
+    fail("--max-size applies to prune only");
+  if (!NamespaceFilter.empty() && Command != "export")
+    fail("--namespace applies to export only");
+
+  if (Command == "stats") {
+    expectArgs(0);
+    return runStats(Root);
+  }
+  if (Command == "list") {
+    expectArgs(0);
+    return runList(Root);
+  }
+  if (Command == "verify") {
+    expectArgs(0);
+    return runVerify(Root);
+  }
+  if (Command == "prune") {
+    expectArgs(0);
+    return runPrune(Root);
+  }
+  if (Command == "clear") {
+    expectArgs(0);
+    return runClear(Root);
+  }
+  if (Command == "export") {
+    expectArgs(1);
+    Expected<BundleSummary> S = exportBundle(Root, Args[0], NamespaceFilter);
+    if (!S)
+      fail(toString(S.takeError()));
+    outs() << "exported " << S->Entries << " entries of " << S->Namespaces
+           << " namespaces to " << Args[0];
+    if (S->Skipped)
+      outs() << " (" << S->Skipped << " bad entries left out)";
+    outs() << '\n';
+    return 0;
+  }
+  if (Command == "import") {
+    expectArgs(1);
+    Expected<BundleSummary> S = importBundle(Root, Args[0]);
+    if (!S)
+      fail(toString(S.takeError()));
+    outs() << "imported " << S->Entries << " entries into " << S->Namespaces
+           << " namespaces";
+    if (S->Skipped)
+      outs() << " (" << S->Skipped << " already present or bad)";
+    outs() << '\n';
+    return 0;
+  }
+  fail("unknown command '" + Command +
+       "' (expected stats, list, verify, prune, clear, export or import)");
+}

@@ -1,0 +1,138 @@
+//===- ArtifactStoreTest.cpp - The seed's ArtifactStore tests, in C++ ----===//
+
+#include "StoreTestSupport.h"
+
+#include "gtest/gtest.h"
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+/// Stores as compilationStore opens them, over a store rooted at \p Root.
+ArtifactStore<uint32_t> makeStore(const std::string &Root) {
+  return ArtifactStore<uint32_t>(
+      FileStore::openAt(Root, "kernels", "fake-cpu", readWrite()),
+      FileStore::openAt(Root, "sources", "fake-cpu", readWrite()));
+}
+
+/// Kernels of one build that expand to one source each keep the artifact:
+/// taking it for one leaves it to the others.
+TEST(ArtifactStore, KernelsSharingASourceEachKeepIt) {
+  TempDir Root;
+  ArtifactStore<uint32_t> Store = makeStore(Root.path());
+  KernelId Kernels[] = {KernelId("First"), KernelId("Second"), KernelId("Third")};
+  EXPECT_TRUE(Store.keep(Kernels[0], 7, llvm::StringRef("shared")));
+  for (int I = 1; I != 3; ++I) {
+    std::optional<uint32_t> A = Store.takeBySource("shared");
+    ASSERT_TRUE(A.has_value()) << "kept by source";
+    Store.keep(Kernels[I], *A, llvm::StringRef("shared"));
+  }
+  for (const KernelId &K : Kernels)
+    EXPECT_EQ(Store.take(K), std::optional<uint32_t>(7));
+}
+
+/// A kernel of an earlier build gives its artifact up: nothing asks for its
+/// key again.
+TEST(ArtifactStore, AnEarlierBuildIsMoved) {
+  TempDir Root;
+  ArtifactStore<uint32_t> Store = makeStore(Root.path());
+  uint64_t Current = Store.buildId();
+  uint64_t Earlier = llvm::xxh3_64bits(llvm::StringRef("an earlier build"));
+  KernelId Kernel("First");
+  Store.setBuildId(Earlier);
+  Store.keep(Kernel, 7, llvm::StringRef("shared"));
+
+  Store.setBuildId(Current);
+  EXPECT_EQ(Store.takeBySource("shared"), std::optional<uint32_t>(7));
+  Store.setBuildId(Earlier);
+  EXPECT_EQ(Store.take(Kernel), std::nullopt) << "moved out";
+}
+
+TEST(ArtifactStore, TakeLeavesTheEntryForTheNextRun) {
+  TempDir Root;
+  KernelId K("k");
+  {
+    ArtifactStore<uint32_t> Store = makeStore(Root.path());
+    EXPECT_EQ(Store.take(K), std::nullopt);
+    EXPECT_TRUE(Store.keep(K, 42, std::nullopt));
+    EXPECT_EQ(Store.take(K), std::optional<uint32_t>(42));
+  }
+  ArtifactStore<uint32_t> Again = makeStore(Root.path());
+  EXPECT_EQ(Again.take(K), std::optional<uint32_t>(42));
+  Again.purge(K);
+  EXPECT_EQ(Again.take(K), std::nullopt);
+}
+
+TEST(ArtifactStore, VariantsAreKeptApart) {
+  TempDir Root;
+  ArtifactStore<uint32_t> Store = makeStore(Root.path());
+  struct V {
+    int N;
+    bool operator==(const V &) const = default;
+    std::string str() const { return "v" + std::to_string(N); }
+  };
+  ArtifactId<V> A{KernelId("k"), V{1}}, B{KernelId("k"), V{2}};
+  EXPECT_TRUE(Store.storeVariant(A, 1));
+  EXPECT_TRUE(Store.storeVariant(B, 2));
+  EXPECT_EQ(Store.takeVariant(A), std::optional<uint32_t>(1));
+  EXPECT_EQ(Store.takeVariant(B), std::optional<uint32_t>(2));
+  EXPECT_EQ(Store.take(KernelId("k")), std::nullopt);
+  // The header names kernel and variant, for kiln-store list.
+  std::optional<EntryInfo> Info = Store.kernels()->info(
+      KernelCacheKey::fromArtifactId(B, Store.buildId()));
+  ASSERT_TRUE(Info);
+  EXPECT_EQ(Info->KernelId, "k");
+  EXPECT_EQ(Info->Variant, "v2");
+  Store.purgeVariant(A);
+  EXPECT_EQ(Store.takeVariant(A), std::nullopt);
+  EXPECT_EQ(Store.takeVariant(B), std::optional<uint32_t>(2));
+}
+
+TEST(ArtifactStore, AnArtifactThatDoesNotDecodeIsAMiss) {
+  TempDir Root;
+  ArtifactStore<uint32_t> Store = makeStore(Root.path());
+  KernelId K("k");
+  uint8_t Five[5] = {1, 2, 3, 4, 5};
+  ASSERT_TRUE(storeCompiled(*Store.kernels(),
+                            KernelCacheKey::fromKernel(K, Store.buildId()),
+                            Five, EntryInfo{"k", "", "", 0}));
+  WarningCapture W;
+  EXPECT_EQ(Store.take(K), std::nullopt);
+  ASSERT_EQ(W.Warnings.size(), 1u);
+  EXPECT_NE(W.Warnings[0].find("an integer artifact has 4 bytes"), std::string::npos);
+  EXPECT_EQ(Store.take(K), std::nullopt);
+  EXPECT_EQ(W.Warnings.size(), 1u) << "the bad entry was removed";
+}
+
+TEST(ArtifactStore, NothingKeptWithoutAStore) {
+  ArtifactStore<uint32_t> Store;
+  EXPECT_FALSE(Store.persists());
+  EXPECT_FALSE(Store.isEnabled());
+  EXPECT_FALSE(Store.keep(KernelId("k"), 1, llvm::StringRef("s")));
+  EXPECT_EQ(Store.take(KernelId("k")), std::nullopt);
+  EXPECT_EQ(Store.takeBySource("s"), std::nullopt);
+}
+
+TEST(ArtifactStore, CompilationStoreFollowsTheEnvironment) {
+  TempDir Root;
+  setStoreRoot(Root.path());
+  ::setenv("KILN_CACHE", "0", 1);
+  EXPECT_EQ(compilationStore("cpu", "fp"), nullptr);
+  ::setenv("KILN_CACHE", "1", 1);
+  std::unique_ptr<FileStore> S = compilationStore("cpu", "fp");
+  ASSERT_NE(S, nullptr);
+  EXPECT_EQ(S->folder(), Root.path() + "/cpu/" + fingerprintHex("fp"));
+  TempDir Other;
+  setStoreRoot(Other.path());
+  EXPECT_EQ(S->folder(), Other.path() + "/cpu/" + fingerprintHex("fp"));
+  ::unsetenv("KILN_CACHE");
+  setStoreRoot(std::nullopt);
+}
+
+TEST(ArtifactStore, BuildIdIsStable) {
+  EXPECT_EQ(buildIdHash(), buildIdHash());
+  EXPECT_NE(buildIdHash(), 0u);
+}
+
+} // namespace
