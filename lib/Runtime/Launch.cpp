@@ -161,7 +161,10 @@ struct Executor::Impl {
 
   explicit Impl(unsigned Threads)
       : Arena(Threads == 0 ? tbb::task_arena::automatic
-                           : static_cast<int>(Threads)) {}
+                           : static_cast<int>(Threads)) {
+    // Pay for the arena here rather than in the first launch.
+    Arena.initialize();
+  }
 
   /// This thread's arena with at least \p Bytes, or null if memory is out.
   void *scratch(uint64_t Bytes) {
