@@ -89,6 +89,9 @@ TEST(BuilderTest, EveryConstructRoundTrips) {
   ValueId Sum = B.op(OpKind::PlaneSum, {Dot});
   ValueId Bal = B.op(OpKind::PlaneBallot, {B.op(OpKind::PlaneElect, {})});
   ValueId Pc = B.op(OpKind::Popcount, {Ux}, U32);
+  ValueId Cl = B.ternary(OpKind::Clamp, Pc, lit::u32(1), lit::u32(9));
+  B.binary(OpKind::Shl, Cl, lit::u32(2));
+  B.unary(OpKind::Sqrt, lit::f32(2.0f));
   ValueId Cv = B.cast(Pc, F32);
   ValueId Bc = B.bitcast(Cv, U32);
   ValueId Old = B.atomic(OpKind::AtomicAdd, Cnt, lit::u32(0), lit::u32(1));

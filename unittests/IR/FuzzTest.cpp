@@ -107,6 +107,29 @@ TEST(FuzzTest, MutatedValidFile) {
   }
 }
 
+TEST(FuzzTest, TokenSoup) {
+  // Sequences of real tokens reach deeper into the grammar than bytes do.
+  const char *Tokens[] = {
+      "kernel", "@k", "cube_dim", "(", ")", "{", "}", "[", "]", "<", ">",
+      ",", ":", "=", "%a", "%b", "%i", "u32", "f32", "vec", "4", "x",
+      "buffer", "read", "write", "plane_dim", "32", "1", "-2", "2.5", "nan",
+      "0x7fc00001", "true", "if", "else", "for", "to", "step", "loop",
+      "switch", "case", "default", "break", "return", "sync_cube", "add",
+      "load", "store", "const", "var", "shared", "set", "get", "unit_pos.x",
+      "extract", "insert", "atomic_cas", "plane_sum", "\n", "// c\n"};
+  std::mt19937 Rng(7);
+  std::string Prefix = "kernel @k cube_dim(4) (%a: buffer<f32, read_write>, "
+                       "%i: u32) {\n";
+  for (int Round = 0; Round < 5000; ++Round) {
+    std::string Text = Round % 2 ? Prefix : "";
+    for (int T = 0, N = Rng() % 40; T < N; ++T) {
+      Text += Tokens[Rng() % std::size(Tokens)];
+      Text += ' ';
+    }
+    check(Text);
+  }
+}
+
 TEST(FuzzTest, HugeNumbersAndDepth) {
   check("kernel @k cube_dim(99999999999999999999999999) () {}");
   check("kernel @k cube_dim(1) () { %x = const " + std::string(5000, '9') +

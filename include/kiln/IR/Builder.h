@@ -84,6 +84,14 @@ public:
   ValueId op(OpKind Kind, llvm::ArrayRef<Arg> Operands,
              std::optional<Type> ResultType = std::nullopt);
 
+  /// Shorthands for op() with one, two or three operands.
+  ValueId unary(OpKind Kind, Arg X) { return op(Kind, {X}); }
+  ValueId binary(OpKind Kind, Arg A, Arg B) { return op(Kind, {A, B}); }
+  ValueId ternary(OpKind Kind, Arg A, Arg B, Arg C) {
+    return op(Kind, {A, B, C});
+  }
+
+  /// A builtin; \p Component 1..3 selects .x/.y/.z (BuiltinXYZ only).
   ValueId builtin(OpKind Kind, uint8_t Component = 0);
   /// A scalar constant (one literal) or a line (one bit pattern per lane).
   ValueId constant(Type Ty, llvm::ArrayRef<uint64_t> Bits);
