@@ -46,7 +46,8 @@ CompilationLogger::Duration CompilationLogger::total() const {
 
 static void printPhases(
     raw_ostream &OS,
-    const std::vector<std::pair<std::string, CompilationLogger::Duration>> &Ps) {
+    const std::vector<std::pair<std::string, CompilationLogger::Duration>>
+        &Ps) {
   bool First = true;
   for (const auto &[Name, D] : Ps) {
     OS << (First ? "" : ", ") << Name << ' '

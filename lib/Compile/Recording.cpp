@@ -54,7 +54,8 @@ std::optional<StringRef> CompilationRecording::get(RecordingKind Kind) const {
   return std::nullopt;
 }
 
-Error CompilationRecording::writeTo(StringRef Dir, StringRef KernelIdText) const {
+Error CompilationRecording::writeTo(StringRef Dir,
+                                    StringRef KernelIdText) const {
   std::string Safe = KernelIdText.str();
   for (char &C : Safe)
     if (!isAlnum(C) && C != '.' && C != '_' && C != '-')

@@ -42,7 +42,8 @@ int visitModule(dl_phdr_info *Info, size_t, void *Data) {
     const ElfW(Phdr) &P = Info->dlpi_phdr[I];
     if (P.p_type != PT_NOTE)
       continue;
-    const char *Cur = reinterpret_cast<const char *>(Info->dlpi_addr + P.p_vaddr);
+    const char *Cur =
+        reinterpret_cast<const char *>(Info->dlpi_addr + P.p_vaddr);
     const char *End = Cur + P.p_memsz;
     while (Cur + sizeof(ElfW(Nhdr)) <= End) {
       ElfW(Nhdr) N;
@@ -99,7 +100,8 @@ uint64_t buildIdHash() {
 std::string KernelCacheKey::hex() const {
   std::string S;
   llvm::raw_string_ostream OS(S);
-  OS << llvm::format_hex_no_prefix(Id, 16) << llvm::format_hex_no_prefix(BuildId, 16);
+  OS << llvm::format_hex_no_prefix(Id, 16)
+     << llvm::format_hex_no_prefix(BuildId, 16);
   return S;
 }
 

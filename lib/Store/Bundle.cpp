@@ -80,9 +80,8 @@ struct Reader {
 bool isPlain(StringRef S) {
   if (S.empty() || S == "." || S == ".." || S.size() > 64)
     return false;
-  return llvm::all_of(S, [](char C) {
-    return isAlnum(C) || C == '-' || C == '_' || C == '.';
-  });
+  return llvm::all_of(
+      S, [](char C) { return isAlnum(C) || C == '-' || C == '_' || C == '.'; });
 }
 
 /// Writes \p Bytes to \p Path through a temporary file; false (errno) on
@@ -136,12 +135,11 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
     Chosen.push_back({&NS, {}});
   }
   if (Chosen.empty())
-    return createStringError(std::errc::no_such_file_or_directory,
-                             Filter.empty()
-                                 ? "no namespace in the store at '%s'"
-                                 : "no namespace matching '%s' in the store",
-                             Filter.empty() ? Root.str().c_str()
-                                            : Filter.str().c_str());
+    return createStringError(
+        std::errc::no_such_file_or_directory,
+        Filter.empty() ? "no namespace in the store at '%s'"
+                       : "no namespace matching '%s' in the store",
+        Filter.empty() ? Root.str().c_str() : Filter.str().c_str());
   std::string Out(BundleMagic, 8);
   put32(Out, BundleVersion);
   put32(Out, uint32_t(Chosen.size()));
@@ -197,13 +195,13 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath) {
                              Buf.getError().message().c_str());
   StringRef Data = (*Buf)->getBuffer();
   auto Invalid = [&](const Twine &Why) {
-    return createStringError(std::make_error_code(std::errc::illegal_byte_sequence),
-                             "'" + BundlePath + "' is not a valid bundle: " + Why);
+    return createStringError(
+        std::make_error_code(std::errc::illegal_byte_sequence),
+        "'" + BundlePath + "' is not a valid bundle: " + Why);
   };
   if (Data.size() < 24 || std::memcmp(Data.data(), BundleMagic, 8) != 0)
     return Invalid("bad magic");
-  if (read64le(Data.data() + Data.size() - 8) !=
-      xxh3_64bits(Data.drop_back(8)))
+  if (read64le(Data.data() + Data.size() - 8) != xxh3_64bits(Data.drop_back(8)))
     return Invalid("checksum mismatch");
   Reader R{Data.drop_back(8), 8};
   if (uint32_t V = R.u32(); V != BundleVersion)
@@ -244,7 +242,8 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath) {
   BundleSummary Sum;
   for (const Item &It : Items) {
     std::string Dir = Root.str() + "/" + It.Backend + "/" + It.Hex;
-    std::error_code EC = sys::fs::create_directories(Dir, true, sys::fs::perms::owner_all);
+    std::error_code EC =
+        sys::fs::create_directories(Dir, true, sys::fs::perms::owner_all);
     if (EC)
       return createStringError(EC, "cannot create '%s': %s", Dir.c_str(),
                                EC.message().c_str());
@@ -276,9 +275,9 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath) {
       bool Existed;
       std::string Path = Dir + "/" + Name;
       if (!writeNew(Path, Bytes, Existed))
-        return createStringError(std::error_code(errno, std::generic_category()),
-                                 "cannot write '%s': %s", Path.c_str(),
-                                 std::strerror(errno));
+        return createStringError(
+            std::error_code(errno, std::generic_category()),
+            "cannot write '%s': %s", Path.c_str(), std::strerror(errno));
       if (Existed)
         ++Sum.Skipped;
       else

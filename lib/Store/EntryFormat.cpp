@@ -37,7 +37,8 @@ enum : size_t {
 } // namespace off
 
 static Error bad(const Twine &Why) {
-  return createStringError(std::make_error_code(std::errc::illegal_byte_sequence), Why);
+  return createStringError(
+      std::make_error_code(std::errc::illegal_byte_sequence), Why);
 }
 
 Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
@@ -57,7 +58,8 @@ Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
     return bad(Twine("zstd compression failed: ") + ZSTD_getErrorName(ZSize));
   Z.resize(ZSize);
 
-  size_t Strings = Info.KernelId.size() + Info.Variant.size() + Info.Features.size();
+  size_t Strings =
+      Info.KernelId.size() + Info.Variant.size() + Info.Features.size();
   size_t HeaderSize = EntryFixedHeaderSize + Strings + 8;
   std::vector<uint8_t> Out(HeaderSize + ZSize, 0);
   uint8_t *P = Out.data();

@@ -212,7 +212,8 @@ std::unique_ptr<FileStore> FileStore::open(StringRef Backend,
 std::unique_ptr<FileStore> FileStore::openAt(StringRef Root, StringRef Backend,
                                              StringRef Fingerprint,
                                              const StoreConfig &Config) {
-  if (Config.Mode == StoreModeKind::Off || !isPlainName(Backend) || Root.empty())
+  if (Config.Mode == StoreModeKind::Off || !isPlainName(Backend) ||
+      Root.empty())
     return nullptr;
   return std::unique_ptr<FileStore>(
       new FileStore(Root.str(), Backend, Fingerprint, Config));
@@ -272,20 +273,21 @@ bool FileStore::ready() {
   sys::path::append(NS, fingerprintHex(Fingerprint));
   Folder = std::string(NS);
   bool Writable = Config.Mode == StoreModeKind::ReadWrite;
-  if (Writable && !makeFolder(Folder)) {
-    // Not fatal: a read-only store may still exist; writes will refuse.
-    if (::access(Folder.c_str(), F_OK) != 0)
-      return false;
-  }
+  if (Writable && !makeFolder(Folder) && ::access(Folder.c_str(), F_OK) != 0)
+    return false; // cannot be made: every kernel compiles, nothing is kept
   // Only folders we create (or that exist under the root) are checked: the
   // root's own parents are the user's business.
   for (const std::string &P : {Root, std::string(BackendDir), Folder}) {
-    if (::access(P.c_str(), F_OK) != 0)
-      return false; // nothing stored yet (read-only mode)
+    if (::access(P.c_str(), F_OK) != 0) {
+      // Nothing stored yet (read-only mode): look again on the next call,
+      // another process may create it.
+      Generation = ~uint64_t(0);
+      return false;
+    }
     std::string Why = untrustedReason(P);
     if (!Why.empty()) {
-      storeWarning("not using the kernel store in " + Folder + ": " + P +
-                   ": " + Why);
+      storeWarning("not using the kernel store in " + Folder + ": " + P + ": " +
+                   Why);
       return false;
     }
   }
@@ -295,7 +297,8 @@ bool FileStore::ready() {
     sys::path::append(FP, FingerprintFileName);
     if (::access(FP.c_str(), F_OK) != 0) {
       std::string Tmp = std::string(FP) + ".tmp-" + std::to_string(::getpid());
-      int FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      int FD =
+          ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
       if (FD >= 0) {
         std::string Text = Fingerprint + "\n";
         bool OK = writeAllFd(FD, Text.data(), Text.size());
@@ -394,7 +397,8 @@ FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
   std::vector<uint8_t> File;
   if (!readFile(Path, File)) {
     if (errno != ENOENT)
-      warnBadEntry(Path, std::string("cannot read it: ") + std::strerror(errno));
+      warnBadEntry(Path,
+                   std::string("cannot read it: ") + std::strerror(errno));
     bump(&StoreCounters::Misses);
     return std::nullopt;
   }
@@ -468,7 +472,8 @@ Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
   if (::access(Final.c_str(), F_OK) == 0)
     return Quiet("the entry exists already");
 
-  Expected<std::vector<uint8_t>> Bytes = encodeEntry(Key, NamespaceHash, Info, Payload);
+  Expected<std::vector<uint8_t>> Bytes =
+      encodeEntry(Key, NamespaceHash, Info, Payload);
   if (!Bytes) {
     bump(&StoreCounters::Refusals);
     return make_error<StoreRefusal>(toString(Bytes.takeError()), false);
@@ -538,8 +543,8 @@ void FileStore::maybePrune(uint64_t BytesWritten) {
   RunningTotal = storeSize(Root);
   if (RunningTotal <= Config.MaxSize)
     return;
-  PruneResult R = pruneStore(
-      Root, uint64_t(double(Config.MaxSize) * Config.LowWatermark));
+  PruneResult R =
+      pruneStore(Root, uint64_t(double(Config.MaxSize) * Config.LowWatermark));
   RunningTotal = R.BytesAfter;
 }
 

@@ -92,7 +92,8 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef) {
         if (::lstat(E.Path.c_str(), &St) != 0 || !S_ISREG(St.st_mode))
           continue;
         E.Size = uint64_t(St.st_size);
-        E.LastUseNs = int64_t(St.st_mtim.tv_sec) * 1000000000 + St.st_mtim.tv_nsec;
+        E.LastUseNs =
+            int64_t(St.st_mtim.tv_sec) * 1000000000 + St.st_mtim.tv_nsec;
         NS.Entries.push_back(std::move(E));
       }
       Out.push_back(std::move(NS));

@@ -27,10 +27,11 @@ using namespace kiln;
 
 static cl::OptionCategory Cat("kiln-store options");
 
-static cl::opt<std::string> StoreDir(
-    "store", cl::desc("The store's root folder (default: KILN_CACHE_DIR, else "
+static cl::opt<std::string>
+    StoreDir("store",
+             cl::desc("The store's root folder (default: KILN_CACHE_DIR, else "
                       "$XDG_CACHE_HOME/kiln, else ~/.cache/kiln)"),
-    cl::value_desc("DIR"), cl::cat(Cat));
+             cl::value_desc("DIR"), cl::cat(Cat));
 static cl::opt<bool> Purge("purge",
                            cl::desc("verify: remove the bad entries it finds"),
                            cl::cat(Cat));
@@ -43,9 +44,10 @@ static cl::opt<std::string> NamespaceFilter(
     "namespace",
     cl::desc("export: only the namespaces whose BACKEND/HEX starts with this"),
     cl::value_desc("BACKEND/HEX"), cl::cat(Cat));
-static cl::opt<std::string> Command(
-    cl::Positional, cl::Required,
-    cl::desc("<stats|list|verify|prune|clear|export|import>"), cl::cat(Cat));
+static cl::opt<std::string>
+    Command(cl::Positional, cl::Required,
+            cl::desc("<stats|list|verify|prune|clear|export|import>"),
+            cl::cat(Cat));
 static cl::list<std::string> Args(cl::Positional, cl::desc("[BUNDLE]"),
                                   cl::cat(Cat));
 
@@ -112,8 +114,8 @@ static int runStats(StringRef Root) {
     Entries += NS.Entries.size();
     Bytes += Disk;
   }
-  outs() << "total: " << Entries << " entries, " << Bytes << " bytes on disk in "
-         << All.size() << " namespaces\n";
+  outs() << "total: " << Entries << " entries, " << Bytes
+         << " bytes on disk in " << All.size() << " namespaces\n";
   return 0;
 }
 
@@ -122,9 +124,9 @@ static int runList(StringRef Root) {
     for (const EntryFile &E : NS.Entries) {
       Expected<EntryHeader> H = readHeader(E);
       if (!H) {
-        outs() << E.Name << " (unreadable: " << toString(H.takeError())
-               << ") " << E.Size << " " << timeText(E.LastUseNs) << ' '
-               << NS.Backend << '/' << NS.Hex << '\n';
+        outs() << E.Name << " (unreadable: " << toString(H.takeError()) << ") "
+               << E.Size << " " << timeText(E.LastUseNs) << ' ' << NS.Backend
+               << '/' << NS.Hex << '\n';
         continue;
       }
       outs() << H->Info.KernelId << ' '

@@ -62,7 +62,8 @@ struct FakeCompiler {
   mutable std::atomic<int> Lowerings{0};
   mutable std::atomic<int> Finalizations{0};
 
-  llvm::Expected<Lowered> lower(const Source &Src, const ArtifactId<Variant> &Id,
+  llvm::Expected<Lowered> lower(const Source &Src,
+                                const ArtifactId<Variant> &Id,
                                 CompilationRecording &Rec,
                                 CompilationLogger &Log) const {
     ++Lowerings;
@@ -72,7 +73,8 @@ struct FakeCompiler {
       return makeDiagnostic("fake.kiln", SourceLoc{3, 7},
                             "kernel " + Id.Kernel.str() + " does not compile");
     Rec.record(RecordingKind::KernelIR, Src.Text);
-    return Lowered{uint32_t(llvm::xxh3_64bits(Src.Text) & 0xffffff), Src.Shared};
+    return Lowered{uint32_t(llvm::xxh3_64bits(Src.Text) & 0xffffff),
+                   Src.Shared};
   }
   static std::optional<llvm::StringRef> source(const Lowered &L) {
     if (L.Shared.empty())
@@ -132,8 +134,9 @@ public:
 
 ArtifactStore<uint32_t> storeAt(const std::string &Root) {
   StoreConfig C;
-  return ArtifactStore<uint32_t>(FileStore::openAt(Root, "fake", "fake-cpu", C),
-                                 FileStore::openAt(Root, "fake-src", "fake-cpu", C));
+  return ArtifactStore<uint32_t>(
+      FileStore::openAt(Root, "fake", "fake-cpu", C),
+      FileStore::openAt(Root, "fake-src", "fake-cpu", C));
 }
 
 ArtifactId<NoVariant> id(const std::string &Name) {
@@ -221,8 +224,11 @@ TEST(KernelLoader, BatchWithDuplicatesAndAFailingKernel) {
   KernelLoader<FakeTarget> L(T);
   FakeSource A{"a"}, B{"b", /*Fails=*/true}, C{"c"};
   using R = KernelLoader<FakeTarget>::Request;
-  std::vector<R> Batch = {{id("a"), &A}, {id("b"), &B}, {id("a"), &A},
-                          {id("c"), &C}, {id("b"), &B}};
+  std::vector<R> Batch = {{id("a"), &A},
+                          {id("b"), &B},
+                          {id("a"), &A},
+                          {id("c"), &C},
+                          {id("b"), &B}};
   auto Results = L.getBatch(Batch, BatchOptions{4, {}});
   ASSERT_EQ(Results.size(), 5u);
   EXPECT_EQ(T.C.Lowerings, 3) << "duplicates compiled once";
@@ -234,10 +240,11 @@ TEST(KernelLoader, BatchWithDuplicatesAndAFailingKernel) {
     ASSERT_FALSE(bool(Results[I]));
     bool IsDiag = false;
     std::string Msg;
-    llvm::handleAllErrors(Results[I].takeError(), [&](const DiagnosticError &D) {
-      IsDiag = true;
-      Msg = D.diagnostics().at(0).str();
-    });
+    llvm::handleAllErrors(Results[I].takeError(),
+                          [&](const DiagnosticError &D) {
+                            IsDiag = true;
+                            Msg = D.diagnostics().at(0).str();
+                          });
     EXPECT_TRUE(IsDiag) << "the diagnostic keeps its type";
     EXPECT_EQ(Msg, "fake.kiln:3:7: error: kernel b does not compile");
   }
@@ -255,7 +262,8 @@ std::vector<std::string> runBatch(unsigned Threads) {
   std::vector<std::string> Lines;
   LoaderOptions Opts;
   Opts.LogSink = [&](const CompilationLogger &Log) {
-    Lines.push_back("log " + Log.kernel() + " " + servedKindName(Log.served()).str());
+    Lines.push_back("log " + Log.kernel() + " " +
+                    servedKindName(Log.served()).str());
   };
   KernelLoader<FakeTarget> L(T, Opts);
   std::vector<FakeSource> Srcs;
@@ -285,8 +293,11 @@ TEST(KernelLoader, ProgressCountsToTheTotal) {
   FakeSource A{"a"}, B{"b"}, C{"c", true};
   ASSERT_TRUE(bool(L.get(id("a"), A))); // a memory hit in the batch
   std::vector<std::pair<size_t, size_t>> Calls;
-  BatchOptions O{2, [&](size_t Done, size_t Total) { Calls.push_back({Done, Total}); }};
-  auto Results = L.getBatch({{id("a"), &A}, {id("b"), &B}, {id("c"), &C}, {id("b"), &B}}, O);
+  BatchOptions O{2, [&](size_t Done, size_t Total) {
+                   Calls.push_back({Done, Total});
+                 }};
+  auto Results = L.getBatch(
+      {{id("a"), &A}, {id("b"), &B}, {id("c"), &C}, {id("b"), &B}}, O);
   ASSERT_FALSE(Calls.empty());
   EXPECT_EQ(Calls.front(), std::make_pair(size_t(1), size_t(3)));
   EXPECT_EQ(Calls.back(), std::make_pair(size_t(3), size_t(3)));
@@ -329,7 +340,8 @@ TEST(KernelLoader, AnArtifactFinalizedFromASharedSourceIsReused) {
   ASSERT_TRUE(bool(R));
   EXPECT_EQ(T.C.Lowerings, 1);
   EXPECT_EQ(T.C.Finalizations, 0) << "finalized by the first kernel";
-  EXPECT_EQ(R->Value, uint32_t(llvm::xxh3_64bits(llvm::StringRef("first")) & 0xffffff));
+  EXPECT_EQ(R->Value,
+            uint32_t(llvm::xxh3_64bits(llvm::StringRef("first")) & 0xffffff));
   EXPECT_EQ(L.statistics().SourceHits, 1u);
 }
 
@@ -361,8 +373,10 @@ TEST(ArtifactIdTest, HashAndOrder) {
   EXPECT_FALSE(A == B);
   EXPECT_EQ(A.str(), "k [1]");
   // The hash is the same in every process: pinned.
-  EXPECT_EQ(KernelId("add").stableHash(), llvm::xxh3_64bits(llvm::StringRef("add")));
-  EXPECT_EQ(KernelId("k", 5), KernelId("k", 6)) << "the IR hash is not identity";
+  EXPECT_EQ(KernelId("add").stableHash(),
+            llvm::xxh3_64bits(llvm::StringRef("add")));
+  EXPECT_EQ(KernelId("k", 5), KernelId("k", 6))
+      << "the IR hash is not identity";
 }
 
 } // namespace

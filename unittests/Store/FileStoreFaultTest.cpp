@@ -28,7 +28,9 @@ void writeBytes(const std::string &Path, const std::vector<uint8_t> &B) {
   std::ofstream Out(Path, std::ios::binary | std::ios::trunc);
   Out.write(reinterpret_cast<const char *>(B.data()), B.size());
 }
-bool exists(const std::string &Path) { return ::access(Path.c_str(), F_OK) == 0; }
+bool exists(const std::string &Path) {
+  return ::access(Path.c_str(), F_OK) == 0;
+}
 
 std::vector<uint8_t> payload(size_t N = 300) {
   std::vector<uint8_t> P(N);
@@ -69,7 +71,8 @@ protected:
 TEST_F(FaultTest, GoodEntryReadsBack) {
   WarningCapture W;
   EXPECT_EQ(Store->read(Key), std::optional<std::vector<uint8_t>>(payload()));
-  EXPECT_EQ(Store->read(Key, 0xabcdef), std::optional<std::vector<uint8_t>>(payload()));
+  EXPECT_EQ(Store->read(Key, 0xabcdef),
+            std::optional<std::vector<uint8_t>>(payload()));
   EXPECT_TRUE(W.Warnings.empty());
   EXPECT_EQ(Store->pendingCounters().Hits, 2u);
   EXPECT_EQ(Store->pendingCounters().Writes, 1u);
@@ -118,7 +121,8 @@ TEST_F(FaultTest, WrongVersion) {
 }
 
 TEST_F(FaultTest, EntryOfAnotherFingerprintCopiedIn) {
-  auto Other = FileStore::openAt(Root.path(), "cpu", "fingerprint B", readWrite());
+  auto Other =
+      FileStore::openAt(Root.path(), "cpu", "fingerprint B", readWrite());
   ASSERT_FALSE(failed(Other->write(Key, payload(10), Info)));
   writeBytes(Path, readBytes(Other->folder() + "/" + entryFileName(Key)));
   expectMiss("entry of another namespace");
@@ -165,7 +169,8 @@ TEST_F(FaultTest, UnreadableFile) {
 
 TEST_F(FaultTest, GroupWritableFolderIsNotLoadedFrom) {
   ::chmod(Store->folder().c_str(), 0770);
-  auto Fresh = FileStore::openAt(Root.path(), "cpu", "fingerprint A", readWrite());
+  auto Fresh =
+      FileStore::openAt(Root.path(), "cpu", "fingerprint A", readWrite());
   WarningCapture W;
   EXPECT_EQ(Fresh->read(Key), std::nullopt);
   EXPECT_EQ(Fresh->read(Key), std::nullopt);
@@ -177,7 +182,8 @@ TEST_F(FaultTest, GroupWritableFolderIsNotLoadedFrom) {
 
 TEST_F(FaultTest, ReadOnlyFolder) {
   if (::geteuid() == 0)
-    GTEST_SKIP() << "root writes into a read-only folder; FailedWrite covers it";
+    GTEST_SKIP()
+        << "root writes into a read-only folder; FailedWrite covers it";
   ::chmod(Store->folder().c_str(), 0500);
   WarningCapture W;
   EXPECT_FALSE(storeCompiled(*Store, KernelCacheKey{1, 2}, payload(), Info));
@@ -203,13 +209,15 @@ TEST_F(FaultTest, FailedWriteWarnsOnceThenCompilesOn) {
   EXPECT_FALSE(First);
   EXPECT_FALSE(Second);
   ASSERT_EQ(W.Warnings.size(), 1u);
-  EXPECT_NE(W.Warnings[0].find("cannot write to the kernel store"), std::string::npos)
+  EXPECT_NE(W.Warnings[0].find("cannot write to the kernel store"),
+            std::string::npos)
       << W.Warnings[0];
   // No partial entry, no temporary file left behind.
   for (const NamespaceDir &NS : scanStore(Root.path()))
     EXPECT_EQ(NS.Entries.size(), 1u);
   EXPECT_EQ(Store->read(Key), std::optional<std::vector<uint8_t>>(payload()));
-  EXPECT_FALSE(exists(Store->folder() + "/" + entryFileName(KernelCacheKey{1, 2})));
+  EXPECT_FALSE(
+      exists(Store->folder() + "/" + entryFileName(KernelCacheKey{1, 2})));
 }
 
 TEST_F(FaultTest, FirstWriterWins) {
@@ -243,7 +251,8 @@ TEST_F(FaultTest, StatsFileAddsUp) {
   EXPECT_EQ(C.Misses, 1u);
   EXPECT_EQ(C.BytesUncompressed, 300u);
   EXPECT_GT(C.BytesCompressed, 0u);
-  auto Again = FileStore::openAt(Root.path(), "cpu", "fingerprint A", readWrite());
+  auto Again =
+      FileStore::openAt(Root.path(), "cpu", "fingerprint A", readWrite());
   Again->read(Key);
   Again.reset();
   EXPECT_EQ(readStoreCounters(Folder + "/" + StatsFileName).Hits, 2u);
@@ -334,7 +343,8 @@ TEST(StoreConfig, Environment) {
 }
 
 TEST(StoreConfig, DefaultRoot) {
-  std::string Saved = std::getenv("KILN_CACHE_DIR") ? std::getenv("KILN_CACHE_DIR") : "";
+  std::string Saved =
+      std::getenv("KILN_CACHE_DIR") ? std::getenv("KILN_CACHE_DIR") : "";
   ::setenv("KILN_CACHE_DIR", "/a/b", 1);
   EXPECT_EQ(defaultStoreRoot(), std::optional<std::string>("/a/b"));
   ::unsetenv("KILN_CACHE_DIR");
@@ -352,8 +362,10 @@ TEST(Bundle, RoundTripKeepsNamespaces) {
   {
     auto A = FileStore::openAt(From.path(), "cpu", "machine A", readWrite());
     auto B = FileStore::openAt(From.path(), "cpu", "machine B", readWrite());
-    ASSERT_FALSE(failed(A->write(KernelCacheKey{1, 1}, payload(), EntryInfo{"k1", "", "", 0})));
-    ASSERT_FALSE(failed(B->write(KernelCacheKey{2, 1}, payload(20), EntryInfo{"k2", "", "", 0})));
+    ASSERT_FALSE(failed(
+        A->write(KernelCacheKey{1, 1}, payload(), EntryInfo{"k1", "", "", 0})));
+    ASSERT_FALSE(failed(B->write(KernelCacheKey{2, 1}, payload(20),
+                                 EntryInfo{"k2", "", "", 0})));
   }
   std::string Bundle = Files.sub("warm.kilnbundle");
   llvm::Expected<BundleSummary> E = exportBundle(From.path(), Bundle);
@@ -365,9 +377,12 @@ TEST(Bundle, RoundTripKeepsNamespaces) {
   EXPECT_EQ(I->Entries, 2u);
   auto A = FileStore::openAt(To.path(), "cpu", "machine A", readWrite());
   auto B = FileStore::openAt(To.path(), "cpu", "machine B", readWrite());
-  EXPECT_EQ(A->read(KernelCacheKey{1, 1}), std::optional<std::vector<uint8_t>>(payload()));
-  EXPECT_EQ(A->read(KernelCacheKey{2, 1}), std::nullopt) << "B's entry stays in B";
-  EXPECT_EQ(B->read(KernelCacheKey{2, 1}), std::optional<std::vector<uint8_t>>(payload(20)));
+  EXPECT_EQ(A->read(KernelCacheKey{1, 1}),
+            std::optional<std::vector<uint8_t>>(payload()));
+  EXPECT_EQ(A->read(KernelCacheKey{2, 1}), std::nullopt)
+      << "B's entry stays in B";
+  EXPECT_EQ(B->read(KernelCacheKey{2, 1}),
+            std::optional<std::vector<uint8_t>>(payload(20)));
   // Importing twice keeps what is there.
   llvm::Expected<BundleSummary> Again = importBundle(To.path(), Bundle);
   ASSERT_TRUE(bool(Again));
@@ -380,7 +395,8 @@ TEST(Bundle, RoundTripKeepsNamespaces) {
   TempDir Empty;
   llvm::Expected<BundleSummary> Bad = importBundle(Empty.path(), Bundle);
   ASSERT_FALSE(bool(Bad));
-  EXPECT_NE(llvm::toString(Bad.takeError()).find("checksum mismatch"), std::string::npos);
+  EXPECT_NE(llvm::toString(Bad.takeError()).find("checksum mismatch"),
+            std::string::npos);
   EXPECT_TRUE(scanStore(Empty.path()).empty());
 }
 

@@ -47,7 +47,8 @@ struct Golden {
 std::vector<Golden> goodEntries() {
   return {
       {{0x0123456789abcdef, GoldenBuild},
-       {"add-0123456789abcdef", "checked-a64", "+avx2,+fma", 0x1111222233334444},
+       {"add-0123456789abcdef", "checked-a64", "+avx2,+fma",
+        0x1111222233334444},
        objectLike(1, 1500)},
       {{0xfedcba9876543210, GoldenBuild},
        {"scale-fedcba9876543210", "unchecked-a16", "+avx2", 0x5555666677778888},
@@ -72,7 +73,8 @@ std::map<std::string, std::vector<uint8_t>> goldenFiles() {
     std::string FP = std::string(Fingerprint) + "\n";
     Files[Case + NS + FingerprintFileName] =
         std::vector<uint8_t>(FP.begin(), FP.end());
-    Files[Case + NS + (FirstName.empty() ? entryFileName(Good[0].Key) : FirstName)] =
+    Files[Case + NS +
+          (FirstName.empty() ? entryFileName(Good[0].Key) : FirstName)] =
         std::move(First);
     Files[Case + NS + entryFileName(Good[1].Key)] = encode(Good[1]);
   };
@@ -145,8 +147,9 @@ TEST(GoldenEntries, ValidOnesDecodeAndCorruptOnesDoNot) {
     E.Key = keyFromEntryFileName(Rel.substr(Rel.rfind('/') + 1));
     E.NamespaceHash = fingerprintHash(Fingerprint);
     llvm::Expected<std::vector<uint8_t>> P = decodeEntry(Bytes, E);
-    bool ShouldBeGood = Rel.starts_with("valid/") ||
-                        Rel.find(entryFileName(Good[1].Key)) != std::string::npos;
+    bool ShouldBeGood =
+        Rel.starts_with("valid/") ||
+        Rel.find(entryFileName(Good[1].Key)) != std::string::npos;
     EXPECT_EQ(bool(P), ShouldBeGood) << Rel;
     if (!P)
       llvm::consumeError(P.takeError());

@@ -70,10 +70,12 @@ TEST(StoreConcurrency, ProcessesWritingOverlappingKeys) {
   DIR *D = ::opendir(NS[0].Path.c_str());
   ASSERT_NE(D, nullptr);
   while (dirent *E = ::readdir(D))
-    EXPECT_EQ(std::string(E->d_name).find(".tmp-"), std::string::npos) << E->d_name;
+    EXPECT_EQ(std::string(E->d_name).find(".tmp-"), std::string::npos)
+        << E->d_name;
   ::closedir(D);
   // And every entry serves the right bytes.
-  auto S = FileStore::openAt(Root.path(), "cpu", "shared fingerprint", readWrite());
+  auto S =
+      FileStore::openAt(Root.path(), "cpu", "shared fingerprint", readWrite());
   for (uint64_t K = 0; K != (Procs - 1) * 10 + 30; ++K)
     EXPECT_EQ(S->read(KernelCacheKey{K, 7}),
               std::optional<std::vector<uint8_t>>(payloadFor(K)));

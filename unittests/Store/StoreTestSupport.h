@@ -38,12 +38,17 @@ class TempDir {
 public:
   TempDir() {
     const char *Base = std::getenv("TMPDIR");
-    std::string T = std::string(Base && *Base ? Base : "/tmp") + "/kiln-test-XXXXXX";
+    std::string T =
+        std::string(Base && *Base ? Base : "/tmp") + "/kiln-test-XXXXXX";
     std::vector<char> Buf(T.begin(), T.end());
     Buf.push_back(0);
     Path = ::mkdtemp(Buf.data());
   }
-  ~TempDir() { std::system(("chmod -R u+rwx '" + Path + "' 2>/dev/null; rm -rf '" + Path + "'").c_str()); }
+  ~TempDir() {
+    std::system(
+        ("chmod -R u+rwx '" + Path + "' 2>/dev/null; rm -rf '" + Path + "'")
+            .c_str());
+  }
   const std::string &path() const { return Path; }
   std::string sub(const std::string &Rel) const { return Path + "/" + Rel; }
 

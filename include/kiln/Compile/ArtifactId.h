@@ -30,11 +30,10 @@ struct NoVariant {
 /// processes, runs and machines (it feeds the store's key and `kiln-store
 /// list`). Specialise it for a variant type without `str()`.
 template <typename V> struct VariantTraits {
-  static std::string str(const V &Var)
-    requires requires { { Var.str() } -> std::convertible_to<std::string>; }
-  {
-    return Var.str();
+  static std::string str(const V &Var) requires requires {
+    { Var.str() } -> std::convertible_to<std::string>;
   }
+  { return Var.str(); }
   static uint64_t stableHash(const V &Var) {
     return llvm::xxh3_64bits(VariantTraits<V>::str(Var));
   }
@@ -43,10 +42,10 @@ template <typename V> struct VariantTraits {
 /// What a variant must provide: equality, a copy, and a stable name.
 template <typename V>
 concept ArtifactVariant = std::copyable<V> && std::equality_comparable<V> &&
-                          requires(const V &Var) {
-                            { VariantTraits<V>::str(Var) } -> std::convertible_to<std::string>;
-                            { VariantTraits<V>::stableHash(Var) } -> std::convertible_to<uint64_t>;
-                          };
+    requires(const V &Var) {
+  { VariantTraits<V>::str(Var) } -> std::convertible_to<std::string>;
+  { VariantTraits<V>::stableHash(Var) } -> std::convertible_to<uint64_t>;
+};
 
 /// Which artifact a launch needs: its kernel, and what the launch adds to it.
 template <ArtifactVariant Variant> struct ArtifactId {

@@ -39,7 +39,8 @@ namespace kiln {
 ///   using Artifact = ...; // what the device loads and the store keeps
 ///
 ///   Expected<Lowered> lower(const Source &, const ArtifactId<Variant> &,
-///                           CompilationRecording &, CompilationLogger &) const;
+///                           CompilationRecording &, CompilationLogger &)
+///                           const;
 ///   Expected<Artifact> finalize(const ArtifactId<Variant> &, Lowered) const;
 ///   // optional:
 ///   static std::optional<StringRef> source(const Lowered &);
@@ -52,27 +53,34 @@ namespace kiln {
 /// the object). All three are const and must be safe to call from many
 /// threads at once, each call with its own recording and logger.
 template <typename C>
-concept ArtifactCompiler =
-    requires {
-      typename C::Source;
-      typename C::Variant;
-      typename C::Lowered;
-      typename C::Artifact;
-    } && ArtifactVariant<typename C::Variant> &&
-    std::movable<typename C::Lowered> && std::movable<typename C::Artifact> &&
-    requires(const C &Comp, const typename C::Source &Src,
-             const ArtifactId<typename C::Variant> &Id,
-             CompilationRecording &Rec, CompilationLogger &Log,
-             typename C::Lowered Low) {
-      { Comp.lower(Src, Id, Rec, Log) } -> std::same_as<llvm::Expected<typename C::Lowered>>;
-      { Comp.finalize(Id, std::move(Low)) } -> std::same_as<llvm::Expected<typename C::Artifact>>;
-    };
+concept ArtifactCompiler = requires {
+  typename C::Source;
+  typename C::Variant;
+  typename C::Lowered;
+  typename C::Artifact;
+}
+&&ArtifactVariant<typename C::Variant> &&std::movable<typename C::Lowered> &&
+    std::movable<typename C::Artifact> &&requires(
+        const C &Comp, const typename C::Source &Src,
+        const ArtifactId<typename C::Variant> &Id, CompilationRecording &Rec,
+        CompilationLogger &Log, typename C::Lowered Low) {
+  {
+    Comp.lower(Src, Id, Rec, Log)
+    } -> std::same_as<llvm::Expected<typename C::Lowered>>;
+  {
+    Comp.finalize(Id, std::move(Low))
+    } -> std::same_as<llvm::Expected<typename C::Artifact>>;
+};
 
 /// The source \p L can be reused by, or nullopt when the compiler has no
 /// `source` member (the seed's default).
 template <ArtifactCompiler C>
 std::optional<llvm::StringRef> loweredSource(const typename C::Lowered &L) {
-  if constexpr (requires { { C::source(L) } -> std::convertible_to<std::optional<llvm::StringRef>>; })
+  if constexpr (requires {
+                  {
+                    C::source(L)
+                    } -> std::convertible_to<std::optional<llvm::StringRef>>;
+                })
     return C::source(L);
   else
     return std::nullopt;
@@ -103,29 +111,37 @@ template <typename T> using IdOf = ArtifactId<VariantOf<T>>;
 /// store is called after load, so an artifact the device refused is never
 /// kept; it answers whether the store took it (false with no store).
 template <typename T>
-concept CompilationTarget =
-    requires { typename T::Compiler; typename T::Loaded; } &&
-    ArtifactCompiler<typename T::Compiler> && std::copyable<typename T::Loaded> &&
-    requires(T &Tg, const T &CT, const IdOf<T> &Id, const ArtifactOf<T> &A,
-             ArtifactOf<T> AV, std::optional<llvm::StringRef> Src) {
-      { CT.compiler() } -> std::same_as<const typename T::Compiler &>;
-      { CT.persists() } -> std::convertible_to<bool>;
-      { Tg.stored(Id) } -> std::same_as<std::optional<ArtifactOf<T>>>;
-      { Tg.load(Id, A) } -> std::same_as<llvm::Expected<typename T::Loaded>>;
-      { Tg.store(Id, std::move(AV), Src) } -> std::convertible_to<bool>;
-    };
+concept CompilationTarget = requires {
+  typename T::Compiler;
+  typename T::Loaded;
+}
+&&ArtifactCompiler<typename T::Compiler> &&std::copyable<typename T::Loaded>
+    &&requires(T &Tg, const T &CT, const IdOf<T> &Id, const ArtifactOf<T> &A,
+               ArtifactOf<T> AV, std::optional<llvm::StringRef> Src) {
+  { CT.compiler() } -> std::same_as<const typename T::Compiler &>;
+  { CT.persists() } -> std::convertible_to<bool>;
+  { Tg.stored(Id) } -> std::same_as<std::optional<ArtifactOf<T>>>;
+  { Tg.load(Id, A) } -> std::same_as<llvm::Expected<typename T::Loaded>>;
+  { Tg.store(Id, std::move(AV), Src) } -> std::convertible_to<bool>;
+};
 
 /// Target.storedForSource(Source), or nullopt when the target has none.
 template <CompilationTarget T>
-std::optional<ArtifactOf<T>> storedForSourceOf(T &Target, llvm::StringRef Source) {
-  if constexpr (requires { { Target.storedForSource(Source) } -> std::same_as<std::optional<ArtifactOf<T>>>; })
+std::optional<ArtifactOf<T>> storedForSourceOf(T &Target,
+                                               llvm::StringRef Source) {
+  if constexpr (requires {
+                  {
+                    Target.storedForSource(Source)
+                    } -> std::same_as<std::optional<ArtifactOf<T>>>;
+                })
     return Target.storedForSource(Source);
   else
     return std::nullopt;
 }
 
 /// Target.discard(Id) when the target has it.
-template <CompilationTarget T> void discardStored(T &Target, const IdOf<T> &Id) {
+template <CompilationTarget T>
+void discardStored(T &Target, const IdOf<T> &Id) {
   if constexpr (requires { Target.discard(Id); })
     Target.discard(Id);
 }

@@ -1,4 +1,5 @@
-//===- KernelLoader.h - Serve kernels: memory, store, or compile -*- C++ -*-===//
+//===- KernelLoader.h - Serve kernels: memory, store, or compile -*- C++
+//-*-===//
 //
 // The server-side orchestrator of ARCHITECTURE.md §2. For each kernel:
 //   in-memory map → Target.stored → compile (lower, storedForSource when the
@@ -119,15 +120,16 @@ private:
     Id Key;
     const Source *Src = nullptr;
     std::optional<Outcome> Result;
-    std::optional<std::shared_future<Outcome>> Wait; ///< compiled by another call
-    std::optional<std::promise<Outcome>> Promise;     ///< ours to fulfil
+    std::optional<std::shared_future<Outcome>>
+        Wait;                                     ///< compiled by another call
+    std::optional<std::promise<Outcome>> Promise; ///< ours to fulfil
     CompilationLogger Log;
     bool Logged = false;
   };
 
   /// What a compile task hands back: no state shared between tasks.
   struct Compiled {
-    std::optional<Lowered> Low;         ///< lowered, waiting for the source stage
+    std::optional<Lowered> Low; ///< lowered, waiting for the source stage
     std::optional<std::string> SrcText; ///< its source, when it has one
     std::optional<Artifact> Art;
     std::optional<SharedError> Error;
@@ -274,9 +276,8 @@ KernelLoader<T>::getBatch(llvm::ArrayRef<Request> Requests,
           continue;
         }
         // A stored artifact the device refuses is stale: drop it, compile.
-        storeWarning("stored artifact for " + S.Key.str() +
-                     " did not load (" + llvm::toString(L.takeError()) +
-                     "); compiling it again");
+        storeWarning("stored artifact for " + S.Key.str() + " did not load (" +
+                     llvm::toString(L.takeError()) + "); compiling it again");
         discardStored(Target, S.Key);
       }
       if (!S.Src) {
@@ -347,7 +348,8 @@ KernelLoader<T>::getBatch(llvm::ArrayRef<Request> Requests,
     for (size_t I = 0; I != Misses.size(); ++I) {
       if (!Out[I].Low)
         continue;
-      if (std::optional<Artifact> A = storedForSourceOf(Target, *Out[I].SrcText)) {
+      if (std::optional<Artifact> A =
+              storedForSourceOf(Target, *Out[I].SrcText)) {
         Out[I].Art.emplace(std::move(*A));
         Out[I].Low.reset();
         FromSource[I] = true;
@@ -391,7 +393,8 @@ KernelLoader<T>::getBatch(llvm::ArrayRef<Request> Requests,
       if (R.SrcText)
         Src = *R.SrcText;
       loadAndStore(S, std::move(*R.Art), Src,
-                   FromSource[I] ? ServedKind::SourceHit : ServedKind::Compiled);
+                   FromSource[I] ? ServedKind::SourceHit
+                                 : ServedKind::Compiled);
     }
     for (Slot &S : Slots)
       if (!S.Wait)

@@ -26,7 +26,8 @@ namespace kiln {
 enum class ServedKind {
   MemoryHit, ///< already loaded in this loader
   StoreHit,  ///< loaded from the artifact store, nothing compiled
-  SourceHit, ///< lowered, then an artifact finalized from the same source reused
+  SourceHit, ///< lowered, then an artifact finalized from the same source
+             ///< reused
   Compiled,  ///< lowered and finalized
   Failed,    ///< an error; the diagnostic went to the caller
 };

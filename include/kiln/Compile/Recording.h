@@ -21,10 +21,10 @@ namespace kiln {
 
 /// The texts a compilation can record; each has a fixed file name in a dump.
 enum class RecordingKind {
-  KernelIR,       ///< "kernel.kiln": the verified IR, canonical text
-  LLVMIR,         ///< "lowered.ll": LLVM IR as lowering produced it
+  KernelIR,        ///< "kernel.kiln": the verified IR, canonical text
+  LLVMIR,          ///< "lowered.ll": LLVM IR as lowering produced it
   OptimizedLLVMIR, ///< "optimized.ll": LLVM IR after the pass pipeline
-  Assembly,       ///< "kernel.s": the host assembly
+  Assembly,        ///< "kernel.s": the host assembly
 };
 
 /// The file name of \p Kind in a dump folder.

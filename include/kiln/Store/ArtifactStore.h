@@ -42,11 +42,11 @@ namespace kiln {
 template <typename A> struct ArtifactCodec;
 
 template <typename A>
-concept StorableArtifact =
-    std::movable<A> && requires(const A &Art, llvm::ArrayRef<uint8_t> Bytes) {
-      { ArtifactCodec<A>::encode(Art) } -> std::same_as<std::vector<uint8_t>>;
-      { ArtifactCodec<A>::decode(Bytes) } -> std::same_as<llvm::Expected<A>>;
-    };
+concept StorableArtifact = std::movable<A> &&
+    requires(const A &Art, llvm::ArrayRef<uint8_t> Bytes) {
+  { ArtifactCodec<A>::encode(Art) } -> std::same_as<std::vector<uint8_t>>;
+  { ArtifactCodec<A>::decode(Bytes) } -> std::same_as<llvm::Expected<A>>;
+};
 
 /// Names of the two namespaces an ArtifactStore keeps, as compilationStore
 /// takes a backend's name.
@@ -206,9 +206,17 @@ private:
     EntryInfo Info;
     Info.KernelId = Kernel.str();
     Info.Variant = std::move(Variant);
-    if constexpr (requires { { ArtifactCodec<A>::features(Artifact) } -> std::convertible_to<std::string>; })
+    if constexpr (requires {
+                    {
+                      ArtifactCodec<A>::features(Artifact)
+                      } -> std::convertible_to<std::string>;
+                  })
       Info.Features = ArtifactCodec<A>::features(Artifact);
-    if constexpr (requires { { ArtifactCodec<A>::irHash(Artifact) } -> std::convertible_to<uint64_t>; })
+    if constexpr (requires {
+                    {
+                      ArtifactCodec<A>::irHash(Artifact)
+                      } -> std::convertible_to<uint64_t>;
+                  })
       Info.IRHash = ArtifactCodec<A>::irHash(Artifact);
     else
       Info.IRHash = Kernel.irHash().value_or(0);

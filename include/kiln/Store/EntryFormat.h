@@ -35,10 +35,10 @@ inline constexpr int EntryCompressionLevel = 3;
 
 /// What an entry says about itself besides its payload.
 struct EntryInfo {
-  std::string KernelId;     ///< the kernel id's text (for listings)
-  std::string Variant;      ///< the variant's text, "" when none
-  std::string Features;     ///< CPU features the code needs: "+avx2,+fma"
-  uint64_t IRHash = 0;      ///< hash of the kernel's IR; 0 when unknown
+  std::string KernelId; ///< the kernel id's text (for listings)
+  std::string Variant;  ///< the variant's text, "" when none
+  std::string Features; ///< CPU features the code needs: "+avx2,+fma"
+  uint64_t IRHash = 0;  ///< hash of the kernel's IR; 0 when unknown
 };
 
 /// A parsed header.

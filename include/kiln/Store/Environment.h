@@ -1,4 +1,5 @@
-//===- Environment.h - Where the store lives, and how it is configured -*- C++ -*-===//
+//===- Environment.h - Where the store lives, and how it is configured -*- C++
+//-*-===//
 //
 // The store's root is the *environment* (ARCHITECTURE.md §5): KILN_CACHE_DIR,
 // else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln. setStoreRoot switches it

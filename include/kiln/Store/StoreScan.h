@@ -29,9 +29,9 @@ struct EntryFile {
 
 struct NamespaceDir {
   std::string Backend;
-  std::string Hex;         ///< the folder's name: fingerprintHex(Description)
+  std::string Hex; ///< the folder's name: fingerprintHex(Description)
   std::string Path;
-  std::string Description; ///< fingerprint.txt, "" when missing
+  std::string Description;        ///< fingerprint.txt, "" when missing
   std::vector<EntryFile> Entries; ///< sorted by name
   /// The namespace hash the folder name encodes.
   uint64_t namespaceHash() const;
