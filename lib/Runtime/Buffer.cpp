@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <utility>
 
 using namespace kiln;
@@ -28,6 +29,18 @@ llvm::Expected<Buffer> Buffer::create(Type ElementType, uint64_t Count) {
         llvm::inconvertibleErrorCode(),
         "buffer of %llu bytes is too large for this host",
         static_cast<unsigned long long>(Bytes));
+  // Lazily mapped memory would only fail when touched (or summon the OOM
+  // killer): refuse up front what the machine cannot hold at all.
+  long Pages = sysconf(_SC_PHYS_PAGES), PageSize = sysconf(_SC_PAGESIZE);
+  if (Pages > 0 && PageSize > 0 &&
+      Rounded / uint64_t(PageSize) > uint64_t(Pages))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "cannot allocate a buffer of %llu bytes (%llu elements of %s): the "
+        "host has %llu bytes of memory",
+        static_cast<unsigned long long>(Bytes),
+        static_cast<unsigned long long>(Count), ElementType.str().c_str(),
+        static_cast<unsigned long long>(Pages) * PageSize);
   Buffer B;
   if (Rounded >= MapThreshold) {
     void *P = mmap(nullptr, Rounded, PROT_READ | PROT_WRITE,

@@ -276,8 +276,22 @@ int main(int argc, char **argv) {
       cl::cat(Category));
   StatsOpt = &StatsFlag;
   cl::HideUnrelatedOptions(Category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "Kiln kernel runner: compile a kernel of a "
-                              ".kiln file for this CPU and run one launch\n");
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Kiln kernel runner: compile a kernel of a .kiln file for this CPU and "
+      "launch it\n\n"
+      "  Buffer SPEC: TYPE[COUNT]:zeros | fill=VALUE | iota | file=PATH\n"
+      "    TYPE is the parameter's element type, lines included\n"
+      "    (\"vec<4 x f32>[256]:iota\": quote the '<'). iota stores i*N+j in\n"
+      "    lane j of element i (N lanes; N = 1 for scalars), converted to\n"
+      "    TYPE (integers wrap). file= reads exactly COUNT raw little-endian\n"
+      "    elements. A line VALUE is one literal for every lane or one per\n"
+      "    lane, comma-separated.\n"
+      "  Value SPEC: a literal of the parameter's type: 2.5, 7, -3, true,\n"
+      "    0x3f800000 (a float's bit pattern).\n"
+      "  --print writes one element per line, lanes separated by spaces,\n"
+      "    integers in decimal, bools as true/false and floats as the\n"
+      "    shortest text that reads back to the same value; several --print\n"
+      "    follow each other in the order given.\n");
   return run();
 }

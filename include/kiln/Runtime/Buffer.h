@@ -22,8 +22,8 @@ public:
 
   /// Allocates \p Count elements of \p ElementType, all bytes zero. A count
   /// of 0 gives a valid buffer with no elements (and a non-null address).
-  /// Fails, without allocating, when the size overflows or the memory cannot
-  /// be had.
+  /// Fails, without allocating, when the size overflows, exceeds the host's
+  /// physical memory, or the memory cannot be had.
   static llvm::Expected<Buffer> create(Type ElementType, uint64_t Count);
 
   Buffer() = default;
