@@ -9,6 +9,7 @@
 #include "llvm/ExecutionEngine/Orc/ExecutorProcessControl.h"
 #include "llvm/ExecutionEngine/Orc/ObjectFileInterface.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -110,9 +111,10 @@ Expected<std::unique_ptr<JITLinker>> JITLinker::create() {
   sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1", &Ignored);
 
   auto State = std::make_shared<LinkerState>();
-  // SelfExecutorProcessControl::Create() dispatches in place: linking runs
-  // on the thread that asks for a symbol (LLVM-NOTES.md, 8).
-  auto EPC = SelfExecutorProcessControl::Create();
+  // In-place dispatch: linking runs on the thread that asks for a symbol,
+  // never on an ORC thread pool (LLVM-NOTES.md, 8).
+  auto EPC = SelfExecutorProcessControl::Create(
+      nullptr, std::make_unique<InPlaceTaskDispatcher>());
   if (!EPC)
     return EPC.takeError();
   State->ES = std::make_unique<ExecutionSession>(std::move(*EPC));
