@@ -1,0 +1,127 @@
+//===- LoweringHarness.cpp - Lower, verify and JIT kernels in unit tests ---===//
+
+#include "LoweringHarness.h"
+
+#include "kiln/IR/Parser.h"
+#include "kiln/IR/Verifier.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace kiln;
+using namespace kiln::test;
+
+static std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
+
+LoweredModule kiln::test::lowerOnly(llvm::StringRef Text, llvm::LLVMContext &Ctx,
+                                    CpuVariant Variant, DeviceLimits Limits) {
+  auto Mod = parseModule(Text, "test.kiln");
+  if (!Mod) {
+    ADD_FAILURE() << "parse: " << errorText(Mod.takeError());
+    return {};
+  }
+  if (llvm::Error E = verifyModule(*Mod, Limits)) {
+    ADD_FAILURE() << "verify: " << errorText(std::move(E));
+    return {};
+  }
+  if (Mod->Kernels.empty()) {
+    ADD_FAILURE() << "no kernel";
+    return {};
+  }
+  auto L = lowerKernel(Mod->Kernels[0], Variant, Limits, Ctx);
+  if (!L) {
+    ADD_FAILURE() << "lower: " << errorText(L.takeError());
+    return {};
+  }
+  std::string Problems;
+  llvm::raw_string_ostream OS(Problems);
+  EXPECT_FALSE(llvm::verifyModule(*L->Module, &OS)) << Problems;
+  return std::move(*L);
+}
+
+JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
+                              DeviceLimits Limits) {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  JitKernel Out;
+  auto Ctx = std::make_unique<llvm::LLVMContext>();
+  LoweredModule L = lowerOnly(Text, *Ctx, Variant, Limits);
+  if (!L.Module)
+    return Out;
+  llvm::raw_string_ostream OS(Out.LLVMIR);
+  L.Module->print(OS, nullptr);
+  Out.Metadata = L.Metadata;
+  auto JIT = llvm::orc::LLJITBuilder().create();
+  if (!JIT) {
+    ADD_FAILURE() << "jit: " << errorText(JIT.takeError());
+    return Out;
+  }
+  auto &DL = (*JIT)->getDataLayout();
+  auto Gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      DL.getGlobalPrefix());
+  if (!Gen) {
+    ADD_FAILURE() << "generator: " << errorText(Gen.takeError());
+    return Out;
+  }
+  (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+  if (llvm::Error E = (*JIT)->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(L.Module), std::move(Ctx)))) {
+    ADD_FAILURE() << "add module: " << errorText(std::move(E));
+    return Out;
+  }
+  auto Sym = (*JIT)->lookup(Out.Metadata.Symbol);
+  if (!Sym) {
+    ADD_FAILURE() << "lookup: " << errorText(Sym.takeError());
+    return Out;
+  }
+  Out.Fn = Sym->toPtr<CubeFunction>();
+  Out.JIT = std::move(*JIT);
+  return Out;
+}
+
+void JitKernel::launch(std::vector<KernelArg> Args, std::array<uint32_t, 3> Count,
+                       bool OneCubePerCall) const {
+  ASSERT_NE(Fn, nullptr);
+  ASSERT_EQ(Args.size(), Metadata.Params.size());
+  size_t Bytes = (std::max<uint64_t>(Metadata.ScratchBytes, 64) + 63) / 64 * 64;
+  void *Scratch = std::aligned_alloc(64, Bytes);
+  std::memset(Scratch, 0xCD, Bytes);
+  LaunchArgs LA{Args.data(), {Count[0], Count[1], Count[2]}, 0};
+  uint32_t Total = Count[0] * Count[1] * Count[2];
+  if (OneCubePerCall) {
+    for (uint32_t C = 0; C < Total; ++C)
+      Fn(&LA, C, C + 1, Scratch);
+  } else {
+    Fn(&LA, 0, Total, Scratch);
+  }
+  std::free(Scratch);
+}
+
+static uint16_t toSmall(float F, const llvm::fltSemantics &S) {
+  llvm::APFloat A(F);
+  bool Lost;
+  A.convert(S, llvm::APFloat::rmNearestTiesToEven, &Lost);
+  return static_cast<uint16_t>(A.bitcastToAPInt().getZExtValue());
+}
+static float fromSmall(uint16_t H, const llvm::fltSemantics &S) {
+  llvm::APFloat A(S, llvm::APInt(16, H));
+  bool Lost;
+  A.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &Lost);
+  return A.convertToFloat();
+}
+uint16_t kiln::test::toHalf(float F) { return toSmall(F, llvm::APFloat::IEEEhalf()); }
+float kiln::test::fromHalf(uint16_t H) { return fromSmall(H, llvm::APFloat::IEEEhalf()); }
+uint16_t kiln::test::toBF16(float F) { return toSmall(F, llvm::APFloat::BFloat()); }
+float kiln::test::fromBF16(uint16_t H) { return fromSmall(H, llvm::APFloat::BFloat()); }
