@@ -200,7 +200,7 @@ void KernelVerifier::verifyHeader() {
   if (K.Name.empty())
     error(K.Loc, "kernel has no name");
   if (K.CubeDimRank < 1 || K.CubeDimRank > 3)
-    error(K.Loc, "cube_dim has " + llvm::Twine(K.CubeDimRank) +
+    error(K.Loc, "cube_dim has " + llvm::Twine(unsigned(K.CubeDimRank)) +
                      " dimensions; it takes 1 to 3");
   static const char *const Axis[] = {"x", "y", "z"};
   bool Positive = true;
@@ -403,7 +403,8 @@ void KernelVerifier::verifyBlock(const Block &B) {
 void KernelVerifier::verifyRegions(const Operation &Op, size_t Expected) {
   if (Op.Regions.size() != Expected)
     error(Op.Loc, op(Op) + " has " + llvm::Twine(Op.Regions.size()) +
-                      " regions, expected " + llvm::Twine(Expected));
+                      (Op.Regions.size() == 1 ? " region" : " regions") +
+                      ", expected " + llvm::Twine(Expected));
 }
 
 /// Checks the operands of an element-wise operation of \p Arity operands of

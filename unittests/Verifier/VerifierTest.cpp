@@ -431,6 +431,59 @@ TEST(VerifierTest, IfConditionIsBool) {
                           "'u32', expected 'bool'"));
 }
 
+TEST(VerifierTest, MalformedStructureFromCpp) {
+  // Problems the parser cannot produce but a C++ producer can.
+  KB B("");
+  B.kernel().CubeDimRank = 4;
+  ValueId X = B.param("x", F32);
+  B.kernel().Params.push_back(X);
+  ValueId Acc = B.var("acc", F32);
+  B.kernel().Params.push_back(Acc);
+  B.kernel().Params.push_back(77);
+  ValueId Y = B.op(OpKind::Neg, F32, {KB::v(X)});            // line 3
+  B.kernel().Values[Y].Kind = ValueKind::Var;
+  ValueId Z = B.op(OpKind::Neg, F32, {KB::v(X)});            // line 4
+  B.kernel().Values[Z].Ty = I32;
+  B.op(OpKind::Neg, F32, {KB::v(X)});                        // line 5
+  B.last().Result = NoValue;
+  B.op(OpKind::UnitPos, U32, {}, 4);                         // line 6
+  B.op(OpKind::PlaneDim, U32, {}, 1);                        // line 7
+  B.array(OpKind::Shared, "s", F32, 4);                      // line 8
+  B.kernel().Values.back().Kind = ValueKind::Local;
+  B.kernel().Values.back().Count = 5;
+  B.effect(OpKind::SyncCube).Regions.resize(1);              // line 9
+  B.ifThen(KB::lit(Bool, 1), [] {});                         // line 10
+  B.last().Regions.clear();
+  B.forLoop(U32, {KB::u32(0), KB::u32(4)}, [](ValueId) {});  // line 11
+  B.last().ResultType = I32;
+  EXPECT_THAT(
+      diagnose(B.kernel()),
+      ElementsAre(
+          "t.kiln:1:1: error: kernel has no name",
+          "t.kiln:1:1: error: cube_dim has 4 dimensions; it takes 1 to 3",
+          "t.kiln:1:10: error: parameter %x is listed twice",
+          "t.kiln:2:3: error: parameter %acc is a var; parameters are "
+          "buffers or values",
+          "t.kiln:1:1: error: parameter names no value (id 77)",
+          "t.kiln:2:3: error: value %acc is defined twice",
+          "t.kiln:3:3: error: result %v2 of neg is a var, expected a value",
+          "t.kiln:4:3: error: result %v3 of neg is recorded as 'i32' but "
+          "written 'f32'",
+          "t.kiln:5:3: error: neg has no result value",
+          "t.kiln:6:3: error: unit_pos has no component 4",
+          "t.kiln:7:3: error: plane_dim has no component 1",
+          "t.kiln:8:3: error: shared declares %s as a local array, expected "
+          "a shared array",
+          "t.kiln:8:3: error: shared %s declares 4 elements but is recorded "
+          "with 5",
+          "t.kiln:9:3: error: sync_cube has 1 region, expected 0",
+          "t.kiln:10:3: error: if has 0 regions, expected 1",
+          "t.kiln:11:3: error: the induction variable of for is written "
+          "'i32' but the bounds are 'u32'",
+          "t.kiln:11:3: error: the induction variable %i8 is recorded as a "
+          "value of 'u32', expected a value of 'i32'"));
+}
+
 TEST(VerifierTest, AllProblemsInSourceOrderAndDeterministic) {
   KB B;
   ValueId X = B.param("x", F32);
