@@ -148,17 +148,16 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
   Value *Next = B.CreateAdd(U, B.getInt32(1), "u.next", /*HasNUW=*/true, /*HasNSW=*/true);
   U->addIncoming(Next, Latch);
   auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(Units)), Body, Exit);
-  // The units of a segment are independent: vectorise without checks.
-  llvm::Metadata *True = llvm::ConstantAsMetadata::get(B.getTrue());
+  // The units of a segment are independent: vectorise without checks. No
+  // llvm.loop.vectorize.enable: it vectorises nothing more here (measured on
+  // the bench kernels) but makes LLVM print a warning to stderr for every
+  // unit loop it cannot vectorise (atomics, libm calls), from inside a library.
   llvm::MDNode *Parallel = llvm::MDNode::get(
       Ctx, {llvm::MDString::get(Ctx, "llvm.loop.parallel_accesses"), AccessGroup});
-  llvm::MDNode *Vec = llvm::MDNode::get(
-      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.enable"), True});
   llvm::MDNode *Progress =
       llvm::MDNode::get(Ctx, {llvm::MDString::get(Ctx, "llvm.loop.mustprogress")});
   llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Ctx, {});
-  llvm::MDNode *LoopID =
-      llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Vec, Progress});
+  llvm::MDNode *LoopID = llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Progress});
   LoopID->replaceOperandWith(0, LoopID);
   Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
 
