@@ -144,7 +144,7 @@ TEST(LoweringControl, HoistedLoopEndsWhenAllUnitsReturn) {
   // the third iteration, and the cube must still finish.
   const char *Text = R"(
 kernel @spin cube_dim(16) (%o: buffer<u32, read_write>) {
-  %u = unit_pos : u32
+  %u = absolute_pos : u32
   %it = var u32
   set %it, 0:u32
   loop {
@@ -163,9 +163,11 @@ kernel @spin cube_dim(16) (%o: buffer<u32, read_write>) {
   JitKernel K = compile(Text);
   ASSERT_TRUE(K.Fn);
   std::vector<uint32_t> O(32, 0);
+  // Two cubes in one call: the return flags of the first must not leak
+  // into the second.
   K.launch({buf(O)}, {2, 1, 1});
-  for (uint32_t U = 0; U < 16; ++U)
-    EXPECT_EQ(O[U], 3u);
+  for (uint32_t U = 0; U < 32; ++U)
+    EXPECT_EQ(O[U], 3u) << U;
 }
 
 TEST(LoweringControl, UniformBreakAndContinueOfHoistedLoop) {

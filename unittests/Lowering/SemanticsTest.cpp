@@ -514,4 +514,68 @@ TEST(LoweringSemantics, UncheckedVariantHasNoGuards) {
   EXPECT_NE(IR2.find("\"align\"(ptr"), std::string::npos);
 }
 
+TEST(LoweringSemantics, ConstantsBoolLinesAndIndices) {
+  const char *Text = R"(
+kernel @misc cube_dim(4) (%o: buffer<vec<4 x f32>, write>, %b: buffer<vec<4 x bool>, read_write>,
+                          %w: buffer<i32, read_write>, %flag: bool, %d: buffer<vec<2 x f64>, write>) {
+  %u = unit_pos : u32
+  %c = const [1.0, -2.5, 0x3f800000, inf] : vec<4 x f32>
+  %z = splat 0.0:f32 : vec<4 x f32>
+  %sel = select %flag, %c, %z : vec<4 x f32>
+  store %o[%u], %sel
+  %bv = load %b[%u] : vec<4 x bool>
+  %nb = not %bv : vec<4 x bool>
+  store %b[%u], %nb
+  %si = cast %u : i64
+  %neg = sub %si, 2:i64 : i64
+  %x = load %w[%neg] : i32
+  %ui = cast %u : u64
+  %big = add %ui, 4294967296:u64 : u64
+  store %w[%big], 99:i32
+  %y = add %x, 1:i32 : i32
+  %idx = add %u, 4:u32 : u32
+  store %w[%idx], %y
+  %s = shared f32[6]
+  %ls = len %s : u32
+  %lsi = cast %ls : i32
+  %j = add %u, 8:u32 : u32
+  store %w[%j], %lsi
+  %dv = const [0.1, 1e300] : vec<2 x f64>
+  %dd = mul %dv, %dv : vec<2 x f64>
+  store %d[%u], %dd
+}
+)";
+  JitKernel K = compile(Text);
+  ASSERT_TRUE(K.Fn);
+  std::vector<float> O(16);
+  std::vector<uint8_t> Bb(16);
+  for (int I = 0; I < 16; ++I)
+    Bb[I] = I % 3 == 0;
+  std::vector<int32_t> W = {10, 20, 30, 40, 0, 0, 0, 0, 0, 0, 0, 0};
+  std::vector<double> D(8);
+  uint8_t Flag = 1;
+  K.launch({KernelArg{O.data(), 4}, KernelArg{Bb.data(), 4}, buf(W), val(Flag),
+            KernelArg{D.data(), 4}},
+           {1, 1, 1});
+  for (int U = 0; U < 4; ++U) {
+    EXPECT_EQ(O[4 * U + 0], 1.0f);
+    EXPECT_EQ(O[4 * U + 1], -2.5f);
+    EXPECT_EQ(O[4 * U + 2], 1.0f); // hexadecimal bit pattern
+    EXPECT_TRUE(std::isinf(O[4 * U + 3]));
+    for (int L = 0; L < 4; ++L)
+      EXPECT_EQ(Bb[4 * U + L], (4 * U + L) % 3 == 0 ? 0 : 1) << U << "," << L;
+    // w[u - 2] with a negative i64 index reads 0 (checked variant).
+    EXPECT_EQ(W[4 + U], (U >= 2 ? (U == 2 ? 10 : 20) : 0) + 1) << U;
+    EXPECT_EQ(W[8 + U], 6); // len of shared f32[6]
+    EXPECT_EQ(D[2 * U], 0.1 * 0.1);
+    EXPECT_TRUE(std::isinf(D[2 * U + 1]));
+  }
+  EXPECT_EQ(W[0], 10); // index 2^32 + u is out of bounds, not wrapped to u
+  Flag = 0;
+  K.launch({KernelArg{O.data(), 4}, KernelArg{Bb.data(), 4}, buf(W), val(Flag),
+            KernelArg{D.data(), 4}},
+           {1, 1, 1});
+  EXPECT_EQ(O[1], 0.0f);
+}
+
 } // namespace
