@@ -990,9 +990,9 @@ void KernelVerifier::verifyControl(const Operation &Op) {
                             "integer, found " +
                                 quoted(*T));
       } else if (T) {
-        // A label outside the selector's range is legal and never taken
-        // (the grammar allows any INT); the lowering must drop it rather
-        // than truncate it onto another label.
+        // A label outside the selector's range is legal and never matches
+        // (the grammar allows any INT); it must not be truncated onto
+        // another value.
         std::set<int64_t> Seen;
         for (int64_t V : Op.CaseValues)
           if (!Seen.insert(V).second)
