@@ -401,3 +401,79 @@ TEST(Bundle, RoundTripKeepsNamespaces) {
 }
 
 } // namespace
+
+namespace {
+
+/// Every single-bit flip and every truncation of an entry is caught: the
+/// decoder answers an error or (never, with a checksum over every byte) the
+/// original payload, and does not crash.
+TEST(EntryRobustness, EveryFlipAndTruncationIsCaught) {
+  std::vector<uint8_t> P = payload(500);
+  KernelCacheKey K{11, 22};
+  EntryInfo I{"kernel-id", "variant", "+avx2", 99};
+  llvm::Expected<std::vector<uint8_t>> E = encodeEntry(K, 5, I, P);
+  ASSERT_TRUE(bool(E));
+  EntryExpectations X;
+  X.Key = K;
+  X.NamespaceHash = 5;
+  X.IRHash = 99;
+  llvm::Expected<std::vector<uint8_t>> Good = decodeEntry(*E, X);
+  ASSERT_TRUE(bool(Good));
+  EXPECT_EQ(*Good, P);
+  size_t Caught = 0, Total = 0;
+  for (size_t Byte = 0; Byte != E->size(); ++Byte)
+    for (int Bit = 0; Bit != 8; ++Bit) {
+      std::vector<uint8_t> B = *E;
+      B[Byte] ^= uint8_t(1u << Bit);
+      llvm::Expected<std::vector<uint8_t>> R = decodeEntry(B, X);
+      ++Total;
+      if (!R) {
+        llvm::consumeError(R.takeError());
+        ++Caught;
+      }
+    }
+  EXPECT_EQ(Caught, Total);
+  for (size_t Len = 0; Len != E->size(); ++Len) {
+    llvm::Expected<std::vector<uint8_t>> R =
+        decodeEntry(llvm::ArrayRef<uint8_t>(*E).take_front(Len), X);
+    EXPECT_FALSE(bool(R)) << Len;
+    if (!R)
+      llvm::consumeError(R.takeError());
+  }
+}
+
+/// A bundle damaged inside but with a matching checksum is still refused
+/// (or imports only entries that pass every check), never crashes.
+TEST(EntryRobustness, DamagedBundlesWithValidChecksums) {
+  TempDir From, Files;
+  {
+    auto A = FileStore::openAt(From.path(), "cpu", "m", readWrite());
+    ASSERT_FALSE(
+        failed(A->write(KernelCacheKey{1, 1}, payload(), EntryInfo{})));
+  }
+  std::string Bundle = Files.sub("b");
+  llvm::Expected<BundleSummary> S = exportBundle(From.path(), Bundle);
+  ASSERT_TRUE(bool(S));
+  std::vector<uint8_t> Orig = readBytes(Bundle);
+  WarningCapture W;
+  for (size_t Byte = 8; Byte + 8 < Orig.size(); Byte += 3) {
+    std::vector<uint8_t> B = Orig;
+    B[Byte] ^= 0x5a;
+    B.resize(B.size() - 8);
+    uint64_t Sum = llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(B));
+    B.resize(B.size() + 8);
+    llvm::support::endian::write64le(B.data() + B.size() - 8, Sum);
+    writeBytes(Bundle, B);
+    TempDir To;
+    llvm::Expected<BundleSummary> R = importBundle(To.path(), Bundle);
+    if (!R) {
+      llvm::consumeError(R.takeError());
+      continue;
+    }
+    for (const NamespaceDir &NS : scanStore(To.path()))
+      for (const EntryFile &E : NS.Entries)
+        EXPECT_FALSE(failed(verifyEntryFile(NS, E))) << "byte " << Byte;
+  }
+}
+
+} // namespace
