@@ -68,9 +68,7 @@ private:
     Changed = true;
   }
 
-  int rootOf(ValueId Id) const {
-    return validId(Id) ? Info.RootOf[Id] : -1;
-  }
+  int rootOf(ValueId Id) const { return validId(Id) ? Info.RootOf[Id] : -1; }
 
   int operandRoot(const Operation &Op, size_t I) const {
     if (I >= Op.Operands.size() || Op.Operands[I].isLiteral())
@@ -122,12 +120,11 @@ private:
                     const Frame &Cause) {
     if (LoopExits.count(LoopFrame.Op))
       return;
-    std::string Why = "the " + opName(Jump.Kind).str() + " at " +
-                      formatLoc(Jump.Loc) + " leaves the " +
-                      opName(LoopFrame.Op->Kind).str() + " at " +
-                      formatLoc(LoopFrame.Op->Loc) +
-                      " under divergent control flow (" + Cause.Explanation +
-                      ")";
+    std::string Why =
+        "the " + opName(Jump.Kind).str() + " at " + formatLoc(Jump.Loc) +
+        " leaves the " + opName(LoopFrame.Op->Kind).str() + " at " +
+        formatLoc(LoopFrame.Op->Loc) + " under divergent control flow (" +
+        Cause.Explanation + ")";
     LoopExits.try_emplace(LoopFrame.Op, Cause.Root, std::move(Why));
     Changed = true;
   }
@@ -200,8 +197,8 @@ private:
     case OpClass::Store: {
       ValueId Mem = operandId(Op, 0);
       if (validId(Mem) && K.Values[Mem].Kind == ValueKind::Local)
-        mark(Mem, firstOf({operandRoot(Op, 2), operandRoot(Op, 1),
-                           controlRoot()}));
+        mark(Mem,
+             firstOf({operandRoot(Op, 2), operandRoot(Op, 1), controlRoot()}));
       return;
     }
     case OpClass::Set:
@@ -234,8 +231,8 @@ private:
       if (F.Root >= 0)
         F.Explanation = std::string("the ") +
                         (Class == OpClass::If ? "condition" : "selector") +
-                        " at " + formatLoc(operandLoc(Op, 0)) +
-                        " depends on " + Info.Roots[F.Root];
+                        " at " + formatLoc(operandLoc(Op, 0)) + " depends on " +
+                        Info.Roots[F.Root];
       walkRegions(Op, std::move(F));
       return;
     }

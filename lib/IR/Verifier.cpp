@@ -188,8 +188,7 @@ bool KernelVerifier::verifyType(SourceLoc Loc, Type Ty,
     return false;
   }
   if (!Limits.supports(Ty.elementKind())) {
-    error(Loc, What + " has element type '" +
-                   scalarName(Ty.elementKind()) +
+    error(Loc, What + " has element type '" + scalarName(Ty.elementKind()) +
                    "', which the device does not support");
     return false;
   }
@@ -282,8 +281,8 @@ const ValueInfo *KernelVerifier::resolve(const Operation &Op, size_t I) {
     error(Loc, "use of " + name(O.Value) + " before its definition");
     return nullptr;
   case DefState::OutOfScope:
-    error(Loc, "use of " + name(O.Value) +
-                   " outside the block that defines it");
+    error(Loc,
+          "use of " + name(O.Value) + " outside the block that defines it");
     return nullptr;
   case DefState::InScope:
     break;
@@ -299,12 +298,11 @@ std::optional<Type> KernelVerifier::plainOperand(const Operation &Op,
     Type Ty = O.Lit.Ty;
     if (Ty.isLine()) {
       error(Loc, "literal operand " + llvm::Twine(I + 1) + " of " + op(Op) +
-                     " has line type " + quoted(Ty) +
-                     "; literals are scalars");
+                     " has line type " + quoted(Ty) + "; literals are scalars");
       return std::nullopt;
     }
-    if (!verifyType(Loc, Ty, "literal operand " + llvm::Twine(I + 1) +
-                                 " of " + op(Op)))
+    if (!verifyType(Loc, Ty,
+                    "literal operand " + llvm::Twine(I + 1) + " of " + op(Op)))
       return std::nullopt;
     if (!fitsWidth(O.Lit.Bits, Ty.elementKind()) ||
         (Ty.isBool() && O.Lit.Bits > 1)) {
@@ -354,8 +352,8 @@ bool KernelVerifier::expectType(const Operation &Op, size_t I,
     return false;
   if (*Found == Expected)
     return true;
-  error(locOf(Op, I), Role + " of " + op(Op) + " has type " +
-                          quoted(*Found) + ", expected " + quoted(Expected));
+  error(locOf(Op, I), Role + " of " + op(Op) + " has type " + quoted(*Found) +
+                          ", expected " + quoted(Expected));
   return false;
 }
 
@@ -365,8 +363,7 @@ bool KernelVerifier::verifyIndex(const Operation &Op, size_t I) {
     return false;
   if (Ty->isLine() || !Ty->isInteger()) {
     error(locOf(Op, I), "the index of " + op(Op) +
-                            " must be a scalar integer, found " +
-                            quoted(*Ty));
+                            " must be a scalar integer, found " + quoted(*Ty));
     return false;
   }
   return true;
@@ -377,11 +374,11 @@ bool KernelVerifier::checkOperandCount(const Operation &Op, size_t Min,
   size_t N = Op.Operands.size();
   if (N >= Min && N <= Max)
     return true;
-  std::string Want = Min == Max ? std::to_string(Min)
-                                : std::to_string(Min) + " or " +
-                                      std::to_string(Max);
-  error(Op.Loc, op(Op) + " takes " + Want + " operand" +
-                    (Max == 1 ? "" : "s") + ", found " + std::to_string(N));
+  std::string Want = Min == Max
+                         ? std::to_string(Min)
+                         : std::to_string(Min) + " or " + std::to_string(Max);
+  error(Op.Loc, op(Op) + " takes " + Want + " operand" + (Max == 1 ? "" : "s") +
+                    ", found " + std::to_string(N));
   // Still check what the operands name, so that uses are reported.
   for (size_t I = 0; I < N; ++I)
     resolve(Op, I);
@@ -436,8 +433,8 @@ std::optional<Type> KernelVerifier::verifyElementwise(const Operation &Op,
     return std::nullopt;
   Type T = *First;
   auto Reject = [&](const char *Need) -> std::optional<Type> {
-    error(locOf(Op, 0), op(Op) + " needs " + Need + " operands, found " +
-                            quoted(T));
+    error(locOf(Op, 0),
+          op(Op) + " needs " + Need + " operands, found " + quoted(T));
     return std::nullopt;
   };
   switch (Op.opClass()) {
@@ -505,8 +502,8 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
     std::optional<Type> V = plainOperand(Op, 0);
     bool Ok = V.has_value();
     if (V && !V->isLine()) {
-      error(locOf(Op, 0), op(Op) + " needs a line as operand 1, found " +
-                              quoted(*V));
+      error(locOf(Op, 0),
+            op(Op) + " needs a line as operand 1, found " + quoted(*V));
       Ok = false;
     }
     const Operand &Idx = Op.Operands[1];
@@ -519,9 +516,8 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
       Ok = false;
     } else if (Idx.isLiteral() && V && V->isLine() &&
                Idx.Lit.Bits >= V->lanes()) {
-      error(locOf(Op, 1), "lane index " + llvm::Twine(Idx.Lit.Bits) +
-                              " of " + op(Op) + " is out of range for " +
-                              quoted(*V));
+      error(locOf(Op, 1), "lane index " + llvm::Twine(Idx.Lit.Bits) + " of " +
+                              op(Op) + " is out of range for " + quoted(*V));
       Ok = false;
     }
     if (IsInsert) {
@@ -542,8 +538,7 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
     if (!S)
       return std::nullopt;
     if (S->isLine()) {
-      error(locOf(Op, 0), "splat needs a scalar operand, found " +
-                              quoted(*S));
+      error(locOf(Op, 0), "splat needs a scalar operand, found " + quoted(*S));
       return std::nullopt;
     }
     if (!Op.ResultType.isLine()) {
@@ -566,8 +561,7 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
     if (!T)
       return std::nullopt;
     if (T->isLine()) {
-      error(locOf(Op, 0), "vector needs scalar operands, found " +
-                              quoted(*T));
+      error(locOf(Op, 0), "vector needs scalar operands, found " + quoted(*T));
       return std::nullopt;
     }
     return Type::line(T->elementKind(), N);
@@ -591,16 +585,15 @@ std::optional<Type> KernelVerifier::verifyConversion(const Operation &Op) {
       Ok = false;
     }
     if (C) {
-      bool CondOk = C->isBool() &&
-                    (!C->isLine() || (A && A->isLine() &&
-                                      A->lanes() == C->lanes()));
+      bool CondOk =
+          C->isBool() &&
+          (!C->isLine() || (A && A->isLine() && A->lanes() == C->lanes()));
       if (!CondOk) {
         error(locOf(Op, 0),
               "the condition of select must be 'bool'" +
-                  llvm::Twine(A && A->isLine()
-                                  ? " or " + quoted(A->withElement(
-                                                 ScalarKind::Bool))
-                                  : std::string()) +
+                  llvm::Twine(A && A->isLine() ? " or " + quoted(A->withElement(
+                                                              ScalarKind::Bool))
+                                               : std::string()) +
                   ", found " + quoted(*C));
         Ok = false;
       }
@@ -646,11 +639,11 @@ void KernelVerifier::verifyAccess(const Operation &Op, const ValueInfo &Mem,
     return;
   SourceLoc Loc = locOf(Op, 0);
   if (Writes && Mem.Access == AccessKind::Read)
-    error(Loc, op(Op) + " writes to %" + Mem.Name +
-                   ", a buffer declared 'read'");
+    error(Loc,
+          op(Op) + " writes to %" + Mem.Name + ", a buffer declared 'read'");
   else if (Reads && Mem.Access == AccessKind::Write)
-    error(Loc, op(Op) + " reads from %" + Mem.Name +
-                   ", a buffer declared 'write'");
+    error(Loc,
+          op(Op) + " reads from %" + Mem.Name + ", a buffer declared 'write'");
 }
 
 std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
@@ -708,8 +701,7 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
   }
   if (!checkOperandCount(Op, Arity, Arity))
     return std::nullopt;
-  const ValueInfo *Mem =
-      memoryOperand(Op, 0, Atomic ? AtomicMemory : AnyArray);
+  const ValueInfo *Mem = memoryOperand(Op, 0, Atomic ? AtomicMemory : AnyArray);
   bool Ok = Mem != nullptr;
   if (Mem)
     verifyAccess(Op, *Mem, Reads, Writes);
@@ -732,9 +724,8 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
   static const char *const Roles[] = {"", "", "the value", "the new value"};
   for (size_t I = 2; I < Arity; ++I) {
     std::optional<Type> X = plainOperand(Op, I);
-    const char *Role = Class == OpClass::AtomicCas && I == 2
-                           ? "the expected value"
-                           : Roles[I];
+    const char *Role =
+        Class == OpClass::AtomicCas && I == 2 ? "the expected value" : Roles[I];
     if (Mem)
       Ok &= expectType(Op, I, X, Mem->Ty, Role);
     else
@@ -801,10 +792,9 @@ std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
       return std::nullopt;
     Type T = Op.ResultType;
     if (Op.ConstBits.size() != T.lanes()) {
-      error(Op.Loc, "const has " + llvm::Twine(Op.ConstBits.size()) +
-                        " value" + (Op.ConstBits.size() == 1 ? "" : "s") +
-                        " but " + quoted(T) + " has " +
-                        llvm::Twine(T.lanes()) + " lane" +
+      error(Op.Loc, "const has " + llvm::Twine(Op.ConstBits.size()) + " value" +
+                        (Op.ConstBits.size() == 1 ? "" : "s") + " but " +
+                        quoted(T) + " has " + llvm::Twine(T.lanes()) + " lane" +
                         (T.lanes() == 1 ? "" : "s"));
       return std::nullopt;
     }
@@ -812,8 +802,7 @@ std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
       uint64_t Bits = Op.ConstBits[I];
       if (!fitsWidth(Bits, T.elementKind()) || (T.isBool() && Bits > 1)) {
         error(Op.Loc, "const value " + llvm::Twine(I + 1) +
-                          " does not fit in " +
-                          quoted(T.elementType()));
+                          " does not fit in " + quoted(T.elementType()));
         return std::nullopt;
       }
     }
@@ -931,8 +920,8 @@ void KernelVerifier::verifyDecl(const Operation &Op) {
     error(Op.Loc, op(Op) + " declares " + name(Op.Result) + " of " +
                       quoted(Op.ResultType) + " but it is recorded as " +
                       quoted(V.Ty));
-  bool TypeOk = verifyType(Op.Loc, Op.ResultType,
-                           op(Op) + " " + name(Op.Result));
+  bool TypeOk =
+      verifyType(Op.Loc, Op.ResultType, op(Op) + " " + name(Op.Result));
   uint64_t Count = 1;
   if (Op.opClass() == OpClass::ArrayDecl) {
     Count = Op.ArraySize;
@@ -947,8 +936,8 @@ void KernelVerifier::verifyDecl(const Operation &Op) {
   define(Op.Result, Op.Loc);
   if (!TypeOk)
     return;
-  uint64_t Bytes = llvm::SaturatingMultiply(Count,
-                                            uint64_t(Op.ResultType.storeSize()));
+  uint64_t Bytes =
+      llvm::SaturatingMultiply(Count, uint64_t(Op.ResultType.storeSize()));
   if (Want == ValueKind::Shared) {
     SharedBytes = llvm::SaturatingAdd(SharedBytes, Bytes);
     if (SharedBytes > Limits.MaxSharedBytes && !SharedReported) {
@@ -1036,9 +1025,9 @@ void KernelVerifier::verifyControl(const Operation &Op) {
                               ? signedValue(L.Bits, L.Ty.elementKind()) > 0
                               : L.Bits != 0;
           if (!Positive)
-            error(locOf(Op, 2), "the step of for must be positive, found " +
-                                    llvm::Twine(signedValue(
-                                        L.Bits, L.Ty.elementKind())));
+            error(locOf(Op, 2),
+                  "the step of for must be positive, found " +
+                      llvm::Twine(signedValue(L.Bits, L.Ty.elementKind())));
         }
       }
     }

@@ -2,8 +2,8 @@
 
 #include "RawKernelBuilder.h"
 
-#include "gtest/gtest.h"
 #include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -50,7 +50,7 @@ TEST(DeviceLimitsTest, PlaneDimRequest) {
 
 TEST(DeviceLimitsTest, SharedMemory) {
   KB B;
-  B.array(OpKind::Shared, "a", F32, 8192);                       // 32 KiB
+  B.array(OpKind::Shared, "a", F32, 8192);                            // 32 KiB
   B.array(OpKind::Shared, "b", Type::line(ScalarKind::F32, 4), 2048); // 64 KiB
   // Exactly the limit is fine; one more element is not.
   EXPECT_THAT(diagnose(B.kernel()), IsEmpty());

@@ -1,4 +1,5 @@
-//===- RawKernelBuilder.h - Raw test kernels for the verifier tests -*- C++ -*-===//
+//===- RawKernelBuilder.h - Raw test kernels for the verifier tests -*- C++
+//-*-===//
 //
 // A small helper that builds kiln::Kernel structures directly, giving each
 // operation its own source line so that diagnostics can be checked for their
@@ -42,13 +43,21 @@ public:
   Kernel &kernel() { return K; }
 
   ValueId param(const std::string &Name, Type Ty) {
-    ValueId Id = K.addValue({Name, ValueKind::Plain, Ty, AccessKind::ReadWrite,
-                             0, {1, static_cast<uint32_t>(10 + K.Params.size())}});
+    ValueId Id = K.addValue({Name,
+                             ValueKind::Plain,
+                             Ty,
+                             AccessKind::ReadWrite,
+                             0,
+                             {1, static_cast<uint32_t>(10 + K.Params.size())}});
     K.Params.push_back(Id);
     return Id;
   }
   ValueId buffer(const std::string &Name, Type Ty, AccessKind Access) {
-    ValueId Id = K.addValue({Name, ValueKind::Buffer, Ty, Access, 0,
+    ValueId Id = K.addValue({Name,
+                             ValueKind::Buffer,
+                             Ty,
+                             Access,
+                             0,
                              {1, static_cast<uint32_t>(10 + K.Params.size())}});
     K.Params.push_back(Id);
     return Id;
@@ -66,9 +75,9 @@ public:
     Operation &Op = add(Kind, std::move(Ops));
     Op.ResultType = Ty;
     Op.Component = Component;
-    Op.Result = K.addValue({"v" + std::to_string(K.Values.size()),
-                            ValueKind::Plain, Ty, AccessKind::ReadWrite, 0,
-                            Op.Loc});
+    Op.Result =
+        K.addValue({"v" + std::to_string(K.Values.size()), ValueKind::Plain, Ty,
+                    AccessKind::ReadWrite, 0, Op.Loc});
     return Op.Result;
   }
   ValueId constant(Type Ty, std::vector<uint64_t> Bits) {
@@ -84,19 +93,17 @@ public:
   ValueId var(const std::string &Name, Type Ty) {
     Operation &Op = add(OpKind::Var, {});
     Op.ResultType = Ty;
-    Op.Result = K.addValue({Name, ValueKind::Var, Ty, AccessKind::ReadWrite,
-                            0, Op.Loc});
+    Op.Result = K.addValue(
+        {Name, ValueKind::Var, Ty, AccessKind::ReadWrite, 0, Op.Loc});
     return Op.Result;
   }
-  ValueId array(OpKind Kind, const std::string &Name, Type Ty,
-                uint64_t Count) {
+  ValueId array(OpKind Kind, const std::string &Name, Type Ty, uint64_t Count) {
     Operation &Op = add(Kind, {});
     Op.ResultType = Ty;
     Op.ArraySize = Count;
-    Op.Result = K.addValue({Name,
-                            Kind == OpKind::Shared ? ValueKind::Shared
-                                                   : ValueKind::Local,
-                            Ty, AccessKind::ReadWrite, Count, Op.Loc});
+    Op.Result = K.addValue(
+        {Name, Kind == OpKind::Shared ? ValueKind::Shared : ValueKind::Local,
+         Ty, AccessKind::ReadWrite, Count, Op.Loc});
     return Op.Result;
   }
 
@@ -116,9 +123,9 @@ public:
                std::function<void(ValueId)> Body) {
     Operation &Op = add(OpKind::For, std::move(Bounds));
     Op.ResultType = Ty;
-    Op.Result = K.addValue({"i" + std::to_string(K.Values.size()),
-                            ValueKind::Plain, Ty, AccessKind::ReadWrite, 0,
-                            Op.Loc});
+    Op.Result =
+        K.addValue({"i" + std::to_string(K.Values.size()), ValueKind::Plain, Ty,
+                    AccessKind::ReadWrite, 0, Op.Loc});
     ValueId Iv = Op.Result;
     Op.Regions.resize(1);
     size_t Index = Blocks.back()->Ops.size() - 1;
@@ -146,9 +153,9 @@ public:
       fill([&]() -> Block & { return Parent->Ops[Index].Regions[I]; },
            Cases[I].second);
     if (Default)
-      fill([&]() -> Block & {
-        return Parent->Ops[Index].Regions[Cases.size()];
-      }, Default);
+      fill(
+          [&]() -> Block & { return Parent->Ops[Index].Regions[Cases.size()]; },
+          Default);
   }
 
   Operation &last() { return Blocks.back()->Ops.back(); }

@@ -45,7 +45,8 @@ std::vector<std::string> verifyText(llvm::StringRef Text,
   return diagnostics(verifyModule(*M, Limits));
 }
 
-const char *const Reduce = R"(kernel @reduce cube_dim(256) (%in: buffer<f32, read>, %out: buffer<f32, write>) {
+const char *const Reduce =
+    R"(kernel @reduce cube_dim(256) (%in: buffer<f32, read>, %out: buffer<f32, write>) {
   %sh = shared f32[256]
   %u = unit_pos : u32
   %x = load %in[%u] : f32
@@ -80,7 +81,9 @@ const char *const Reduce = R"(kernel @reduce cube_dim(256) (%in: buffer<f32, rea
 }
 )";
 
-TEST(TextTest, ReductionVerifies) { EXPECT_THAT(verifyText(Reduce), IsEmpty()); }
+TEST(TextTest, ReductionVerifies) {
+  EXPECT_THAT(verifyText(Reduce), IsEmpty());
+}
 
 TEST(TextTest, ShiftByUnitPosMakesTheLoopDivergent) {
   std::string Text = Reduce;
@@ -131,16 +134,18 @@ TEST(TextTest, DeviceLimitsSetByHand) {
   std::string WithPlane = Reduce;
   WithPlane.replace(WithPlane.find("cube_dim(256)"), 13,
                     "cube_dim(256) plane_dim(8)");
-  EXPECT_THAT(verifyText(WithPlane), ElementsAre(
-      "x.kiln:1:1: error: plane_dim(8) requested but the device runs planes "
-      "of 32 units"));
+  EXPECT_THAT(verifyText(WithPlane),
+              ElementsAre("x.kiln:1:1: error: plane_dim(8) requested but the "
+                          "device runs planes "
+                          "of 32 units"));
   Small.MaxUnitsPerCube = 256;
   Small.MaxSharedBytes = 1024;
   EXPECT_THAT(verifyText(WithPlane, Small), IsEmpty());
 }
 
 TEST(TextTest, DiagnosticsAreDeterministicAndInSourceOrder) {
-  const char *Text = R"(kernel @a cube_dim(64) (%x: f32, %r: buffer<u32, read>) {
+  const char *Text =
+      R"(kernel @a cube_dim(64) (%x: f32, %r: buffer<u32, read>) {
   %u = unit_pos : u32
   %y = add %x, %x : i32
   %c = lt %u, 3:u32 : bool
@@ -173,8 +178,8 @@ TEST(TextTest, BuilderKernelsVerify) {
   KernelBuilder B("saxpy");
   B.setCubeDim({128});
   ValueId X = B.addBuffer("x", Type::scalar(ScalarKind::F32), AccessKind::Read);
-  ValueId Y = B.addBuffer("y", Type::scalar(ScalarKind::F32),
-                          AccessKind::ReadWrite);
+  ValueId Y =
+      B.addBuffer("y", Type::scalar(ScalarKind::F32), AccessKind::ReadWrite);
   ValueId A = B.addScalar("a", Type::scalar(ScalarKind::F32));
   ValueId I = B.builtin(OpKind::AbsolutePos);
   ValueId Xi = B.load(X, I);
@@ -210,7 +215,8 @@ void damage(Kernel &K, std::mt19937 &Rng) {
   };
   auto RandomType = [&] {
     unsigned Kind = Pick(14); // one past the last kind on purpose
-    unsigned Lanes = std::array<unsigned, 8>{0, 1, 2, 3, 4, 5, 16, 255}[Pick(8)];
+    unsigned Lanes =
+        std::array<unsigned, 8>{0, 1, 2, 3, 4, 5, 16, 255}[Pick(8)];
     return Type::line(static_cast<ScalarKind>(Kind), Lanes);
   };
   Operation &Op = *Ops[Pick(Ops.size())];

@@ -2,8 +2,8 @@
 
 #include "RawKernelBuilder.h"
 
-#include "gtest/gtest.h"
 #include "gmock/gmock.h"
+#include "gtest/gtest.h"
 
 using namespace kiln;
 using namespace kiln::test;
@@ -40,8 +40,8 @@ TEST(UniformityTest, EverySourceOfDivergence) {
   // The result of an atomic.
   KB B;
   ValueId Buf = B.buffer("b", U32, AccessKind::ReadWrite);
-  ValueId Old = B.op(OpKind::AtomicAdd, U32, {KB::v(Buf), KB::u32(0),
-                                              KB::u32(1)});
+  ValueId Old =
+      B.op(OpKind::AtomicAdd, U32, {KB::v(Buf), KB::u32(0), KB::u32(1)});
   ValueId C = B.op(OpKind::Eq, Bool, {KB::v(Old), KB::u32(0)});
   B.ifThen(KB::v(C), [&] { B.effect(OpKind::SyncCube); });
   EXPECT_THAT(diagnose(B.kernel()),
@@ -136,8 +136,9 @@ TEST(UniformityTest, BarrierAfterClosedDivergentIfAndNestedUniformIfs) {
   ValueId D = B.op(OpKind::Gt, Bool, {KB::v(N), KB::u32(2)});
   B.ifThen(KB::v(D), [&] {
     ValueId E = B.op(OpKind::Gt, Bool, {KB::v(N), KB::u32(8)});
-    B.ifThen(KB::v(E), [&] { B.effect(OpKind::SyncCube); },
-             [&] { B.effect(OpKind::SyncCube); });
+    B.ifThen(
+        KB::v(E), [&] { B.effect(OpKind::SyncCube); },
+        [&] { B.effect(OpKind::SyncCube); });
   });
   EXPECT_THAT(diagnose(B.kernel()), IsEmpty());
 }
@@ -159,10 +160,10 @@ TEST(UniformityTest, BarrierAfterDivergentReturnAtTopLevel) {
 TEST(UniformityTest, LoopLeftByDivergentBreak) {
   KB B;
   ValueId U = B.op(OpKind::UnitPos, U32);
-  B.loop([&] {                                                   // line 3
-    B.effect(OpKind::SyncCube);                                  // line 4
-    ValueId C = B.op(OpKind::Eq, Bool, {KB::v(U), KB::u32(0)});  // line 5
-    B.ifThen(KB::v(C), [&] { B.effect(OpKind::Break); });        // 6, 7
+  B.loop([&] {                                                  // line 3
+    B.effect(OpKind::SyncCube);                                 // line 4
+    ValueId C = B.op(OpKind::Eq, Bool, {KB::v(U), KB::u32(0)}); // line 5
+    B.ifThen(KB::v(C), [&] { B.effect(OpKind::Break); });       // 6, 7
   });
   EXPECT_THAT(diagnose(B.kernel()),
               ElementsAre("t.kiln:4:3: error: sync_cube under divergent "
@@ -175,14 +176,15 @@ TEST(UniformityTest, ForLeftByDivergentContinueOrReturn) {
   for (OpKind Jump : {OpKind::Continue, OpKind::Return}) {
     KB B;
     ValueId U = B.op(OpKind::UnitPos, U32);
-    B.forLoop(U32, {KB::u32(0), KB::u32(4)}, [&](ValueId) {      // line 3
+    B.forLoop(U32, {KB::u32(0), KB::u32(4)}, [&](ValueId) { // line 3
       ValueId C = B.op(OpKind::Eq, Bool, {KB::v(U), KB::u32(0)});
-      B.ifThen(KB::v(C), [&] { B.effect(Jump); });               // 5, 6
-      B.op(OpKind::PlaneSum, U32, {KB::u32(1)});                 // line 7
+      B.ifThen(KB::v(C), [&] { B.effect(Jump); }); // 5, 6
+      B.op(OpKind::PlaneSum, U32, {KB::u32(1)});   // line 7
     });
     EXPECT_THAT(diagnose(B.kernel()),
                 ElementsAre("t.kiln:7:3: error: plane_sum under divergent "
-                            "control flow: the " + opName(Jump).str() +
+                            "control flow: the " +
+                            opName(Jump).str() +
                             " at 6:3 leaves the for at 3:3 under divergent "
                             "control flow (the condition at 5:20 depends on "
                             "unit_pos)"));
@@ -213,7 +215,7 @@ TEST(UniformityTest, UniformBreakInSwitchInsideLoop) {
 TEST(UniformityTest, ForWithDivergentBounds) {
   KB B;
   ValueId U = B.op(OpKind::UnitPos, U32);
-  B.forLoop(U32, {KB::u32(0), KB::v(U)}, [&](ValueId) {           // line 3
+  B.forLoop(U32, {KB::u32(0), KB::v(U)}, [&](ValueId) { // line 3
     B.effect(OpKind::SyncCube);
   });
   EXPECT_THAT(diagnose(B.kernel()),
@@ -267,9 +269,9 @@ TEST(UniformityTest, VarSetUnderDivergentControlFlow) {
   B.effect(OpKind::Set, {KB::v(V), KB::u32(0)});
   ValueId C = B.op(OpKind::Eq, Bool, {KB::v(U), KB::u32(0)});
   B.ifThen(KB::v(C), [&] { B.effect(OpKind::Set, {KB::v(V), KB::u32(1)}); });
-  ValueId G = B.op(OpKind::Get, U32, {KB::v(V)});               // line 8
-  ValueId D = B.op(OpKind::Eq, Bool, {KB::v(G), KB::u32(0)});   // line 9
-  B.ifThen(KB::v(D), [&] { B.effect(OpKind::SyncCube); });      // 10, 11
+  ValueId G = B.op(OpKind::Get, U32, {KB::v(V)});             // line 8
+  ValueId D = B.op(OpKind::Eq, Bool, {KB::v(G), KB::u32(0)}); // line 9
+  B.ifThen(KB::v(D), [&] { B.effect(OpKind::SyncCube); });    // 10, 11
   EXPECT_THAT(diagnose(B.kernel()),
               ElementsAre("t.kiln:11:3: error: sync_cube under divergent "
                           "control flow: the condition at 10:20 depends on "
@@ -285,10 +287,10 @@ TEST(UniformityTest, VarTaintedLaterInLoopIsAFixedPoint) {
   B.effect(OpKind::Set, {KB::v(V), KB::u32(0)});
   ValueId W = B.var("w", U32);
   B.effect(OpKind::Set, {KB::v(W), KB::u32(0)});
-  B.forLoop(U32, {KB::u32(0), KB::u32(4)}, [&](ValueId) {        // line 7
+  B.forLoop(U32, {KB::u32(0), KB::u32(4)}, [&](ValueId) { // line 7
     ValueId G = B.op(OpKind::Get, U32, {KB::v(W)});
-    ValueId C = B.op(OpKind::Eq, Bool, {KB::v(G), KB::u32(0)});  // line 9
-    B.ifThen(KB::v(C), [&] { B.effect(OpKind::SyncCube); });     // 10, 11
+    ValueId C = B.op(OpKind::Eq, Bool, {KB::v(G), KB::u32(0)}); // line 9
+    B.ifThen(KB::v(C), [&] { B.effect(OpKind::SyncCube); });    // 10, 11
     ValueId H = B.op(OpKind::Get, U32, {KB::v(V)});
     B.effect(OpKind::Set, {KB::v(W), KB::v(H)});
     B.effect(OpKind::Set, {KB::v(V), KB::v(U)});
@@ -306,7 +308,7 @@ TEST(UniformityTest, LocalArrayStoredAtDivergentIndex) {
   ValueId I = B.op(OpKind::Rem, U32, {KB::v(U), KB::u32(4)});
   B.effect(OpKind::Store, {KB::v(L), KB::v(I), KB::u32(1)});
   ValueId X = B.op(OpKind::Load, U32, {KB::v(L), KB::u32(0)});
-  ValueId C = B.op(OpKind::Eq, Bool, {KB::v(X), KB::u32(0)});  // line 7
+  ValueId C = B.op(OpKind::Eq, Bool, {KB::v(X), KB::u32(0)}); // line 7
   B.ifThen(KB::v(C), [&] { B.effect(OpKind::SyncCube); });
   EXPECT_THAT(diagnose(B.kernel()),
               ElementsAre("t.kiln:9:3: error: sync_cube under divergent "
@@ -328,11 +330,11 @@ TEST(UniformityTest, PlaneResultsAreDivergent) {
 TEST(UniformityTest, ReturnInsideNestedLoopsNamesTheOutermost) {
   KB B;
   ValueId U = B.op(OpKind::UnitPos, U32);
-  B.loop([&] {                                                   // line 3
-    B.effect(OpKind::SyncCube);                                  // line 4
-    B.loop([&] {                                                 // line 5
+  B.loop([&] {                  // line 3
+    B.effect(OpKind::SyncCube); // line 4
+    B.loop([&] {                // line 5
       ValueId C = B.op(OpKind::Eq, Bool, {KB::v(U), KB::u32(0)});
-      B.ifThen(KB::v(C), [&] { B.effect(OpKind::Return); });     // 7, 8
+      B.ifThen(KB::v(C), [&] { B.effect(OpKind::Return); }); // 7, 8
       B.effect(OpKind::Break);
     });
     B.effect(OpKind::Break);

@@ -181,8 +181,8 @@ TEST(VerifierTest, AccessModes) {
 TEST(VerifierTest, AtomicTypesAndMemory) {
   KB B;
   ValueId F = B.buffer("f", F32, AccessKind::ReadWrite);
-  ValueId H = B.buffer("h", Type::scalar(ScalarKind::U16),
-                       AccessKind::ReadWrite);
+  ValueId H =
+      B.buffer("h", Type::scalar(ScalarKind::U16), AccessKind::ReadWrite);
   ValueId L = B.array(OpKind::LocalArray, "l", U32, 4);
   ValueId S = B.array(OpKind::Shared, "s", I32, 4);
   B.op(OpKind::AtomicAdd, F32, {KB::v(F), KB::u32(0), KB::lit(F32, 0)});
@@ -216,20 +216,20 @@ TEST(VerifierTest, LineOperations) {
   ValueId J = B.param("j", U32);
   B.op(OpKind::Dot, F32, {KB::v(V), KB::v(V)});
   B.op(OpKind::Dot, I32, {KB::v(W), KB::v(W)});
-  B.op(OpKind::Magnitude, I32, {KB::v(W)});                 // line 4
-  B.op(OpKind::Normalize, F32, {KB::v(X)});                 // line 5
+  B.op(OpKind::Magnitude, I32, {KB::v(W)}); // line 4
+  B.op(OpKind::Normalize, F32, {KB::v(X)}); // line 5
   B.op(OpKind::Extract, F32, {KB::v(V), KB::u32(3)});
-  B.op(OpKind::Extract, F32, {KB::v(V), KB::u32(4)});       // line 7
+  B.op(OpKind::Extract, F32, {KB::v(V), KB::u32(4)}); // line 7
   B.op(OpKind::Extract, F32, {KB::v(V), KB::v(J)});
-  B.op(OpKind::Extract, F32, {KB::v(V), KB::lit(I32, 1)});  // line 9
+  B.op(OpKind::Extract, F32, {KB::v(V), KB::lit(I32, 1)}); // line 9
   B.op(OpKind::Insert, V4, {KB::v(V), KB::u32(0), KB::v(X)});
   B.op(OpKind::Insert, V4, {KB::v(V), KB::u32(0), KB::v(J)}); // line 11
   B.op(OpKind::Splat, V4, {KB::v(X)});
   B.op(OpKind::Splat, Type::line(ScalarKind::F64, 2), {KB::v(X)}); // 13
   B.op(OpKind::Vector, V4, {KB::v(X), KB::v(X), KB::v(X), KB::v(X)});
   B.op(OpKind::Vector, V4, {KB::v(X), KB::v(X), KB::v(X)}); // line 15
-  B.op(OpKind::Vector, V4, {KB::v(X), KB::v(X), KB::v(X), KB::v(X),
-                            KB::v(X)});                     // line 16
+  B.op(OpKind::Vector, V4,
+       {KB::v(X), KB::v(X), KB::v(X), KB::v(X), KB::v(X)}); // line 16
   B.op(OpKind::Extract, F32, {KB::v(X), KB::u32(0)});       // line 17
   EXPECT_THAT(
       diagnose(B.kernel()),
@@ -272,15 +272,13 @@ TEST(VerifierTest, CastBitcastSelect) {
   ValueId X = B.param("x", F32);
   ValueId C = B.param("c", Bool);
   B.op(OpKind::Cast, Type::line(ScalarKind::I32, 4), {KB::v(V)});
-  B.op(OpKind::Cast, I32, {KB::v(V)});                          // line 3
+  B.op(OpKind::Cast, I32, {KB::v(V)}); // line 3
   B.op(OpKind::Bitcast, Type::line(ScalarKind::U16, 8), {KB::v(V)});
-  B.op(OpKind::Bitcast, F64, {KB::v(X)});                       // line 5
+  B.op(OpKind::Bitcast, F64, {KB::v(X)}); // line 5
   B.op(OpKind::Select, F32, {KB::v(C), KB::v(X), KB::v(X)});
-  B.op(OpKind::Select, V4,
-       {KB::lit(Bool, 1), KB::v(V), KB::v(V)});                  // fine
-  B.op(OpKind::Select, F32, {KB::v(X), KB::v(X), KB::v(X)});    // line 8
-  B.op(OpKind::Select, F32,
-       {KB::v(C), KB::v(X), KB::lit(F64, 0)});                  // line 9
+  B.op(OpKind::Select, V4, {KB::lit(Bool, 1), KB::v(V), KB::v(V)}); // fine
+  B.op(OpKind::Select, F32, {KB::v(X), KB::v(X), KB::v(X)});        // line 8
+  B.op(OpKind::Select, F32, {KB::v(C), KB::v(X), KB::lit(F64, 0)}); // line 9
   EXPECT_THAT(
       diagnose(B.kernel()),
       ElementsAre(
@@ -298,8 +296,8 @@ TEST(VerifierTest, ConstantsAndLiterals) {
   KB B;
   Type V4 = Type::line(ScalarKind::F32, 4);
   B.constant(V4, {0, 0, 0, 0});
-  B.constant(V4, {0, 0});                             // line 3
-  B.constant(U8, {256});                              // line 4
+  B.constant(V4, {0, 0});                                    // line 3
+  B.constant(U8, {256});                                     // line 4
   B.op(OpKind::Add, U8, {KB::lit(U8, 300), KB::lit(U8, 1)}); // line 5
   EXPECT_THAT(
       diagnose(B.kernel()),
@@ -314,11 +312,10 @@ TEST(VerifierTest, ConstantsAndLiterals) {
 TEST(VerifierTest, PlaneOperandTypes) {
   KB B;
   ValueId X = B.param("x", F32);
-  B.op(OpKind::PlaneBallot, Type::line(ScalarKind::U32, 4),
-       {KB::lit(Bool, 1)});
-  B.op(OpKind::PlaneBallot, U32, {KB::lit(Bool, 1)});        // line 3
+  B.op(OpKind::PlaneBallot, Type::line(ScalarKind::U32, 4), {KB::lit(Bool, 1)});
+  B.op(OpKind::PlaneBallot, U32, {KB::lit(Bool, 1)});           // line 3
   B.op(OpKind::PlaneShuffle, F32, {KB::v(X), KB::lit(I32, 1)}); // line 4
-  B.op(OpKind::PlaneAll, Bool, {KB::v(X)});                  // line 5
+  B.op(OpKind::PlaneAll, Bool, {KB::v(X)});                     // line 5
   B.op(OpKind::PlaneSum, F32, {KB::v(X)});
   B.op(OpKind::PlaneElect, Bool);
   EXPECT_THAT(
@@ -340,10 +337,10 @@ TEST(VerifierTest, DefinitionsAndScopes) {
   // A use of a value defined later.
   ValueId Later = static_cast<ValueId>(B.kernel().Values.size() + 1);
   B.op(OpKind::Add, U32, {KB::v(Later), KB::u32(1)}); // line 5
-  B.op(OpKind::Neg, U32, {KB::u32(7)});                // line 6, defines Later
+  B.op(OpKind::Neg, U32, {KB::u32(7)});               // line 6, defines Later
   B.op(OpKind::Add, U32, {KB::v(999), KB::u32(1)});   // line 7
   // Defining a value twice.
-  B.op(OpKind::Neg, U32, {KB::u32(7)});                // line 8
+  B.op(OpKind::Neg, U32, {KB::u32(7)}); // line 8
   B.last().Result = Later;
   EXPECT_THAT(
       diagnose(B.kernel()),
@@ -371,12 +368,11 @@ TEST(VerifierTest, ForBounds) {
   KB B;
   ValueId N = B.param("n", I32);
   B.forLoop(I32, {KB::lit(I32, 0), KB::v(N)}, [&](ValueId) {});
-  B.forLoop(U32, {KB::u32(0), KB::v(N)}, [&](ValueId) {});        // line 3
+  B.forLoop(U32, {KB::u32(0), KB::v(N)}, [&](ValueId) {});             // line 3
   B.forLoop(F32, {KB::lit(F32, 0), KB::lit(F32, 0)}, [&](ValueId) {}); // 4
   B.forLoop(I32, {KB::lit(I32, 0), KB::v(N), KB::lit(I32, uint32_t(-2))},
-            [&](ValueId) {});                                      // line 5
-  B.forLoop(I32, {KB::lit(I32, 0), KB::v(N), KB::lit(I32, 3)},
-            [&](ValueId) {});
+            [&](ValueId) {}); // line 5
+  B.forLoop(I32, {KB::lit(I32, 0), KB::v(N), KB::lit(I32, 3)}, [&](ValueId) {});
   B.forLoop(U32, {KB::u32(0), KB::u32(4), KB::u32(0)}, [&](ValueId) {}); // 7
   EXPECT_THAT(
       diagnose(B.kernel()),
@@ -416,10 +412,9 @@ TEST(VerifierTest, SwitchSelectorAndCases) {
   B.switchOn(KB::v(S), {{1, [] {}}, {300, [] {}}, {1, [] {}}, {-1, [] {}}});
   EXPECT_THAT(
       diagnose(B.kernel()),
-      ElementsAre(
-          "t.kiln:2:20: error: the selector of switch must be a scalar "
-          "integer, found 'f32'",
-          "t.kiln:3:3: error: case 1 appears twice"));
+      ElementsAre("t.kiln:2:20: error: the selector of switch must be a scalar "
+                  "integer, found 'f32'",
+                  "t.kiln:3:3: error: case 1 appears twice"));
 }
 
 TEST(VerifierTest, IfConditionIsBool) {
@@ -440,21 +435,21 @@ TEST(VerifierTest, MalformedStructureFromCpp) {
   ValueId Acc = B.var("acc", F32);
   B.kernel().Params.push_back(Acc);
   B.kernel().Params.push_back(77);
-  ValueId Y = B.op(OpKind::Neg, F32, {KB::v(X)});            // line 3
+  ValueId Y = B.op(OpKind::Neg, F32, {KB::v(X)}); // line 3
   B.kernel().Values[Y].Kind = ValueKind::Var;
-  ValueId Z = B.op(OpKind::Neg, F32, {KB::v(X)});            // line 4
+  ValueId Z = B.op(OpKind::Neg, F32, {KB::v(X)}); // line 4
   B.kernel().Values[Z].Ty = I32;
-  B.op(OpKind::Neg, F32, {KB::v(X)});                        // line 5
+  B.op(OpKind::Neg, F32, {KB::v(X)}); // line 5
   B.last().Result = NoValue;
-  B.op(OpKind::UnitPos, U32, {}, 4);                         // line 6
-  B.op(OpKind::PlaneDim, U32, {}, 1);                        // line 7
-  B.array(OpKind::Shared, "s", F32, 4);                      // line 8
+  B.op(OpKind::UnitPos, U32, {}, 4);    // line 6
+  B.op(OpKind::PlaneDim, U32, {}, 1);   // line 7
+  B.array(OpKind::Shared, "s", F32, 4); // line 8
   B.kernel().Values.back().Kind = ValueKind::Local;
   B.kernel().Values.back().Count = 5;
-  B.effect(OpKind::SyncCube).Regions.resize(1);              // line 9
-  B.ifThen(KB::lit(Bool, 1), [] {});                         // line 10
+  B.effect(OpKind::SyncCube).Regions.resize(1); // line 9
+  B.ifThen(KB::lit(Bool, 1), [] {});            // line 10
   B.last().Regions.clear();
-  B.forLoop(U32, {KB::u32(0), KB::u32(4)}, [](ValueId) {});  // line 11
+  B.forLoop(U32, {KB::u32(0), KB::u32(4)}, [](ValueId) {}); // line 11
   B.last().ResultType = I32;
   EXPECT_THAT(
       diagnose(B.kernel()),
