@@ -1,5 +1,4 @@
-//===- RawKernelBuilder.h - Raw test kernels for the verifier tests -*- C++
-//-*-===//
+//===- RawKernelBuilder.h - Raw test kernels for verifier tests -*- C++ -*-===//
 //
 // A small helper that builds kiln::Kernel structures directly, giving each
 // operation its own source line so that diagnostics can be checked for their
