@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Compile/KernelLoader.h"
+#include "kiln/CPU/CubeMetadata.h"
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/Store/ArtifactStore.h"
 
@@ -121,6 +122,9 @@ struct FakeTarget {
   }
 };
 static_assert(CompilationTarget<FakeTarget>);
+// The CPU backend's variant plugs in as it is.
+static_assert(ArtifactVariant<CpuVariant>);
+static_assert(ArtifactVariant<NoVariant>);
 
 class TempRoot {
 public:
@@ -377,6 +381,40 @@ TEST(ArtifactIdTest, HashAndOrder) {
             llvm::xxh3_64bits(llvm::StringRef("add")));
   EXPECT_EQ(KernelId("k", 5), KernelId("k", 6))
       << "the IR hash is not identity";
+}
+
+} // namespace
+
+namespace {
+
+TEST(CompilationLogger, PrintsPhasesAndStatisticsAddUp) {
+  CompilationLogger Log("add-00");
+  Log.addPhase("lower", std::chrono::microseconds(1500));
+  Log.addPhase("finalize", std::chrono::microseconds(20));
+  Log.addPhase("lower", std::chrono::microseconds(500));
+  Log.setServed(ServedKind::Compiled);
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  Log.print(OS);
+  EXPECT_EQ(S, "kiln: add-00: compiled (lower 2.000 ms, finalize 0.020 ms)\n");
+  LoaderStatistics St;
+  St.add(Log);
+  Log.setServed(ServedKind::StoreHit);
+  St.add(Log);
+  EXPECT_EQ(St.Compiled, 1u);
+  EXPECT_EQ(St.StoreHits, 1u);
+  ASSERT_EQ(St.PhaseTotals.size(), 2u);
+  EXPECT_EQ(St.PhaseTotals[0].first, "finalize"); // sorted by name
+  EXPECT_EQ(St.PhaseTotals[1].second, std::chrono::milliseconds(4));
+}
+
+TEST(SharedErrorTest, MakesEqualErrorsAgainAndAgain) {
+  SharedError E(llvm::joinErrors(
+      makeDiagnostic("f.kiln", SourceLoc{1, 2}, "first"),
+      llvm::createStringError(std::make_error_code(std::errc::io_error),
+                              "second")));
+  for (int I = 0; I != 2; ++I)
+    EXPECT_EQ(llvm::toString(E.make()), "f.kiln:1:2: error: first\nsecond");
 }
 
 } // namespace

@@ -101,8 +101,10 @@ public:
   /// Whether the store is enabled for this backend.
   bool isEnabled() const { return ByKernel != nullptr; }
 
-  /// The artifact kept for \p Kernel (no variant), to be loaded. A bad or
-  /// stale entry (an IR hash other than Kernel.irHash()) is a miss.
+  /// The artifact kept for \p Kernel (no variant), to be loaded. As with the
+  /// seed's lazy store, taking reads the entry without deleting it: the file
+  /// stays for the next run (no copy is kept in memory). A bad or stale entry
+  /// (an IR hash other than Kernel.irHash()) is a miss.
   std::optional<A> take(const KernelId &Kernel) {
     return readArtifact(KernelCacheKey::fromKernel(Kernel, BuildId),
                         Kernel.irHash());
