@@ -122,32 +122,53 @@ void KernelLowering::lowerCubeBlock(const Block &Blk) {
 void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
   SegValues.clear();
   SegmentHoistedJump = false;
-  BasicBlock *Pre = B.GetInsertBlock();
-  BasicBlock *Body = newBlock("unit");
-  BasicBlock *Latch = newBlock("unit.latch");
-  BasicBlock *Exit = newBlock("unit.end");
-  B.CreateBr(Body);
-  B.SetInsertPoint(Body);
-  llvm::PHINode *U = B.CreatePHI(I32, 2, "u");
-  U->addIncoming(B.getInt32(0), Pre);
-  Unit = U;
-  UnitLatch = Latch;
   AccessGroup = llvm::MDNode::getDistinct(Ctx, {});
+  // One loop per dimension of size > 1, z outermost, x innermost, so that
+  // the loop the vectoriser sees runs over consecutive unit_pos.x (and
+  // absolute_pos.x) with no division in the way.
+  struct Level {
+    unsigned Dim;
+    llvm::PHINode *IV;
+    BasicBlock *Body, *Latch, *Exit;
+  };
+  std::vector<Level> Levels;
+  for (int D = 2; D >= 0; --D) {
+    if (K.CubeDim[D] <= 1 && !(D == 0 && Levels.empty())) {
+      UnitXYZ[D] = B.getInt32(0);
+      continue;
+    }
+    BasicBlock *Pre = B.GetInsertBlock();
+    Level L{unsigned(D), nullptr, newBlock("unit"), newBlock("unit.latch"),
+            newBlock("unit.end")};
+    B.CreateBr(L.Body);
+    B.SetInsertPoint(L.Body);
+    L.IV = B.CreatePHI(I32, 2, std::string("unit.") + "xyz"[D]);
+    L.IV->addIncoming(B.getInt32(0), Pre);
+    UnitXYZ[D] = L.IV;
+    Levels.push_back(L);
+  }
+  uint32_t DX = K.CubeDim[0], DXY = K.CubeDim[0] * K.CubeDim[1];
+  // Every unit index is below 2^31, so none of this wraps.
+  Value *U = UnitXYZ[0];
+  if (K.CubeDim[1] > 1)
+    U = B.CreateAdd(U, B.CreateMul(UnitXYZ[1], B.getInt32(DX), "", true, true), "",
+                    true, true);
+  if (K.CubeDim[2] > 1)
+    U = B.CreateAdd(U, B.CreateMul(UnitXYZ[2], B.getInt32(DXY), "", true, true), "",
+                    true, true);
+  if (llvm::isa<llvm::Instruction>(U))
+    U->setName("u");
+  Unit = U;
+  UnitLatch = Levels.back().Latch;
   if (HasFlags) {
     // Units that returned skip the rest of the kernel.
     BasicBlock *Work = newBlock("unit.active");
-    B.CreateCondBr(unitFinished(U), Latch, Work);
+    B.CreateCondBr(unitFinished(U), UnitLatch, Work);
     B.SetInsertPoint(Work);
   }
   for (const Operation *Op : Ops)
     lowerUnitOp(*Op);
-  if (!terminated())
-    B.CreateBr(Latch);
 
-  B.SetInsertPoint(Latch);
-  Value *Next = B.CreateAdd(U, B.getInt32(1), "u.next", /*HasNUW=*/true, /*HasNSW=*/true);
-  U->addIncoming(Next, Latch);
-  auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(Units)), Body, Exit);
   // The units of a segment are independent: vectorise without checks. No
   // llvm.loop.vectorize.enable: it vectorises nothing more here (measured on
   // the bench kernels) but makes LLVM print a warning to stderr for every
@@ -156,15 +177,25 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
       Ctx, {llvm::MDString::get(Ctx, "llvm.loop.parallel_accesses"), AccessGroup});
   llvm::MDNode *Progress =
       llvm::MDNode::get(Ctx, {llvm::MDString::get(Ctx, "llvm.loop.mustprogress")});
-  llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Ctx, {});
-  llvm::MDNode *LoopID = llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Progress});
-  LoopID->replaceOperandWith(0, LoopID);
-  Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
+  for (auto It = Levels.rbegin(); It != Levels.rend(); ++It) {
+    if (!terminated())
+      B.CreateBr(It->Latch);
+    B.SetInsertPoint(It->Latch);
+    Value *Next = B.CreateAdd(It->IV, B.getInt32(1), "", true, true);
+    It->IV->addIncoming(Next, It->Latch);
+    auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(K.CubeDim[It->Dim])),
+                              It->Body, It->Exit);
+    llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Ctx, {});
+    llvm::MDNode *LoopID = llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Progress});
+    LoopID->replaceOperandWith(0, LoopID);
+    Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
+    B.SetInsertPoint(It->Exit);
+  }
 
-  B.SetInsertPoint(Exit);
   Unit = nullptr;
   UnitLatch = nullptr;
   AccessGroup = nullptr;
+  UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
   SegValues.clear();
   if (SegmentHoistedJump && !Loops.empty() && Loops.back().Hoisted) {
     // break/continue of a cube-level loop: uniform, so all units agreed.

@@ -10,6 +10,8 @@
 
 #include "LoweringImpl.h"
 
+#include "llvm/IR/Intrinsics.h"
+
 using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
@@ -105,8 +107,29 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
   llvm::Type *Elem = memType(T.elementType());
   Value *Scaled = T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
   A.Ptr = B.CreateInBoundsGEP(Elem, Base, Scaled);
-  if (Variant.BoundsChecked)
-    A.InBounds = B.CreateICmpULT(Idx64, memCount(Mem));
+  if (!Variant.BoundsChecked)
+    return A;
+  Value *Count = memCount(Mem);
+  if (Idx->getType()->getIntegerBitWidth() == 64) {
+    A.InBounds = B.CreateICmpULT(Idx64, Count);
+    return A;
+  }
+  // Indices of 32 bits or fewer are compared in 32 bits against a
+  // loop-invariant limit: 64-bit lane compares make the vectoriser's cost
+  // model give up on AVX2 hosts.
+  if (IT.isSigned()) {
+    // Valid signed indices are below 2^31; a negative one is >= 2^31 as u32.
+    Value *Idx32 = B.CreateSExtOrTrunc(Idx, I32);
+    Value *Lim = B.CreateTrunc(
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count, B.getInt64(1ull << 31)), I32);
+    A.InBounds = B.CreateICmpULT(Idx32, Lim);
+    return A;
+  }
+  Value *Idx32 = B.CreateZExtOrTrunc(Idx, I32);
+  Value *Lim = B.CreateTrunc(
+      B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count, B.getInt64(0xFFFFFFFFull)), I32);
+  A.InBounds = B.CreateOr(B.CreateICmpULT(Idx32, Lim),
+                          B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)));
   return A;
 }
 

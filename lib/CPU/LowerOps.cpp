@@ -359,6 +359,8 @@ Value *KernelLowering::emitBuiltin(const Operation &Op) {
   uint32_t D[3] = {K.CubeDim[0], K.CubeDim[1], K.CubeDim[2]};
   Value *U = Unit ? Unit : B.getInt32(0);
   auto UnitComp = [&](unsigned C) -> Value * {
+    if (UnitXYZ[C]) // inside a unit loop: its induction variables
+      return UnitXYZ[C];
     if (C == 0)
       return B.CreateURem(U, C32(D[0]));
     if (C == 1)

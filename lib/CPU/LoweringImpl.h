@@ -189,6 +189,9 @@ public:
   llvm::DenseMap<ValueId, llvm::AllocaInst *> VarAllocas;
   llvm::Value *CubeLinear = nullptr, *CubePos[3] = {}, *CubeCount[3] = {};
   llvm::Value *Unit = nullptr; ///< current unit (i32), null at cube level
+  /// unit_pos.x/.y/.z of the current unit: the induction variables of the
+  /// nested unit loops (a constant 0 for a dimension of size 1).
+  llvm::Value *UnitXYZ[3] = {};
   llvm::BasicBlock *UnitLatch = nullptr;
   llvm::MDNode *AccessGroup = nullptr;
   std::vector<LoopTarget> Loops;

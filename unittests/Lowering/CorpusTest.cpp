@@ -80,9 +80,11 @@ TEST(LoweringCorpus, EveryShippedKernelLowersVerifiesAndLinks) {
         EXPECT_FALSE(llvm::verifyModule(*L->Module, &OS)) << File << " @" << K.Name << Problems;
         EXPECT_EQ(L->Metadata.Symbol, "kiln_cube_" + K.Name);
         EXPECT_EQ(L->Metadata.ScratchBytes % 64, 0u);
-        if (Dump && Checked) {
+        if (Dump) {
           std::error_code EC;
-          llvm::raw_fd_ostream Out(std::string(Dump) + "/" + K.Name + ".ll", EC);
+          llvm::raw_fd_ostream Out(std::string(Dump) + "/" + K.Name +
+                                       (Checked ? ".checked.ll" : ".unchecked.ll"),
+                                   EC);
           if (!EC)
             L->Module->print(Out, nullptr);
         }
