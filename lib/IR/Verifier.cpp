@@ -13,7 +13,7 @@
 #include "Uniformity.h"
 #include "kiln/IR/Diagnostic.h"
 
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <optional>
