@@ -7,6 +7,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -35,6 +36,27 @@ kiln::createTargetMachine(const CodeGenOptions &Opts) {
   if (!T)
     return makeError("no target for " + Host.Triple + ": " + Err);
 
+  // Unknown names would only give a warning on stderr and be ignored.
+  std::unique_ptr<MCSubtargetInfo> STI(
+      T->createMCSubtargetInfo(Host.Triple, "", ""));
+  if (STI && !Opts.CPU.empty() && !STI->isCPUStringValid(Opts.CPU))
+    return makeError("unknown CPU '" + Opts.CPU + "' for " + Host.Triple);
+  if (STI && !Opts.Features.empty()) {
+    SmallVector<StringRef, 16> Parts;
+    StringRef(Opts.Features).split(Parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef F : Parts) {
+      StringRef Name = F.trim();
+      if (!Name.consume_front("+") && !Name.consume_front("-"))
+        return makeError("target feature '" + F.trim() +
+                         "' must start with '+' or '-'");
+      if (!llvm::any_of(STI->getAllProcessorFeatures(),
+                        [&](const SubtargetFeatureKV &KV) {
+                          return Name == KV.Key;
+                        }))
+        return makeError("unknown target feature '" + Name + "' for " +
+                         Host.Triple);
+    }
+  }
   std::string CPU = Opts.CPU.empty() ? Host.CPU : Opts.CPU;
   std::string Features;
   if (Opts.CPU.empty()) {

@@ -142,6 +142,24 @@ TEST(CodeGen, RejectsBadLevelsAndModules) {
   ASSERT_FALSE(!!TM);
   EXPECT_NE(toString(TM.takeError()).find("out of range"), std::string::npos);
 
+  CodeGenOptions BadCPU;
+  BadCPU.CPU = "no-such-cpu";
+  auto TM2 = createTargetMachine(BadCPU);
+  ASSERT_FALSE(!!TM2);
+  EXPECT_NE(toString(TM2.takeError()).find("unknown CPU 'no-such-cpu'"),
+            std::string::npos);
+  CodeGenOptions BadFeature;
+  BadFeature.Features = "+avx2,+no-such-feature";
+  auto TM3 = createTargetMachine(BadFeature);
+  ASSERT_FALSE(!!TM3);
+  EXPECT_NE(toString(TM3.takeError()).find("unknown target feature 'no-such-feature'"),
+            std::string::npos);
+  BadFeature.Features = "avx2";
+  auto TM4 = createTargetMachine(BadFeature);
+  ASSERT_FALSE(!!TM4);
+  EXPECT_NE(toString(TM4.takeError()).find("must start with '+' or '-'"),
+            std::string::npos);
+
   auto Good = createTargetMachine({});
   ASSERT_TRUE(!!Good);
   LLVMContext Ctx;
