@@ -31,12 +31,69 @@ std::string finishError(KernelBuilder &B) {
   return llvm::toString(K.takeError());
 }
 
+void expectSameBlock(const Block &A, const Block &B);
+
+void expectSameOperand(const Operand &A, const Operand &B) {
+  EXPECT_EQ(A.Value, B.Value);
+  if (A.isLiteral() && B.isLiteral()) {
+    EXPECT_EQ(A.Lit.Ty, B.Lit.Ty);
+    EXPECT_EQ(A.Lit.Bits, B.Lit.Bits);
+  }
+}
+
+void expectSameOperation(const Operation &A, const Operation &B) {
+  SCOPED_TRACE(opName(A.Kind).str());
+  EXPECT_EQ(A.Kind, B.Kind);
+  EXPECT_EQ(A.Result, B.Result);
+  if (A.Result != NoValue || A.opClass() == OpClass::Const)
+    EXPECT_EQ(A.ResultType, B.ResultType);
+  ASSERT_EQ(A.Operands.size(), B.Operands.size());
+  for (size_t I = 0; I < A.Operands.size(); ++I)
+    expectSameOperand(A.Operands[I], B.Operands[I]);
+  EXPECT_EQ(A.Component, B.Component);
+  EXPECT_EQ(A.ArraySize, B.ArraySize);
+  EXPECT_EQ(A.ConstBits, B.ConstBits);
+  EXPECT_EQ(A.CaseValues, B.CaseValues);
+  EXPECT_EQ(A.HasElse, B.HasElse);
+  EXPECT_EQ(A.HasDefault, B.HasDefault);
+  ASSERT_EQ(A.Regions.size(), B.Regions.size());
+  for (size_t I = 0; I < A.Regions.size(); ++I)
+    expectSameBlock(A.Regions[I], B.Regions[I]);
+}
+
+void expectSameBlock(const Block &A, const Block &B) {
+  ASSERT_EQ(A.Ops.size(), B.Ops.size());
+  for (size_t I = 0; I < A.Ops.size(); ++I)
+    expectSameOperation(A.Ops[I], B.Ops[I]);
+}
+
+/// parse(print(K)) is the same kernel, up to source locations.
+void expectSameKernel(const Kernel &A, const Kernel &B) {
+  EXPECT_EQ(A.Name, B.Name);
+  EXPECT_EQ(A.CubeDim, B.CubeDim);
+  EXPECT_EQ(A.CubeDimRank, B.CubeDimRank);
+  EXPECT_EQ(A.PlaneDim, B.PlaneDim);
+  EXPECT_EQ(A.Params, B.Params);
+  ASSERT_EQ(A.Values.size(), B.Values.size());
+  for (size_t I = 0; I < A.Values.size(); ++I) {
+    SCOPED_TRACE("value " + std::to_string(I));
+    EXPECT_EQ(A.Values[I].Name, B.Values[I].Name);
+    EXPECT_EQ(A.Values[I].Kind, B.Values[I].Kind);
+    EXPECT_EQ(A.Values[I].Ty, B.Values[I].Ty);
+    EXPECT_EQ(A.Values[I].Count, B.Values[I].Count);
+    if (A.Values[I].Kind == ValueKind::Buffer)
+      EXPECT_EQ(A.Values[I].Access, B.Values[I].Access);
+  }
+  expectSameBlock(A.Body, B.Body);
+}
+
 void expectRoundTrip(const Kernel &K) {
   std::string Text = printKernel(K);
   llvm::Expected<Module> M = parseModule(Text, "builder.kiln");
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError()) << "\n" << Text;
   ASSERT_EQ(M->Kernels.size(), 1u);
   EXPECT_EQ(printKernel(M->Kernels[0]), Text);
+  expectSameKernel(K, M->Kernels[0]);
 }
 
 TEST(BuilderTest, VAddPrintsAsWritten) {
