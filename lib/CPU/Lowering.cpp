@@ -14,6 +14,8 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace kiln;
 using namespace kiln::lowering;
 
@@ -77,6 +79,19 @@ llvm::Value *KernelLowering::value(const Operand &O, llvm::Value *AtUnit) {
   llvm::Value *U = AtUnit ? AtUnit : Unit;
   if (NeedsSlot[Id] && U)
     return loadSlot(Id, U);
+  if (const Operation *Def = RematOp[Id]) {
+    // Recompute for unit U (unit 0 at cube level when no unit is given).
+    llvm::Value *SavedUnit = Unit;
+    llvm::Value *SavedXYZ[3] = {UnitXYZ[0], UnitXYZ[1], UnitXYZ[2]};
+    if (AtUnit && AtUnit != Unit) {
+      Unit = AtUnit;
+      UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
+    }
+    llvm::Value *V = lowerValueOp(*Def);
+    Unit = SavedUnit;
+    std::copy(SavedXYZ, SavedXYZ + 3, UnitXYZ);
+    return V;
+  }
   fail(O.Loc, "value '%" + K.value(Id).Name + "' is used where it is not available");
   return llvm::PoisonValue::get(valueType(K.value(Id).Ty));
 }
@@ -94,6 +109,7 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
   size_t N = K.Values.size();
   DefSeg.assign(N, CubeSegment);
   NeedsSlot.assign(N, 0);
+  RematOp.assign(N, nullptr);
   MemMultiSeg.assign(N, 0);
   Storage.assign(N, StorageKind::Alloca);
   Offset.assign(N, 0);

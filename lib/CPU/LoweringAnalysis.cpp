@@ -60,7 +60,7 @@ void KernelLowering::noteUse(const Operand &O, int Seg) {
     return;
   }
   int D = DefSeg[O.Value];
-  if (D >= 0 && D != Seg)
+  if (D >= 0 && D != Seg && !RematOp[O.Value])
     NeedsSlot[O.Value] = 1;
 }
 
@@ -72,8 +72,14 @@ void KernelLowering::noteMemUse(ValueId Mem, int Seg) {
 void KernelLowering::analyzeInSegment(const Operation &Op, int Seg) {
   for (const Operand &O : Op.Operands)
     noteUse(O, Seg);
-  if (Op.Result != NoValue)
+  if (Op.Result != NoValue) {
     noteDef(Op.Result, Seg);
+    // Builtins and constants are cheaper to recompute than to keep.
+    OpClass C = Op.opClass();
+    if ((C == OpClass::Builtin || C == OpClass::BuiltinXYZ || C == OpClass::Const) &&
+        Op.Result < RematOp.size())
+      RematOp[Op.Result] = &Op;
+  }
   for (const Block &R : Op.Regions)
     for (const Operation &Inner : R.Ops)
       analyzeInSegment(Inner, Seg);

@@ -171,6 +171,9 @@ public:
   llvm::DenseMap<const Operation *, bool> SplitMemo;
   std::vector<int> DefSeg;           ///< per value: defining segment
   std::vector<uint8_t> NeedsSlot;    ///< per value: kept per unit in scratch
+  /// Per value: its defining builtin or constant, recomputed where it is used
+  /// outside its segment instead of being kept per unit; null otherwise.
+  std::vector<const Operation *> RematOp;
   std::vector<uint8_t> MemMultiSeg;  ///< per memory object: used in >1 segment
   std::vector<StorageKind> Storage;  ///< per memory object
   std::vector<uint64_t> Offset;      ///< scratch offset of slots/storage

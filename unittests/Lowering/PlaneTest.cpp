@@ -193,4 +193,46 @@ kernel @wr cube_dim(64) (%in: buffer<f32, read>, %out: buffer<f32, write>) {
   }
 }
 
+TEST(LoweringPlane, BuiltinsAndConstantsAcrossSplits) {
+  // Builtins and constants are recomputed, not kept per unit: at cube level
+  // (plane operands, hoisted loop bounds) and in later unit loops.
+  const char *Text = R"(
+kernel @remat cube_dim(40) (%o: buffer<u32, write>) {
+  %u = unit_pos : u32
+  %g = absolute_pos : u32
+  %dim = cube_dim : u32
+  %c = const 5 : u32
+  %steps = shr %dim, 3:u32 : u32
+  sync_cube
+  %s = plane_sum %u : u32
+  %b = plane_broadcast %c, 0:u32 : u32
+  %acc = var u32
+  set %acc, 0:u32
+  for %k = 0:u32 to %dim step %steps {
+    %a = get %acc : u32
+    %a1 = add %a, %k : u32
+    set %acc, %a1
+    sync_cube
+  }
+  %r0 = add %s, %b : u32
+  %av = get %acc : u32
+  %r = add %r0, %av : u32
+  store %o[%g], %r
+}
+)";
+  JitKernel K = compile(Text);
+  ASSERT_TRUE(K.Fn);
+  std::vector<uint32_t> O(80);
+  K.launch({buf(O)}, {2, 1, 1});
+  for (uint32_t G = 0; G < 80; ++G) {
+    uint32_t U = G % 40, Base = U / 32 * 32, End = std::min(Base + 32, 40u), Sum = 0;
+    for (uint32_t V = Base; V < End; ++V)
+      Sum += V;
+    uint32_t Acc = 0;
+    for (uint32_t Kk = 0; Kk < 40; Kk += 5)
+      Acc += Kk;
+    EXPECT_EQ(O[G], Sum + 5 + Acc) << G;
+  }
+}
+
 } // namespace
