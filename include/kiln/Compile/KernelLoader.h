@@ -15,6 +15,10 @@
 // is not compiled again: the second caller waits for the first one's result
 // (a per-id in-flight future).
 //
+// Kernels of one batch that lower to the same source (ArtifactCompiler's
+// optional `source`) are each finalized: none of them is stored before the
+// batch's loads. A later batch reuses the artifact through storedForSource.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_COMPILE_KERNELLOADER_H
