@@ -12,6 +12,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace kiln;
 
 namespace {
