@@ -4,17 +4,22 @@
 //              [-O0|-O1|-O2|-O3] [-o OUT] [--print-id]
 // kiln-compile FILE.kiln... --store=DIR [-j N]
 //
-// See /work/shared/design/TOOLS.md. This build implements --emit=ir and
-// --print-id; the backend's outputs and --store are refused with an error.
+// See /work/shared/design/TOOLS.md. --emit=llvm|llvm-opt|asm|obj lower the
+// kernel for the host CPU (or --mcpu/--mattr) through the CPU backend.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/CPU/CodeGen.h"
+#include "kiln/CPU/Lowering.h"
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Printer.h"
 #include "kiln/IR/Verifier.h"
 
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -53,8 +58,24 @@ cl::opt<EmitKind> Emit(
 
 cl::opt<char> OptLevel("O",
                        cl::desc("Optimisation level: -O0, -O1, -O2 or -O3 "
-                                "(default -O2)"),
-                       cl::Prefix, cl::init('2'), cl::cat(Category));
+                                "(default -O3, as the runtime compiles)"),
+                       cl::Prefix, cl::init('3'), cl::cat(Category));
+
+cl::opt<std::string> MCPU("mcpu",
+                          cl::desc("Target CPU for --emit=llvm-opt|asm|obj "
+                                   "(default: the host CPU)"),
+                          cl::value_desc("CPU"), cl::cat(Category));
+
+cl::opt<std::string>
+    MAttr("mattr",
+          cl::desc("Target features, as llc's -mattr (\"+avx2,-avx512f\"); "
+                   "default: the host's"),
+          cl::value_desc("FEATURES"), cl::cat(Category));
+
+cl::opt<bool> NoBoundsCheck(
+    "no-bounds-check",
+    cl::desc("Compile the unchecked variant (default: bounds-checked)"),
+    cl::cat(Category));
 
 cl::opt<std::string> OutputFile("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("OUT"), cl::init("-"),
@@ -75,26 +96,56 @@ cl::opt<bool> PrintId("print-id",
                                "its canonical IR) instead of the IR"),
                       cl::cat(Category));
 
-StringRef emitName(EmitKind Kind) {
-  switch (Kind) {
-  case EmitKind::IR:
-    return "ir";
-  case EmitKind::LLVM:
-    return "llvm";
-  case EmitKind::LLVMOpt:
-    return "llvm-opt";
-  case EmitKind::Asm:
-    return "asm";
-  case EmitKind::Obj:
-    return "obj";
-  }
-  return "?";
-}
-
 /// Prints "PREFIX: error: MESSAGE" to stderr and returns 1.
 int fail(StringRef Prefix, const Twine &Message) {
   errs() << Prefix << ": error: " << Message << "\n";
   return 1;
+}
+
+/// Lowers \p K and writes the backend output --emit asks for to \p OS.
+int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS) {
+  kiln::CpuVariant Variant;
+  Variant.BoundsChecked = !NoBoundsCheck;
+  LLVMContext Ctx;
+  Expected<kiln::LoweredModule> Lowered =
+      kiln::lowerKernel(K, Variant, kiln::DeviceLimits{}, Ctx);
+  if (!Lowered)
+    return fail(Name, toString(Lowered.takeError()));
+  Module &M = *Lowered->Module;
+  if (Emit == EmitKind::LLVM) {
+    M.print(OS, nullptr);
+    return 0;
+  }
+  kiln::CodeGenOptions Opts;
+  Opts.OptLevel = OptLevel - '0';
+  Opts.CPU = MCPU;
+  Opts.Features = MAttr;
+  auto TM = kiln::createTargetMachine(Opts);
+  if (!TM)
+    return fail(Name, toString(TM.takeError()));
+  if (Error Err = kiln::optimizeModule(M, **TM, Opts.OptLevel))
+    return fail(Name, toString(std::move(Err)));
+  switch (Emit) {
+  case EmitKind::LLVMOpt:
+    M.print(OS, nullptr);
+    return 0;
+  case EmitKind::Asm: {
+    Expected<std::string> Asm = kiln::emitAssembly(M, **TM);
+    if (!Asm)
+      return fail(Name, toString(Asm.takeError()));
+    OS << *Asm;
+    return 0;
+  }
+  case EmitKind::Obj: {
+    auto Obj = kiln::emitObject(M, **TM);
+    if (!Obj)
+      return fail(Name, toString(Obj.takeError()));
+    OS.write(Obj->data(), Obj->size());
+    return 0;
+  }
+  default:
+    return fail(Name, "unexpected --emit");
+  }
 }
 
 /// Parses and verifies FILE, then writes what the options ask for.
@@ -126,17 +177,23 @@ int compileFile(StringRef File) {
       Selected.push_back(&K);
   }
 
-  if (Emit != EmitKind::IR && !PrintId)
-    return fail(Name, "--emit=" + emitName(Emit) +
-                          " is not available in this build");
+  if (Emit == EmitKind::Obj && !PrintId && Selected.size() != 1)
+    return fail(Name, "--emit=obj writes one kernel: choose it with --kernel "
+                      "(the file has " +
+                          Twine(Selected.size()) + ")");
 
   std::error_code EC;
-  ToolOutputFile Out(OutputFile, EC, sys::fs::OF_TextWithCRLF);
+  ToolOutputFile Out(OutputFile, EC,
+                     Emit == EmitKind::Obj ? sys::fs::OF_None
+                                           : sys::fs::OF_TextWithCRLF);
   if (EC)
     return fail(OutputFile, "cannot open output file: " + EC.message());
   for (size_t I = 0; I < Selected.size(); ++I) {
     if (PrintId) {
       Out.os() << kiln::kernelIdFromIR(*Selected[I]) << "\n";
+    } else if (Emit != EmitKind::IR) {
+      if (int RC = emitBackend(Name, *Selected[I], Out.os()))
+        return RC;
     } else {
       if (I)
         Out.os() << "\n";
