@@ -45,9 +45,7 @@ Value *KernelLowering::unitFinished(Value *U) {
   auto *L = B.CreateAlignedLoad(I8, B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset),
                                                         B.CreateZExt(U, I64)),
                                 llvm::Align(1));
-  L->setMetadata(llvm::LLVMContext::MD_alias_scope, ScratchScope);
-  if (ScratchNoAlias)
-    L->setMetadata(llvm::LLVMContext::MD_noalias, ScratchNoAlias);
+  tagScope(L, FlagScopeKey);
   return B.CreateICmpNE(L, B.getInt8(0));
 }
 
@@ -91,7 +89,7 @@ void KernelLowering::lowerCubeBlock(const Block &Blk) {
     Run.clear();
   };
   for (const Operation &Op : Blk.Ops) {
-    if (!isSplit(Op)) {
+    if (!isCubeLevel(Op)) {
       Run.push_back(&Op);
       continue;
     }
@@ -255,7 +253,7 @@ void KernelLowering::lowerJump(const Operation &Op) {
           B.getInt8(1),
           B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset), B.CreateZExt(Unit, I64)),
           llvm::Align(1));
-      S->setMetadata(llvm::LLVMContext::MD_alias_scope, ScratchScope);
+      tagScope(S, FlagScopeKey);
     }
     B.CreateBr(UnitLatch);
     startDeadBlock();

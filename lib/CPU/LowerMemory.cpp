@@ -27,14 +27,7 @@ Value *KernelLowering::slotPtr(uint64_t Off, uint64_t Stride, Value *U) {
 
 void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
                                bool Parallel) {
-  if (Kind == ValueKind::Buffer) {
-    I->setMetadata(llvm::LLVMContext::MD_alias_scope, ScopeOf.lookup(Mem));
-    I->setMetadata(llvm::LLVMContext::MD_noalias, NoAliasOf.lookup(Mem));
-  } else {
-    I->setMetadata(llvm::LLVMContext::MD_alias_scope, ScratchScope);
-    if (ScratchNoAlias)
-      I->setMetadata(llvm::LLVMContext::MD_noalias, ScratchNoAlias);
-  }
+  tagScope(I, Kind == ValueKind::Plain ? SlotScopeKey : Mem);
   // Units of one unit loop never depend on each other between barriers.
   if (Parallel && Unit && AccessGroup)
     I->setMetadata(llvm::LLVMContext::MD_access_group, AccessGroup);

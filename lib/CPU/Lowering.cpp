@@ -96,6 +96,42 @@ llvm::Value *KernelLowering::value(const Operand &O, llvm::Value *AtUnit) {
   return llvm::PoisonValue::get(valueType(K.value(Id).Ty));
 }
 
+void KernelLowering::setupAliasScopes() {
+  // LLVM-NOTES.md pitfall 3: without scopes the vectoriser adds runtime
+  // overlap checks, and loads of shared arrays are not moved past stores
+  // to per-unit vars.
+  llvm::MDBuilder MDB(Ctx);
+  llvm::MDNode *Domain = MDB.createAnonymousAliasScopeDomain("kiln");
+  std::vector<std::pair<ValueId, llvm::MDNode *>> Scopes;
+  for (ValueId P : K.Params)
+    if (K.value(P).Kind == ValueKind::Buffer)
+      Scopes.push_back({P, MDB.createAnonymousAliasScope(Domain, K.value(P).Name)});
+  for (ValueId Id = 0; Id < K.Values.size(); ++Id) {
+    const ValueInfo &VI = K.value(Id);
+    bool InScratch = VI.Kind == ValueKind::Shared || VI.Kind == ValueKind::Local ||
+                     (VI.Kind == ValueKind::Var && Storage[Id] != StorageKind::Alloca);
+    if (InScratch)
+      Scopes.push_back({Id, MDB.createAnonymousAliasScope(Domain, VI.Name)});
+  }
+  Scopes.push_back({SlotScopeKey, MDB.createAnonymousAliasScope(Domain, "slots")});
+  Scopes.push_back({FlagScopeKey, MDB.createAnonymousAliasScope(Domain, "returned")});
+  for (auto &[Key, S] : Scopes) {
+    ScopeOf[Key] = llvm::MDNode::get(Ctx, {S});
+    std::vector<llvm::Metadata *> Others;
+    for (auto &[Q, T] : Scopes)
+      if (Q != Key)
+        Others.push_back(T);
+    NoAliasOf[Key] = llvm::MDNode::get(Ctx, Others);
+  }
+}
+
+void KernelLowering::tagScope(llvm::Instruction *I, ValueId Key) {
+  if (llvm::MDNode *S = ScopeOf.lookup(Key)) {
+    I->setMetadata(llvm::LLVMContext::MD_alias_scope, S);
+    I->setMetadata(llvm::LLVMContext::MD_noalias, NoAliasOf.lookup(Key));
+  }
+}
+
 llvm::Expected<LoweredModule> KernelLowering::run() {
   uint64_t UnitCount = K.unitsPerCube();
   if (UnitCount == 0 || UnitCount > (uint64_t(1) << 31))
@@ -110,6 +146,8 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
   DefSeg.assign(N, CubeSegment);
   NeedsSlot.assign(N, 0);
   RematOp.assign(N, nullptr);
+  DefOp.assign(N, nullptr);
+  RematDepth.assign(N, 0);
   MemMultiSeg.assign(N, 0);
   Storage.assign(N, StorageKind::Alloca);
   Offset.assign(N, 0);
@@ -142,30 +180,7 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
   End->setName("cube_end");
   Scratch->setName("scratch");
 
-  // Alias scopes: every buffer its own, the scratch arena one more; no two
-  // alias (LLVM-NOTES.md pitfall 3).
-  llvm::MDBuilder MDB(Ctx);
-  llvm::MDNode *Domain = MDB.createAnonymousAliasScopeDomain("kiln");
-  std::vector<std::pair<ValueId, llvm::MDNode *>> Scopes;
-  for (ValueId P : K.Params)
-    if (K.value(P).Kind == ValueKind::Buffer)
-      Scopes.push_back({P, MDB.createAnonymousAliasScope(Domain, K.value(P).Name)});
-  llvm::MDNode *ScratchOne = MDB.createAnonymousAliasScope(Domain, "scratch");
-  ScratchScope = llvm::MDNode::get(Ctx, {ScratchOne});
-  {
-    std::vector<llvm::Metadata *> All;
-    for (auto &[P, S] : Scopes)
-      All.push_back(S);
-    ScratchNoAlias = All.empty() ? nullptr : llvm::MDNode::get(Ctx, All);
-  }
-  for (auto &[P, S] : Scopes) {
-    ScopeOf[P] = llvm::MDNode::get(Ctx, {S});
-    std::vector<llvm::Metadata *> Others = {ScratchOne};
-    for (auto &[Q, T] : Scopes)
-      if (Q != P)
-        Others.push_back(T);
-    NoAliasOf[P] = llvm::MDNode::get(Ctx, Others);
-  }
+  setupAliasScopes();
 
   EntryBB = newBlock("entry");
   B.SetInsertPoint(EntryBB);

@@ -74,21 +74,149 @@ void KernelLowering::analyzeInSegment(const Operation &Op, int Seg) {
     noteUse(O, Seg);
   if (Op.Result != NoValue) {
     noteDef(Op.Result, Seg);
-    // Builtins and constants are cheaper to recompute than to keep.
-    OpClass C = Op.opClass();
-    if ((C == OpClass::Builtin || C == OpClass::BuiltinXYZ || C == OpClass::Const) &&
-        Op.Result < RematOp.size())
-      RematOp[Op.Result] = &Op;
+    if (Op.Result < DefOp.size())
+      DefOp[Op.Result] = &Op;
+    // Builtins, constants and short integer/bool chains over them (index
+    // arithmetic, mostly) are cheaper to recompute than to keep per unit,
+    // and recomputed they stay visible to the vectorisers.
+    if (Op.Result < RematOp.size()) {
+      unsigned Depth = rematDepth(Op);
+      if (Depth <= 4) {
+        RematOp[Op.Result] = &Op;
+        RematDepth[Op.Result] = static_cast<uint8_t>(Depth);
+      }
+    }
   }
   for (const Block &R : Op.Regions)
     for (const Operation &Inner : R.Ops)
       analyzeInSegment(Inner, Seg);
 }
 
+unsigned KernelLowering::rematDepth(const Operation &Op) const {
+  constexpr unsigned No = ~0u;
+  switch (Op.opClass()) {
+  case OpClass::Builtin:
+  case OpClass::BuiltinXYZ:
+  case OpClass::Const:
+    return 0;
+  case OpClass::UnaryNumeric:
+  case OpClass::BinaryNumeric:
+  case OpClass::TernaryNumeric:
+  case OpClass::BinaryInt:
+  case OpClass::UnaryInt:
+  case OpClass::Compare:
+  case OpClass::BinaryBool:
+  case OpClass::UnaryBool:
+  case OpClass::Cast:
+  case OpClass::Select:
+    break;
+  default:
+    return No;
+  }
+  if (Op.ResultType.isFloat() || Op.ResultType.isLine())
+    return No;
+  unsigned Depth = 1;
+  for (const Operand &O : Op.Operands) {
+    if (O.isLiteral())
+      continue;
+    if (O.Value >= K.Values.size() || K.value(O.Value).isMemory())
+      return No;
+    if (RematOp[O.Value]) {
+      Depth = std::max(Depth, RematDepth[O.Value] + 1u);
+      continue;
+    }
+    // Parameters and cube-level induction variables are available anywhere
+    // their uses are; plane results and other per-unit values are not.
+    if (DefSeg[O.Value] == CubeSegment && !NeedsSlot[O.Value] && !DefOp[O.Value])
+      continue;
+    return No;
+  }
+  return Depth;
+}
+
+bool KernelLowering::isUniformOperand(const Operand &O, unsigned Depth) const {
+  if (O.isLiteral())
+    return true;
+  if (O.Value >= K.Values.size() || Depth > 16)
+    return false;
+  const ValueInfo &VI = K.value(O.Value);
+  if (VI.isMemory())
+    return false;
+  for (ValueId P : K.Params)
+    if (P == O.Value)
+      return true;
+  const Operation *Def = DefOp[O.Value];
+  if (!Def) // a cube-level induction variable is uniform; a plane result not
+    return DefSeg[O.Value] == CubeSegment && !NeedsSlot[O.Value];
+  switch (Def->opClass()) {
+  case OpClass::Const:
+    return true;
+  case OpClass::Builtin:
+  case OpClass::BuiltinXYZ:
+    return Def->Kind == OpKind::CubePos || Def->Kind == OpKind::CubeDim ||
+           Def->Kind == OpKind::CubeCount || Def->Kind == OpKind::PlaneDim;
+  case OpClass::UnaryNumeric:
+  case OpClass::BinaryNumeric:
+  case OpClass::TernaryNumeric:
+  case OpClass::BinaryInt:
+  case OpClass::UnaryInt:
+  case OpClass::BitCount:
+  case OpClass::Compare:
+  case OpClass::BinaryBool:
+  case OpClass::UnaryBool:
+  case OpClass::Cast:
+  case OpClass::Select:
+    for (const Operand &In : Def->Operands)
+      if (!isUniformOperand(In, Depth + 1))
+        return false;
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool KernelLowering::bodyInterchangeable(const Block &Blk) const {
+  for (const Operation &Op : Blk.Ops) {
+    switch (Op.opClass()) {
+    case OpClass::Jump:
+    case OpClass::For:
+    case OpClass::Loop:
+    case OpClass::Switch:
+      return false;
+    default:
+      break;
+    }
+    for (const Operand &O : Op.Operands)
+      if (!O.isLiteral() && O.Value < K.Values.size() &&
+          K.value(O.Value).Kind == ValueKind::Local)
+        return false;
+    for (const Block &R : Op.Regions)
+      if (!bodyInterchangeable(R))
+        return false;
+  }
+  return true;
+}
+
+bool KernelLowering::wantInterchange(const Operation &Op) {
+  // Running "for k { for units { body } }" instead of "for units { for k {
+  // body } }" is the same program under GPU semantics (units only meet at
+  // barriers) and puts the units innermost, where the vectoriser works.
+  if (Op.opClass() != OpClass::For || isSplit(Op) || Units < 4 ||
+      Op.Operands.size() < 2 || Op.Regions.empty() ||
+      !Op.ResultType.isInteger() || Op.ResultType.isLine())
+    return false;
+  for (const Operand &O : Op.Operands)
+    if (!isUniformOperand(O))
+      return false;
+  return bodyInterchangeable(Op.Regions[0]);
+}
+
 void KernelLowering::analyzeBlock(const Block &Blk) {
   int Seg = NoSegment;
   for (const Operation &Op : Blk.Ops) {
-    if (!isSplit(Op)) {
+    if (!isSplit(Op) && wantInterchange(Op))
+      Interchanged.insert(&Op);
+    if (!isCubeLevel(Op)) {
       if (Seg == NoSegment)
         Seg = NextSegment++;
       analyzeInSegment(Op, Seg);
@@ -158,7 +286,7 @@ llvm::Error KernelLowering::layoutScratch() {
 
   bool AnySplit = false;
   for (const Operation &Op : K.Body.Ops)
-    AnySplit |= isSplit(Op);
+    AnySplit |= isCubeLevel(Op);
   HasFlags = AnySplit && kernelHasReturn(K.Body);
   if (HasFlags)
     FlagsOffset = Reserve(Units);

@@ -43,7 +43,8 @@ TEST(LoweringDriver, MetadataAndScratchLayout) {
 kernel @meta cube_dim(8, 2) (%a: buffer<vec<4 x f16>, read>, %s: i64, %o: buffer<u8, read_write>) {
   %sh = shared f32[100]
   %u = unit_pos : u32
-  %x = add %u, 1:u32 : u32
+  %l = load %o[%u] : u8
+  %x = cast %l : u32
   sync_cube
   %y = add %x, 1:u32 : u32
   %b = cast %y : u8
@@ -68,7 +69,8 @@ kernel @meta cube_dim(8, 2) (%a: buffer<vec<4 x f16>, read>, %s: i64, %o: buffer
   EXPECT_EQ(M.Params[2].Access, AccessKind::ReadWrite);
   // shared f32[100] (400 bytes, rounded to 448) + the slot of %x (16 x 4
   // bytes, rounded to 64): %x crosses the barrier, %y does not, and the
-  // builtin %u is recomputed after the barrier rather than kept.
+  // builtin %u is recomputed after the barrier rather than kept (%l too is
+  // used in its own segment only).
   EXPECT_EQ(M.ScratchBytes, 448u + 64u);
   llvm::Function *F = L.Module->getFunction("kiln_cube_meta");
   ASSERT_TRUE(F);
