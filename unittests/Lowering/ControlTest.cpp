@@ -278,4 +278,63 @@ kernel @hs cube_dim(4) (%o: buffer<i32, write>, %mode: i32) {
   }
 }
 
+TEST(LoweringControl, InterchangedUniformLoops) {
+  // Barrier-free loops with uniform bounds run with the units innermost;
+  // the result must be that of each unit running its own loop.
+  const char *Text = R"(
+kernel @ix cube_dim(8, 3) (%w: buffer<i32, read>, %o: buffer<i32, write>, %n: i32) {
+  %g = absolute_pos : u32
+  %u = unit_pos : u32
+  %ui = cast %u : i32
+  %acc = var i32
+  set %acc, %ui
+  %scale = mul %ui, 3:i32 : i32
+  %hi = add %n, 2:i32 : i32
+  for %k = -3:i32 to %hi step 2:i32 {
+    %t = var i32
+    %kw = add %k, 3:i32 : i32
+    %wv = load %w[%kw] : i32
+    set %t, %wv
+    %odd = band %ui, 1:i32 : i32
+    %isodd = ne %odd, 0:i32 : bool
+    if %isodd {
+      %t2 = mul %wv, %scale : i32
+      set %t, %t2
+    }
+    %a = get %acc : i32
+    %tv = get %t : i32
+    %a2 = add %a, %tv : i32
+    set %acc, %a2
+  }
+  for %j = 0:u32 to 0:u32 {
+    store %o[%g], -1:i32
+  }
+  %r = get %acc : i32
+  store %o[%g], %r
+}
+)";
+  JitKernel K = compile(Text);
+  ASSERT_TRUE(K.Fn);
+  std::vector<int32_t> W(32);
+  for (int I = 0; I < 32; ++I)
+    W[I] = I * I - 7;
+  for (int32_t N : {-10, 0, 5, 20}) {
+    std::vector<int32_t> O(48, 123);
+    K.launch({buf(W), buf(O), val(N)}, {2, 1, 1});
+    for (int C = 0; C < 2; ++C)
+      for (int U = 0; U < 24; ++U) {
+        int Ux = U % 8, Uy = U / 8;
+        int G = (C * 8 + Ux) + Uy * 16;
+        int32_t Acc = U;
+        for (int32_t Kk = -3; Kk < N + 2; Kk += 2) {
+          int32_t T = Kk + 3 < 32 ? W[Kk + 3] : 0;
+          if (U & 1)
+            T *= 3 * U;
+          Acc += T;
+        }
+        EXPECT_EQ(O[G], Acc) << N << " unit " << U << " cube " << C;
+      }
+  }
+}
+
 } // namespace
