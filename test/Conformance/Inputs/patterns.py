@@ -1,0 +1,194 @@
+# Runs the classic GPU-pattern kernels of test/Conformance/*.kiln through kiln-run and checks them.
+"""Usage: patterns.py KERNEL_FILE PATTERN WORKDIR
+
+Each PATTERN function below generates inputs, runs the kernels of
+KERNEL_FILE with kiln-run and compares every output element with a reference
+computed here, in Python, from the same inputs (floats bit-exact, emulating
+the kernel's order of operations with IEEE round to nearest even). The file
+must also round-trip through `kiln-compile --emit=ir`.
+"""
+
+import os
+import sys
+from fractions import Fraction
+
+sys.path.insert(0, os.path.dirname(__file__))
+import kconf as K  # noqa: E402
+
+F = "f32"
+
+
+def r32(v):
+    """Round an exact value to f32 bits."""
+    return K.round_to_bits(v, F)
+
+
+def fx(b, t=F):
+    """Exact value of float bits."""
+    return K.bits_to_fraction(b, t)
+
+
+def add32(a, b):
+    return r32(fx(a) + fx(b))
+
+
+def rand_f32(rng, lo=-4.0, hi=4.0):
+    return r32(rng.uniform(lo, hi))
+
+
+# ---------------------------------------------------------------------------
+
+def elementwise(kf, chk):
+    rng = K.Rng(1)
+    for n, cubes in [(1, 1), (63, 1), (64, 1), (65, 2), (1000, 16), (1000, 20)]:
+        size = cubes * 64 + 5
+        a = [rand_f32(rng) for _ in range(size)]
+        b = [rand_f32(rng) for _ in range(size)]
+        sentinel = r32(-7.25)
+        res = K.run(kf, "vadd", str(cubes), {"a": K.Buf(F, a), "b": K.Buf(F, b),
+                                             "c": K.Buf(F, [sentinel] * size), "n": str(n)}, ["c"])
+        for i in range(size):
+            want = add32(a[i], b[i]) if i < n else sentinel
+            chk.eq("vadd n=%d c[%d]" % (n, i), res["c"][i], want)
+    for n, cubes in [(100, 1), (300, 3), (1, 2)]:
+        size = cubes * 128 + 3
+        x = [rand_f32(rng) for _ in range(size)]
+        y = [rand_f32(rng) for _ in range(size)]
+        alpha = rand_f32(rng)
+        res = K.run(kf, "saxpy", str(cubes), {"x": K.Buf(F, x), "y": K.Buf(F, y),
+                                              "alpha": K.fhex(alpha, F), "n": str(n)}, ["y"])
+        for i in range(size):
+            want = r32(fx(alpha) * fx(x[i]) + fx(y[i])) if i < n else y[i]
+            chk.eq("saxpy n=%d y[%d]" % (n, i), res["y"][i], want)
+    for rows, cols, grid in [(5, 13, "2,2"), (9, 9, "2,3"), (1, 1, "1,1"), (17, 30, "4,5")]:
+        size = rows * cols + 4
+        m = [K.wrap(rng.u64(), "i64") for _ in range(size)]
+        res = K.run(kf, "grid2d", grid, {"m": K.Buf("i64", m), "rows": str(rows),
+                                         "cols": str(cols)}, ["m"])
+        for idx in range(size):
+            if idx < rows * cols:
+                r, c = divmod(idx, cols)
+                want = K.wrap(m[idx] * 3 - r + c, "i64")
+            else:
+                want = m[idx]
+            chk.eq("grid2d %dx%d m[%d]" % (rows, cols, idx), res["m"][idx], want)
+    for n, cubes in [(1000, 3), (5, 1), (4096, 7)]:
+        a = [rng.below(256) for _ in range(n + 9)]
+        res = K.run(kf, "stride", str(cubes), {"a": K.Buf("u8", a), "n": str(n)}, ["a"])
+        for i in range(n + 9):
+            want = (a[i] * 7 + 1) & 255 if i < n else a[i]
+            chk.eq("stride n=%d a[%d]" % (n, i), res["a"][i], want)
+
+
+# ---------------------------------------------------------------------------
+
+def reduce(kf, chk):
+    rng = K.Rng(2)
+    for n, cubes in [(256, 1), (1000, 4), (3000, 12), (5, 1)]:
+        data = [rand_f32(rng, -100, 100) for _ in range(max(n, 1))]
+        res = K.run(kf, "tree_f32", str(cubes), {"in": K.Buf(F, data),
+                                                 "partial": K.Buf(F, [0] * cubes), "n": str(n)},
+                    ["partial"])
+        for c in range(cubes):
+            tile = [data[c * 256 + u] if c * 256 + u < n else 0 for u in range(256)]
+            s = 128
+            while s:
+                for u in range(s):
+                    tile[u] = add32(tile[u], tile[u + s])
+                s >>= 1
+            chk.eq("tree_f32 n=%d partial[%d]" % (n, c), res["partial"][c], tile[0])
+    for cubes in [1, 3, 16]:
+        data = [K.wrap(rng.u64(), "i64") for _ in range(cubes * 100)]
+        res = K.run(kf, "loop_i64", str(cubes), {"in": K.Buf("i64", data),
+                                                 "out": K.Buf("i64", [0] * cubes)}, ["out"])
+        for c in range(cubes):
+            chk.eq("loop_i64 out[%d]" % c, res["out"][c],
+                   K.wrap(sum(data[c * 100:(c + 1) * 100]), "i64"))
+    for rows, cols in [(3, 200), (5, 64), (2, 1), (7, 130)]:
+        m = [rng.u64() & 0xffffffff for _ in range(rows * cols)]
+        res = K.run(kf, "rowmax_u32", str(rows), {"m": K.Buf("u32", m),
+                                                  "out": K.Buf("u32", [7] * rows),
+                                                  "cols": str(cols)}, ["out"])
+        for r in range(rows):
+            chk.eq("rowmax_u32 %dx%d out[%d]" % (rows, cols, r), res["out"][r],
+                   max(m[r * cols:(r + 1) * cols]))
+
+
+def matmul(kf, chk):
+    rng = K.Rng(3)
+    for m, n, k in [(8, 8, 8), (13, 7, 21), (1, 1, 1), (20, 33, 5), (16, 16, 40)]:
+        a = [rand_f32(rng, -2, 2) for _ in range(m * k)]
+        b = [rand_f32(rng, -2, 2) for _ in range(k * n)]
+        grid = "%d,%d" % ((n + 7) // 8, (m + 7) // 8)
+        res = K.run(kf, "matmul_f32", grid, {"a": K.Buf(F, a), "b": K.Buf(F, b),
+                                             "c": K.Buf(F, [0] * (m * n)), "m": str(m),
+                                             "n": str(n), "k": str(k)}, ["c"])
+        for i in range(m):
+            for j in range(n):
+                acc = r32(0)
+                for kk in range(k):
+                    acc = add32(acc, r32(fx(a[i * k + kk]) * fx(b[kk * n + j])))
+                chk.eq("matmul_f32 %dx%dx%d c[%d][%d]" % (m, n, k, i, j), res["c"][i * n + j],
+                       acc)
+    for s, batches in [(4, 1), (8, 3), (12, 2)]:
+        a = [K.wrap(rng.u64(), "i32") for _ in range(s * s * batches)]
+        b = [K.wrap(rng.u64(), "i32") for _ in range(s * s * batches)]
+        res = K.run(kf, "bmm_i32", "%d,%d,%d" % (s // 4, s // 4, batches),
+                    {"a": K.Buf("i32", a), "b": K.Buf("i32", b),
+                     "c": K.Buf("i32", [0] * (s * s * batches)), "s": str(s)}, ["c"])
+        for z in range(batches):
+            o = z * s * s
+            for i in range(s):
+                for j in range(s):
+                    want = K.wrap(sum(a[o + i * s + kk] * b[o + kk * s + j] for kk in range(s)),
+                                  "i32")
+                    chk.eq("bmm_i32 s=%d batch %d c[%d][%d]" % (s, z, i, j),
+                           res["c"][o + i * s + j], want)
+
+
+def scan(kf, chk):
+    rng = K.Rng(4)
+    for cubes in [1, 5]:
+        data = [rng.u64() & 0xffffffff for _ in range(cubes * 128)]
+        res = K.run(kf, "scan_u32", str(cubes), {"in": K.Buf("u32", data),
+                                                 "inc": K.Buf("u32", [0] * len(data)),
+                                                 "exc": K.Buf("u32", [0] * len(data))},
+                    ["inc", "exc"])
+        for c in range(cubes):
+            run = 0
+            for u in range(128):
+                i = c * 128 + u
+                chk.eq("scan_u32 exc[%d]" % i, res["exc"][i], run)
+                run = (run + data[i]) & 0xffffffff
+                chk.eq("scan_u32 inc[%d]" % i, res["inc"][i], run)
+    for cubes in [1, 3]:
+        data = [rand_f32(rng, -10, 10) for _ in range(cubes * 64)]
+        res = K.run(kf, "scan_f32", str(cubes), {"in": K.Buf(F, data),
+                                                 "inc": K.Buf(F, [0] * len(data))}, ["inc"])
+        for c in range(cubes):
+            cur = data[c * 64:(c + 1) * 64]
+            for step in range(6):
+                off = 1 << step
+                cur = [add32(cur[u - off], cur[u]) if u >= off else cur[u] for u in range(64)]
+            for u in range(64):
+                chk.eq("scan_f32 inc[%d]" % (c * 64 + u), res["inc"][c * 64 + u], cur[u])
+
+
+# ---------------------------------------------------------------------------
+
+PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
+            fn.__module__ == "__main__" and name not in ("r32", "fx", "add32", "rand_f32", "main")}
+
+
+def main():
+    kfile, pattern, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    os.chdir(work)
+    K.roundtrip(kfile)
+    chk = K.Checker(pattern)
+    PATTERNS[pattern](kfile, chk)
+    chk.report()
+
+
+if __name__ == "__main__":
+    main()
