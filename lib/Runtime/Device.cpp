@@ -1,17 +1,17 @@
-//===- Device.cpp - The CPU device: compile, load and launch kernels ------===//
+//===- Device.cpp - The CPU device: serve kernels, launch them ------------===//
+//
+// Kernels are served by a KernelLoader<CpuTarget>: memory, then the store,
+// then the CPU compiler (ARCHITECTURE.md §2). The loader's per-kernel logs
+// become KernelStats.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kiln/Runtime/Device.h"
-#include "kiln/CPU/CodeGen.h"
+#include "kiln/CPU/CpuBackend.h"
 #include "kiln/CPU/JITLinker.h"
-#include "kiln/CPU/Lowering.h"
+#include "kiln/Compile/KernelLoader.h"
 #include "kiln/IR/Hash.h"
 
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Target/TargetMachine.h"
-
-#include <chrono>
-#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -20,72 +20,174 @@ using llvm::Error;
 using llvm::Expected;
 
 namespace {
-class Timer {
-public:
-  double lap() {
-    auto Now = std::chrono::steady_clock::now();
-    double S = std::chrono::duration<double>(Now - Last).count();
-    Last = Now;
-    return S;
+std::optional<StoreModeKind> storeModeOf(DeviceStoreMode M) {
+  switch (M) {
+  case DeviceStoreMode::Environment:
+    return std::nullopt;
+  case DeviceStoreMode::Off:
+    return StoreModeKind::Off;
+  case DeviceStoreMode::ReadWrite:
+    return StoreModeKind::ReadWrite;
+  case DeviceStoreMode::ReadOnly:
+    return StoreModeKind::ReadOnly;
   }
+  return std::nullopt;
+}
 
-private:
-  std::chrono::steady_clock::time_point Last = std::chrono::steady_clock::now();
-};
+CodeGenOptions codeGenOf(const DeviceOptions &O) {
+  CodeGenOptions CG;
+  CG.OptLevel = O.OptLevel;
+  CG.CPU = O.CPU;
+  CG.Features = O.Features;
+  return CG;
+}
+
+double seconds(CompilationLogger::Duration D) {
+  return std::chrono::duration<double>(D).count();
+}
 } // namespace
 
 struct Device::Impl {
   DeviceOptions Opts;
   std::unique_ptr<JITLinker> Linker;
+  CpuTarget Target;
+  KernelLoader<CpuTarget> Loader;
   Executor Exec;
-  /// Loaded kernels by "kernel id/variant".
-  std::map<std::string, LoadedKernel> Kernels;
+  /// Serves one getKernel/getKernels call at a time, so that the logs the
+  /// loader hands its sink belong to the call being served.
+  std::mutex ServeLock;
+  std::vector<CompilationLogger> Logs;
   /// The buffer alignment each loaded kernel's variant assumes, by its
   /// metadata (shared by every copy of a LoadedKernel).
   std::unordered_map<const CubeMetadata *, uint32_t> Alignments;
   std::mutex AlignmentsLock;
 
   Impl(DeviceOptions O, std::unique_ptr<JITLinker> L)
-      : Opts(std::move(O)), Linker(std::move(L)), Exec(Opts.Threads) {}
+      : Opts(std::move(O)), Linker(std::move(L)),
+        Target(CpuCompiler(codeGenOf(Opts), Opts.Limits), *Linker,
+               CpuStoreOptions{Opts.StoreDir, storeModeOf(Opts.StoreMode)}),
+        Loader(Target, LoaderOptions{[this](const CompilationLogger &Log) {
+                 Logs.push_back(Log);
+               }}),
+        Exec(Opts.Threads) {}
 
-  Expected<LoadedKernel> compileAndLoad(const Kernel &K,
-                                        const CpuVariant &Variant,
-                                        KernelStats &Stats);
+  KernelStats statsOf(const CpuTarget::Id &Key);
+  std::vector<Expected<LoadedKernel>>
+  serve(llvm::ArrayRef<KernelRequest> Requests, const KernelBatchOptions &BO,
+        std::vector<KernelStats> *Stats);
 };
 
-/// Compiles \p K from scratch and links it. This is the one path from IR to
-/// code: a kernel loader with a store plugs in here.
-Expected<LoadedKernel> Device::Impl::compileAndLoad(const Kernel &K,
-                                                    const CpuVariant &Variant,
-                                                    KernelStats &Stats) {
-  Timer T;
-  llvm::LLVMContext Ctx;
-  auto Lowered = lowerKernel(K, Variant, Opts.Limits, Ctx);
-  if (!Lowered)
-    return Lowered.takeError();
-  Stats.LowerSeconds = T.lap();
+/// The stats of \p Key from the logs of the call being served.
+KernelStats Device::Impl::statsOf(const CpuTarget::Id &Key) {
+  KernelStats S;
+  S.HasStore = Target.persists();
+  std::string Name = Key.str();
+  const CompilationLogger *Log = nullptr;
+  for (const CompilationLogger &L : Logs)
+    if (L.kernel() == Name)
+      Log = &L;
+  if (!Log)
+    return S;
+  switch (Log->served()) {
+  case ServedKind::MemoryHit:
+    S.Origin = KernelOrigin::Memory;
+    break;
+  case ServedKind::StoreHit:
+    S.Origin = KernelOrigin::Store;
+    break;
+  case ServedKind::SourceHit:
+  case ServedKind::Compiled:
+    S.Origin = KernelOrigin::Compiled;
+    break;
+  case ServedKind::Failed:
+    S.Origin = KernelOrigin::Failed;
+    break;
+  }
+  S.Memoised = S.Origin == KernelOrigin::Memory;
+  S.StoreHit = S.Origin == KernelOrigin::Store;
+  S.Compiled = S.Origin == KernelOrigin::Compiled;
+  for (const auto &[Phase, D] : Log->phases()) {
+    double T = seconds(D);
+    if (Phase == "store-read")
+      S.LookupSeconds += T;
+    else if (Phase == cpu_phase::Verify)
+      S.VerifySeconds += T;
+    else if (Phase == cpu_phase::LowerIR)
+      S.LowerSeconds += T;
+    else if (Phase == cpu_phase::Optimize)
+      S.OptimizeSeconds += T;
+    else if (Phase == cpu_phase::Codegen)
+      S.CodegenSeconds += T;
+    else if (Phase == "load")
+      S.LinkSeconds += T;
+    else if (Phase == "store")
+      S.StoreSeconds += T;
+  }
+  return S;
+}
 
-  CodeGenOptions CG;
-  CG.OptLevel = Opts.OptLevel;
-  CG.CPU = Opts.CPU;
-  CG.Features = Opts.Features;
-  auto TM = createTargetMachine(CG);
-  if (!TM)
-    return TM.takeError();
-  if (Error E = optimizeModule(*Lowered->Module, **TM, Opts.OptLevel))
-    return E;
-  Stats.OptimizeSeconds = T.lap();
-  auto Object = emitObject(*Lowered->Module, **TM);
-  if (!Object)
-    return Object.takeError();
-  Stats.CodegenSeconds = T.lap();
-  Stats.Compiled = true;
+std::vector<Expected<LoadedKernel>>
+Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
+                    const KernelBatchOptions &BO,
+                    std::vector<KernelStats> *Stats) {
+  std::vector<CpuSource> Sources;
+  Sources.reserve(Requests.size());
+  std::vector<KernelLoader<CpuTarget>::Request> LR;
+  LR.reserve(Requests.size());
+  std::vector<std::optional<std::string>> Invalid(Requests.size());
+  for (size_t I = 0; I != Requests.size(); ++I) {
+    const KernelRequest &R = Requests[I];
+    if (!R.K) {
+      Invalid[I] = "kernel request " + std::to_string(I) + " has no kernel";
+      continue;
+    }
+    Sources.push_back(CpuSource{*R.K, R.FileName});
+    std::string Id = R.Id.empty() ? kernelIdFromIR(*R.K) : R.Id;
+    LR.push_back({CpuTarget::Id{KernelId(std::move(Id), hashKernel(*R.K)),
+                                R.Variant},
+                  &Sources.back()});
+  }
 
-  auto Loaded = Linker->load(*Object, Lowered->Metadata);
-  if (!Loaded)
-    return Loaded.takeError();
-  Stats.LinkSeconds = T.lap();
-  return Loaded;
+  std::lock_guard<std::mutex> Serving(ServeLock);
+  Logs.clear();
+  BatchOptions Batch;
+  Batch.Threads = BO.Threads ? BO.Threads : Opts.BatchThreads;
+  Batch.Progress = BO.Progress;
+  std::vector<Expected<LoadedKernel>> Loaded = Loader.getBatch(LR, Batch);
+
+  std::vector<Expected<LoadedKernel>> Results;
+  Results.reserve(Requests.size());
+  if (Stats)
+    Stats->assign(Requests.size(), KernelStats());
+  // Take each distinct id's store outcome once; duplicates share it.
+  std::unordered_map<CpuTarget::Id, bool> StoredOf;
+  size_t J = 0;
+  for (size_t I = 0; I != Requests.size(); ++I) {
+    if (Invalid[I]) {
+      Results.emplace_back(llvm::createStringError(
+          std::make_error_code(std::errc::invalid_argument), *Invalid[I]));
+      continue;
+    }
+    const CpuTarget::Id &Key = LR[J].Key;
+    Expected<LoadedKernel> &L = Loaded[J++];
+    if (L) {
+      std::lock_guard<std::mutex> G(AlignmentsLock);
+      Alignments[L->metadataPtr().get()] = Key.Var.BufferAlignment;
+    }
+    if (Stats) {
+      KernelStats S = statsOf(Key);
+      auto [It, New] = StoredOf.try_emplace(Key, false);
+      if (New)
+        It->second = Target.takeStoreOutcome(Key).value_or(false);
+      S.Stored = It->second;
+      (*Stats)[I] = S;
+    }
+    Results.push_back(std::move(L));
+  }
+  if (!Stats)
+    for (const auto &R : LR)
+      Target.takeStoreOutcome(R.Key);
+  return Results;
 }
 
 Device::Device(std::unique_ptr<Impl> P) : P(std::move(P)) {}
@@ -107,26 +209,50 @@ const DeviceOptions &Device::options() const { return P->Opts; }
 
 Executor &Device::executor() { return P->Exec; }
 
+bool Device::hasStore() const { return P->Target.persists(); }
+
+std::string Device::storeFolder() {
+  FileStore *F = P->Target.artifactStore().kernels();
+  return F ? F->folder() : std::string();
+}
+
 Expected<LoadedKernel> Device::getKernel(const Kernel &K,
                                          const CpuVariant &Variant,
                                          KernelStats *Stats) {
-  KernelStats Local;
-  KernelStats &S = Stats ? *Stats : Local;
-  S = KernelStats();
-  std::string Key = kernelIdFromIR(K) + "/" + Variant.str();
-  if (auto It = P->Kernels.find(Key); It != P->Kernels.end()) {
-    S.Memoised = true;
-    return It->second;
-  }
-  auto Loaded = P->compileAndLoad(K, Variant, S);
-  if (!Loaded)
-    return Loaded.takeError();
-  {
-    std::lock_guard<std::mutex> G(P->AlignmentsLock);
-    P->Alignments[Loaded->metadataPtr().get()] = Variant.BufferAlignment;
-  }
-  P->Kernels.emplace(Key, *Loaded);
-  return Loaded;
+  KernelRequest R;
+  R.K = &K;
+  R.Variant = Variant;
+  std::vector<KernelStats> S;
+  auto Results = P->serve(R, {}, Stats ? &S : nullptr);
+  if (Stats)
+    *Stats = S.front();
+  return std::move(Results.front());
+}
+
+Expected<LoadedKernel> Device::getKernel(const Kernel &K,
+                                         llvm::StringRef KernelId,
+                                         const CpuVariant &Variant,
+                                         KernelStats *Stats) {
+  if (KernelId.empty())
+    return llvm::createStringError(
+        std::make_error_code(std::errc::invalid_argument),
+        "empty kernel id for @" + K.Name);
+  KernelRequest R;
+  R.K = &K;
+  R.Variant = Variant;
+  R.Id = KernelId.str();
+  std::vector<KernelStats> S;
+  auto Results = P->serve(R, {}, Stats ? &S : nullptr);
+  if (Stats)
+    *Stats = S.front();
+  return std::move(Results.front());
+}
+
+std::vector<Expected<LoadedKernel>>
+Device::getKernels(llvm::ArrayRef<KernelRequest> Requests,
+                   const KernelBatchOptions &Opts,
+                   std::vector<KernelStats> *Stats) {
+  return P->serve(Requests, Opts, Stats);
 }
 
 Error Device::launch(const LoadedKernel &Kernel,

@@ -32,6 +32,8 @@ struct DeviceTest : ::testing::Test {
   void SetUp() override {
     DeviceOptions Opts;
     Opts.Threads = 2;
+    // These tests count compilations: no store may serve them.
+    Opts.StoreMode = DeviceStoreMode::Off;
     auto D = Device::create(Opts);
     ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
     Dev = std::move(*D);

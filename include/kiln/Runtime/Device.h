@@ -1,11 +1,14 @@
 //===- Device.h - The CPU device: compile, load and launch kernels -*- C++ -*-===//
 //
 // The facade a GPU runtime uses: a Device turns kernels into LoadedKernels
-// (memoised by kernel id and variant) and launches them on its executor.
-// No LLVM type appears here; errors are llvm::Error values.
+// through a KernelLoader over the CPU backend (kiln/CPU/CpuBackend.h): from
+// its in-memory map, from the persistent store, or by compiling them (alone,
+// or as one parallel batch), and launches them on its executor. No LLVM
+// type appears here; errors are llvm::Error values.
 //
-// Thread safety: getKernel() is for one thread at a time (the server thread:
-// it compiles and links); launch() may be called from any thread.
+// Thread safety: getKernel() and getKernels() may be called from several
+// threads; they are served one call at a time (a batch compiles its misses
+// in parallel). launch() may be called from any thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,13 +22,26 @@
 #include "kiln/Runtime/Launch.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
+#include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln {
+
+/// Which persistent store a device uses.
+enum class DeviceStoreMode {
+  Environment, ///< KILN_CACHE decides (the default)
+  Off,         ///< none: kernels are kept in memory only
+  ReadWrite,   ///< read and write, whatever KILN_CACHE says
+  ReadOnly,    ///< serve stored kernels, never write
+};
 
 struct DeviceOptions {
   DeviceLimits Limits;
@@ -33,15 +49,57 @@ struct DeviceOptions {
   unsigned Threads = 0;   ///< launch concurrency; 0 = all cores
   std::string CPU;        ///< empty = the host CPU (CodeGenOptions)
   std::string Features;   ///< `-mattr`-style overrides; empty = host
+  /// The store root; empty = the environment's (KILN_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/kiln, else ~/.cache/kiln, following setStoreRoot).
+  std::string StoreDir;
+  DeviceStoreMode StoreMode = DeviceStoreMode::Environment;
+  /// Compile threads of getKernels(); 0 = all cores.
+  unsigned BatchThreads = 0;
+};
+
+/// Where getKernel() found its kernel.
+enum class KernelOrigin {
+  Memory,   ///< the device's in-memory map
+  Store,    ///< loaded from the persistent store: nothing compiled
+  Compiled, ///< compiled (and linked) by this call
+  Failed,   ///< an error; no kernel
 };
 
 /// How getKernel() got its kernel, and what each phase cost (seconds; zero
 /// for a phase that did not run).
 struct KernelStats {
-  bool Memoised = false; ///< found in the device's in-memory map
-  bool Compiled = false; ///< lowered and compiled in this call
-  double LowerSeconds = 0, OptimizeSeconds = 0, CodegenSeconds = 0,
-         LinkSeconds = 0;
+  KernelOrigin Origin = KernelOrigin::Failed;
+  bool Memoised = false; ///< Origin == Memory
+  bool StoreHit = false; ///< Origin == Store
+  bool Compiled = false; ///< Origin == Compiled
+  /// For a compiled kernel: whether the store took it (false without one).
+  bool Stored = false;
+  /// Whether the device has a persistent store at all.
+  bool HasStore = false;
+  double LookupSeconds = 0;  ///< reading and decompressing the store entry
+  double VerifySeconds = 0, LowerSeconds = 0, OptimizeSeconds = 0,
+         CodegenSeconds = 0;
+  double LinkSeconds = 0;  ///< JIT linking (a store hit or a compilation)
+  double StoreSeconds = 0; ///< compressing and writing the entry
+};
+
+/// One kernel of getKernels(): the *parsed* kernel (verified by the
+/// compilation), its variant, the file named in its diagnostics, and the
+/// runtime's own id for it (empty: kernelIdFromIR).
+struct KernelRequest {
+  const Kernel *K = nullptr;
+  CpuVariant Variant{};
+  std::string FileName;
+  std::string Id;
+};
+
+/// How getKernels() compiles.
+struct KernelBatchOptions {
+  /// Compile threads; 0 = DeviceOptions::BatchThreads.
+  unsigned Threads = 0;
+  /// Called with (done, total distinct kernels) as kernels are served: see
+  /// kiln::BatchOptions. May be called from worker threads, never at once.
+  std::function<void(size_t Done, size_t Total)> Progress;
 };
 
 class Device {
@@ -59,6 +117,29 @@ public:
   llvm::Expected<LoadedKernel> getKernel(const Kernel &K,
                                          const CpuVariant &Variant = {},
                                          KernelStats *Stats = nullptr);
+
+  /// The same, with the runtime's own id \p KernelId for \p K (KERNEL-IR.md
+  /// §5: the id must change whenever the kernel does; the IR hash still
+  /// guards the store against a reused id). An empty id is an error.
+  llvm::Expected<LoadedKernel> getKernel(const Kernel &K,
+                                         llvm::StringRef KernelId,
+                                         const CpuVariant &Variant,
+                                         KernelStats *Stats = nullptr);
+
+  /// Serves every request as one batch: memory and store hits first, then
+  /// every miss compiled in parallel, loaded and stored in request order.
+  /// Results (and \p Stats, when given) are in request order; a duplicate
+  /// (same id and variant) is compiled once. A kernel that fails fails alone.
+  std::vector<llvm::Expected<LoadedKernel>>
+  getKernels(llvm::ArrayRef<KernelRequest> Requests,
+             const KernelBatchOptions &Opts = {},
+             std::vector<KernelStats> *Stats = nullptr);
+
+  /// Whether a persistent store is enabled (the store the options name, or
+  /// the environment's when they name none).
+  bool hasStore() const;
+  /// The store folder of this device's namespace ("" without a store).
+  std::string storeFolder();
 
   /// Runs every cube of a launch of \p Kernel (validated first: see
   /// validateLaunch) and returns when all are done.

@@ -1,0 +1,47 @@
+//===- CpuTarget.cpp - The CPU CompilationTarget: store and JIT linker ----===//
+
+#include "kiln/CPU/CpuBackend.h"
+
+using namespace kiln;
+using namespace llvm;
+
+/// The "cpu" namespace for \p Fingerprint as \p Opts asks, or null.
+static std::unique_ptr<FileStore> openCpuStore(const CpuStoreOptions &Opts,
+                                               StringRef Fingerprint) {
+  StoreConfig Config = StoreConfig::fromEnvironment();
+  if (Opts.Mode)
+    Config.Mode = *Opts.Mode;
+  if (Opts.Root.empty())
+    return FileStore::open("cpu", Fingerprint, Config);
+  return FileStore::openAt(Opts.Root, "cpu", Fingerprint, Config);
+}
+
+CpuTarget::CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
+                     const CpuStoreOptions &StoreOpts)
+    : Comp(std::move(Compiler)), Linker(Linker),
+      Store(openCpuStore(StoreOpts,
+                         cpuStoreFingerprint(Comp.codeGenOptions()))) {}
+
+Expected<LoadedKernel> CpuTarget::load(const Id &Key, const CpuArtifact &A) {
+  ArrayRef<char> Object(reinterpret_cast<const char *>(A.Object.data()),
+                        A.Object.size());
+  return Linker.load(Object, A.Meta);
+}
+
+bool CpuTarget::store(const Id &Key, CpuArtifact A,
+                      std::optional<StringRef>) {
+  bool Taken = Store.storeVariant(Key, A);
+  std::lock_guard<std::mutex> L(OutcomesLock);
+  Outcomes.insert_or_assign(Key, Taken);
+  return Taken;
+}
+
+std::optional<bool> CpuTarget::takeStoreOutcome(const Id &Key) {
+  std::lock_guard<std::mutex> L(OutcomesLock);
+  auto It = Outcomes.find(Key);
+  if (It == Outcomes.end())
+    return std::nullopt;
+  bool Taken = It->second;
+  Outcomes.erase(It);
+  return Taken;
+}
