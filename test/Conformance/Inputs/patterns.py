@@ -174,6 +174,131 @@ def scan(kf, chk):
                 chk.eq("scan_f32 inc[%d]" % (c * 64 + u), res["inc"][c * 64 + u], cur[u])
 
 
+def kernel_text(kf, name):
+    """The text of kernel @name in file kf (from 'kernel @name' to the first
+    line that is a lone '}')."""
+    text = open(kf).read()
+    start = text.index("kernel @%s " % name)
+    end = text.index("\n}\n", start) + 3
+    return text[start:end]
+
+
+def rmw_ref(init, vs, t):
+    """Final cells 0..8 after the RMW ops of @rmw_* in any order."""
+    s = sum(vs)
+    out = [K.wrap(init[0] + s, t), K.wrap(init[1] - s, t), min([init[2]] + vs),
+           max([init[3]] + vs)]
+    a, o, x = init[4], init[5], init[6]
+    for v in vs:
+        a &= v
+        o |= v
+        x ^= v
+    out += [K.wrap(a, t), K.wrap(o, t), K.wrap(x, t), None, K.wrap(init[8] + s, t)]
+    return out
+
+
+def check_exchange(chk, label, init, vs, olds, final):
+    chk.ok(label + " exchange", sorted(olds + [final]) == sorted([init] + vs),
+           "returned values and the final value are not a permutation of the initial and "
+           "exchanged values")
+
+
+def atomics(kf, chk):
+    rng = K.Rng(5)
+    # Histograms.
+    for n, cubes, nbins in [(10000, 8, 37), (100, 1, 256), (65536, 32, 1), (5000, 3, 1000)]:
+        data = [rng.u64() & 0xffffffff for _ in range(n)]
+        res = K.run(kf, "hist_global", str(cubes), {"data": K.Buf("u32", data),
+                                                    "bins": K.Buf("u32", [0] * nbins),
+                                                    "n": str(n), "nbins": str(nbins)}, ["bins"])
+        want = [0] * nbins
+        for v in data:
+            want[v % nbins] += 1
+        chk.eq("hist_global n=%d nbins=%d" % (n, nbins), res["bins"], want)
+    for n, cubes in [(50000, 16), (1000, 1), (7, 2)]:
+        data = [rng.below(256) if rng.below(4) else 42 for _ in range(n)]
+        base = [rng.below(1000) for _ in range(256)]
+        res = K.run(kf, "hist_shared", str(cubes), {"data": K.Buf("u8", data),
+                                                    "bins": K.Buf("u64", base), "n": str(n)},
+                    ["bins"])
+        want = list(base)
+        for v in data:
+            want[v] += 1
+        chk.eq("hist_shared n=%d" % n, res["bins"], want)
+    # Every RMW op on every atomic type, buffers and shared memory.
+    texts = []
+    for t in ["i32", "u32", "i64", "u64"]:
+        for name in ["rmw", "rmw_shared"]:
+            texts.append(kernel_text(kf, name + "_i32").replace("i32", t))
+    with open("atomics-types.kiln", "w") as f:
+        f.write("\n".join(texts))
+    K.roundtrip("atomics-types.kiln")
+    for t in ["i32", "u32", "i64", "u64"]:
+        for small in (False, True):
+            cubes = 8
+            n = cubes * 32
+            if small:
+                vs = [1 + rng.below(1000) for _ in range(n)]
+            else:
+                vs = [K.wrap(rng.u64() | (1 << rng.below(K.width(t))), t) for _ in range(n)]
+            init = [K.wrap(rng.u64(), t) for _ in range(9)]
+            if small:
+                init = [rng.below(100) for _ in range(9)]
+            init[4] = K.wrap(-1, t)  # and: start from all ones
+            cells = init + [0] + [0] * n + [0] * 6  # cell 9 is unused
+            res = K.run("atomics-types.kiln", "rmw_" + t, str(cubes),
+                        {"x": K.Buf(t, vs), "cell": K.Buf(t, cells), "ex": K.Buf(t, [0] * n),
+                         "adds": K.Buf(t, [0] * n)}, ["cell", "ex", "adds"])
+            got = res["cell"]
+            want = rmw_ref(init, vs, t)
+            label = "rmw_%s%s" % (t, " small" if small else "")
+            for k, w in enumerate(want):
+                if w is not None:
+                    chk.eq("%s cell %d" % (label, k), got[k], w)
+            check_exchange(chk, label, init[7], vs, res["ex"], got[7])
+            for i in range(n):
+                chk.eq("%s store/load cell %d" % (label, 10 + i), got[10 + i], K.wrap(2 * vs[i], t))
+            chk.eq("%s cells past the end untouched" % label, got[10 + n:], [0] * 6)
+            if small:
+                # The values atomic_add returned chain up: sorted by the old
+                # value, each old plus its addend is the next old.
+                order = sorted(range(n), key=lambda i: res["adds"][i])
+                cur = init[0]
+                ok = True
+                for i in order:
+                    ok = ok and res["adds"][i] == cur
+                    cur += vs[i]
+                chk.ok(label + " atomic_add old values", ok and cur == got[0],
+                       "the returned old values are not the partial sums of one order")
+            # Shared memory: 48 units per cube.
+            cubes = 5
+            n = cubes * 48
+            vs2 = (vs * 2)[:n]
+            res = K.run("atomics-types.kiln", "rmw_shared_" + t, str(cubes),
+                        {"x": K.Buf(t, vs2), "init": K.Buf(t, init),
+                         "cell": K.Buf(t, [0] * (9 * cubes)), "ex": K.Buf(t, [0] * n)},
+                        ["cell", "ex"])
+            for c in range(cubes):
+                part = vs2[c * 48:(c + 1) * 48]
+                want = rmw_ref(init, part, t)
+                for k, w in enumerate(want):
+                    if w is not None:
+                        chk.eq("%s shared cube %d cell %d" % (label, c, k), res["cell"][c * 9 + k],
+                               w)
+                check_exchange(chk, "%s shared cube %d" % (label, c), init[7], part,
+                               res["ex"][c * 48:(c + 1) * 48], res["cell"][c * 9 + 7])
+    # f32 atomic_add.
+    cubes = 20
+    vals = [r32(rng.below(200) - 100) for _ in range(cubes * 64)]
+    res = K.run(kf, "fadd", str(cubes), {"x": K.Buf(F, vals),
+                                         "sum": K.Buf(F, [r32(0.5)] + [0] * cubes)}, ["sum"])
+    total = sum(fx(v) for v in vals)
+    chk.eq("fadd buffer sum", res["sum"][0], r32(total + Fraction(1, 2)))
+    for c in range(cubes):
+        chk.eq("fadd shared sum cube %d" % c, res["sum"][c + 1],
+               r32(sum(fx(v) for v in vals[c * 64:(c + 1) * 64])))
+
+
 # ---------------------------------------------------------------------------
 
 PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
