@@ -6,16 +6,21 @@
 //
 // See /work/shared/design/TOOLS.md. --emit=llvm|llvm-opt|asm|obj lower the
 // kernel for the host CPU (or --mcpu/--mattr) through the CPU backend.
+// --store compiles every kernel of every file as one batch through a Device
+// (KernelLoader<CpuTarget>) whose store is DIR: kiln-run --store=DIR then
+// loads them without compiling.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/Lowering.h"
 #include "kiln/IR/DeviceLimits.h"
+#include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Printer.h"
 #include "kiln/IR/Verifier.h"
+#include "kiln/Runtime/Device.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -23,10 +28,15 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <set>
 
 using namespace llvm;
 
@@ -204,6 +214,137 @@ int compileFile(StringRef File) {
   return 0;
 }
 
+
+/// Writes \p Message (an error's text) as a diagnostic about kernel \p Name
+/// of \p File: as it is when it is located already ("FILE:LINE:COL: error:").
+void printFailure(StringRef File, StringRef Name, const std::string &Message) {
+  if (StringRef(Message).contains(": error: "))
+    errs() << Message << "\n";
+  else
+    errs() << File << ": error: @" << Name << ": " << Message << "\n";
+}
+
+/// kiln-compile FILE... --store=DIR [-j N]: every kernel of every file
+/// compiled as one batch into the store at DIR.
+int compileIntoStore() {
+  StringRef Tool = "kiln-compile";
+  if (StoreDir.empty())
+    return fail(Tool, "--store: empty folder name");
+  if (Emit.getNumOccurrences() || OutputFile.getNumOccurrences() ||
+      PrintId || KernelName.getNumOccurrences())
+    return fail(Tool, "--store compiles every kernel of every file: it "
+                      "takes no --emit, -o, --print-id or --kernel");
+
+  // What the batch reports, in order: a file that did not parse or a kernel
+  // defined twice (its diagnostic), or the index of a request.
+  struct Item {
+    std::string Diagnostic;
+    std::optional<size_t> Request;
+  };
+  std::vector<Item> Items;
+  std::vector<std::unique_ptr<kiln::Module>> Modules;
+  std::vector<kiln::KernelRequest> Requests;
+  kiln::CpuVariant Variant;
+  Variant.BoundsChecked = !NoBoundsCheck;
+  for (const std::string &File : InputFiles) {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer =
+        MemoryBuffer::getFileOrSTDIN(File, /*IsText=*/true);
+    StringRef Name = File == "-" ? StringRef("<stdin>") : StringRef(File);
+    if (!Buffer) {
+      Items.push_back({(Name + ": error: cannot read file: " +
+                        Buffer.getError().message())
+                           .str(),
+                       std::nullopt});
+      continue;
+    }
+    Expected<kiln::Module> M = kiln::parseModule((*Buffer)->getBuffer(), Name);
+    if (!M) {
+      Items.push_back({toString(M.takeError()), std::nullopt});
+      continue;
+    }
+    Modules.push_back(std::make_unique<kiln::Module>(std::move(*M)));
+    const kiln::Module &Mod = *Modules.back();
+    std::set<std::string> Names;
+    for (const kiln::Kernel &K : Mod.Kernels) {
+      // Each kernel is verified by the compilation, so that a bad kernel
+      // fails alone; only the module's own rule is checked here.
+      if (!Names.insert(K.Name).second) {
+        Items.push_back({toString(kiln::makeDiagnostic(
+                             Mod.FileName, K.Loc,
+                             "kernel @" + K.Name + " is already defined")),
+                         std::nullopt});
+        continue;
+      }
+      kiln::KernelRequest R;
+      R.K = &K;
+      R.Variant = Variant;
+      R.FileName = Mod.FileName;
+      Items.push_back({std::string(), Requests.size()});
+      Requests.push_back(std::move(R));
+    }
+  }
+
+  kiln::DeviceOptions DO;
+  DO.OptLevel = OptLevel - '0';
+  DO.CPU = MCPU;
+  DO.Features = MAttr;
+  DO.StoreDir = StoreDir;
+  // Writing the store is the whole point: KILN_CACHE does not switch it off.
+  DO.StoreMode = kiln::DeviceStoreMode::ReadWrite;
+  DO.BatchThreads = Jobs;
+  DO.Threads = 1;
+  auto Dev = kiln::Device::create(DO);
+  if (!Dev)
+    return fail(Tool, toString(Dev.takeError()));
+
+  auto Start = std::chrono::steady_clock::now();
+  kiln::KernelBatchOptions BO;
+  bool Terminal = sys::Process::StandardErrIsDisplayed();
+  if (Terminal)
+    BO.Progress = [&](size_t Done, size_t Total) {
+      double S = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - Start)
+                     .count();
+      errs() << "\r[" << Done << "/" << Total << "] " << format("%.1f s", S);
+      errs().flush();
+    };
+  std::vector<kiln::KernelStats> Stats;
+  std::vector<Expected<kiln::LoadedKernel>> Results =
+      (*Dev)->getKernels(Requests, BO, &Stats);
+  if (Terminal && !Requests.empty())
+    errs() << "\n";
+
+  // Duplicates (same id and variant) were compiled once: count them once.
+  unsigned Compiled = 0, Stored = 0, Failed = 0;
+  std::set<std::string> Seen;
+  for (const Item &I : Items) {
+    if (!I.Request) {
+      errs() << I.Diagnostic << "\n";
+      ++Failed;
+      continue;
+    }
+    size_t R = *I.Request;
+    bool First = Seen.insert(kiln::kernelIdFromIR(*Requests[R].K)).second;
+    if (!Results[R]) {
+      std::string Message = toString(Results[R].takeError());
+      if (First) {
+        printFailure(Requests[R].FileName, Requests[R].K->Name, Message);
+        ++Failed;
+      }
+      continue;
+    }
+    if (!First)
+      continue;
+    if (Stats[R].Origin == kiln::KernelOrigin::Store)
+      ++Stored;
+    else
+      ++Compiled;
+  }
+  errs() << Tool << ": " << Compiled << " compiled, " << Stored
+         << " already stored, " << Failed << " failed\n";
+  return Failed ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -218,7 +359,9 @@ int main(int argc, char **argv) {
                           Twine(static_cast<char>(OptLevel)) +
                           ": expected -O0, -O1, -O2 or -O3");
   if (StoreDir.getNumOccurrences())
-    return fail(Tool, "--store is not available in this build");
+    return compileIntoStore();
+  if (Jobs.getNumOccurrences())
+    return fail(Tool, "-j applies to --store only");
   if (InputFiles.size() != 1)
     return fail(Tool, "expected one input file without --store, found " +
                           Twine(InputFiles.size()));

@@ -59,7 +59,9 @@ cl::list<std::string> Prints(
     cl::value_desc("NAME"), cl::cat(Category));
 cl::opt<std::string> StoreDir("store",
                               cl::desc("Keep compiled kernels in the store "
-                                       "at DIR"),
+                                       "at DIR (default: KILN_CACHE_DIR, else "
+                                       "$XDG_CACHE_HOME/kiln, else "
+                                       "~/.cache/kiln)"),
                               cl::value_desc("DIR"), cl::cat(Category));
 cl::opt<bool> NoStore("no-store", cl::desc("Run without a persistent store"),
                       cl::cat(Category));
@@ -140,8 +142,8 @@ int run() {
     return fail("--bounds-check and --no-bounds-check exclude each other");
   if (StoreDir.getNumOccurrences() && NoStore)
     return fail("--store and --no-store exclude each other");
-  if (StoreDir.getNumOccurrences())
-    return fail("--store: the kernel store is not available in this build");
+  if (StoreDir.getNumOccurrences() && StoreDir.empty())
+    return fail("--store: empty folder name");
   if (Repeat == 0)
     return fail("--repeat must be at least 1");
   auto CubeCount = kiln::parseCubeCount(Cubes);
@@ -203,6 +205,13 @@ int run() {
   DO.OptLevel = OptLevel - '0';
   DO.Threads = Threads;
   DO.Features = MAttr;
+  if (NoStore) {
+    DO.StoreMode = kiln::DeviceStoreMode::Off;
+  } else if (StoreDir.getNumOccurrences()) {
+    // An explicit folder is used whatever KILN_CACHE_DIR says; KILN_CACHE
+    // (off, read-only) still applies to it.
+    DO.StoreDir = StoreDir;
+  }
   auto Dev = kiln::Device::create(DO);
   if (!Dev)
     return fail(Dev.takeError());
@@ -215,14 +224,37 @@ int run() {
 
   if (Stats) {
     errs() << Tool << ": kernel " << kiln::kernelIdFromIR(*K) << " ("
-           << Variant.str() << "): "
-           << (KS.Compiled ? "compiled" : "loaded") << " (no store)\n";
+           << Variant.str() << "): ";
+    switch (KS.Origin) {
+    case kiln::KernelOrigin::Store:
+      errs() << "loaded from the store";
+      break;
+    case kiln::KernelOrigin::Compiled:
+      errs() << "compiled, "
+             << (KS.Stored ? "stored"
+                           : KS.HasStore ? "not stored" : "not stored (no store)");
+      break;
+    case kiln::KernelOrigin::Memory:
+      errs() << "loaded from memory";
+      break;
+    case kiln::KernelOrigin::Failed:
+      errs() << "failed";
+      break;
+    }
+    errs() << "\n";
     stat("parse", ParseMs);
     stat("verify", VerifyMs);
-    stat("compile: lower", KS.LowerSeconds * 1e3);
-    stat("compile: optimize", KS.OptimizeSeconds * 1e3);
-    stat("compile: codegen", KS.CodegenSeconds * 1e3);
+    if (KS.HasStore)
+      stat("store lookup/decompress", KS.LookupSeconds * 1e3);
+    if (KS.Compiled) {
+      stat("compile: verify", KS.VerifySeconds * 1e3);
+      stat("compile: lower", KS.LowerSeconds * 1e3);
+      stat("compile: optimize", KS.OptimizeSeconds * 1e3);
+      stat("compile: codegen", KS.CodegenSeconds * 1e3);
+    }
     stat("link", KS.LinkSeconds * 1e3);
+    if (KS.Compiled && KS.HasStore)
+      stat("store write", KS.StoreSeconds * 1e3);
   }
   for (unsigned R = 0; R < Repeat; ++R) {
     Start = Clock::now();
