@@ -299,6 +299,113 @@ def atomics(kf, chk):
                r32(sum(fx(v) for v in vals[c * 64:(c + 1) * 64])))
 
 
+def plane(kf, chk):
+    """Lanes of a plane are units [p*P, min((p+1)*P, units)). Where the
+    contract is silent, docs/Lowering.md section 6 decides: a shuffle whose
+    source lane is outside the plane gives the unit its own value, units that
+    returned take no part."""
+    rng = K.Rng(6)
+    cubes, units = 3, 80
+    n = cubes * units
+    xs = [rng.u64() & 0xffffffff if rng.below(3) else rng.below(5) for _ in range(n)]
+    bs = [int(rng.below(5) != 0) for _ in range(n)]
+    # Make one plane all true and one all false.
+    for i in range(32):
+        bs[i] = 1
+        bs[units + 32 + i] = 0
+    fs = [r32(rng.below(2000) - 1000) for _ in range(n)]
+    res = K.run(kf, "plane_u32", str(cubes), {"x": K.Buf("u32", xs), "b": K.Buf("bool", bs),
+                                              "f": K.Buf(F, fs), "r": K.Buf("u32", [0] * (n * 24)),
+                                              "fr": K.Buf(F, [0] * (n * 3))}, ["r", "fr"])
+    r, fr = res["r"], res["fr"]
+    P = r[21]
+    chk.ok("plane_dim", P in (4, 8, 16, 32, 64), "plane_dim is %d" % P)
+    M = 0xffffffff
+
+    def s32(v):
+        return K.wrap(v, "i32")
+    for c in range(cubes):
+        for p0 in range(0, units, P):
+            lanes = list(range(c * units + p0, c * units + min(p0 + P, units)))
+            size = len(lanes)
+            v = [xs[i] for i in lanes]
+
+            def at(lane, own):
+                return v[lane] if 0 <= lane < size else own
+            bf = list(v)
+            m = P >> 1
+            while m:
+                bf = [(bf[k] + (bf[k ^ m] if (k ^ m) < size else bf[k])) & M for k in range(size)]
+                m >>= 1
+            prod = 1
+            for x in v:
+                prod = prod * x & M
+            ballot = [0, 0, 0, 0]
+            for k in range(size):
+                if bs[lanes[k]]:
+                    ballot[k // 32] |= 1 << (k % 32)
+            run = 0
+            frun = Fraction(0)
+            for k, i in enumerate(lanes):
+                o = r[i * 24:(i + 1) * 24]
+                want = [sum(v) & M, prod, min(v), max(v), (run + v[k]) & M, run, at(3, v[k]),
+                        at((k * 5 + 1) % P, v[k]), at(k ^ 1, v[k]), at(k - 1, v[k]),
+                        at(k + 2, v[k]), bf[k], int(k == 0), int(all(bs[j] for j in lanes)),
+                        int(any(bs[j] for j in lanes))] + ballot + [k, p0 // P, P,
+                                                                   to32(min(s32(x) for x in v)),
+                                                                   to32(max(s32(x) for x in v))]
+                names = ["plane_sum", "plane_prod", "plane_min", "plane_max", "inclusive_sum",
+                         "exclusive_sum", "broadcast lane 3", "shuffle", "shuffle_xor 1",
+                         "shuffle_up 1", "shuffle_down 2", "butterfly", "elect", "all", "any",
+                         "ballot[0]", "ballot[1]", "ballot[2]", "ballot[3]", "unit_pos_plane",
+                         "plane_pos", "plane_dim", "plane_min i32", "plane_max i32"]
+                for j in range(24):
+                    chk.eq("unit %d (cube %d lane %d) %s" % (i, c, k, names[j]), o[j], want[j])
+                run = (run + v[k]) & M
+                fsum = sum(fx(fs[j]) for j in lanes)
+                chk.eq("unit %d f32 plane_sum" % i, fr[i * 3], r32(fsum))
+                chk.eq("unit %d f32 plane_max" % i, fr[i * 3 + 1],
+                       r32(max(fx(fs[j]) for j in lanes)))
+                chk.eq("unit %d f32 plane_exclusive_sum" % i, fr[i * 3 + 2], r32(frun))
+                frun += fx(fs[i])
+    # Returned units take no part.
+    cubes, units = 2, 64
+    n = cubes * units
+    xs = [rng.below(1000) for _ in range(n)]
+    gone = [int(rng.below(3) == 0) for _ in range(n)]
+    gone[0] = gone[1] = 1  # the elected lane is not lane 0
+    for i in range(32, 64):
+        gone[i] = 1  # a whole plane returned
+    sentinel = 0xdeadbeef
+    res = K.run(kf, "plane_return", str(cubes), {"x": K.Buf("u32", xs),
+                                                 "gone": K.Buf("bool", gone),
+                                                 "r": K.Buf("u32", [sentinel] * (n * 4))}, ["r"])
+    r = res["r"]
+    for c in range(cubes):
+        for p0 in range(0, units, P):
+            lanes = [c * units + p0 + k for k in range(min(P, units - p0))]
+            live = [i for i in lanes if not gone[i]]
+            ballot = 0
+            for i in live:
+                ballot |= 1 << ((i - c * units - p0) % 32)
+            run = 0
+            for i in lanes:
+                o = r[i * 4:(i + 1) * 4]
+                if gone[i]:
+                    chk.eq("plane_return unit %d returned, untouched" % i, o, [sentinel] * 4)
+                    continue
+                run += xs[i]
+                chk.eq("plane_return unit %d plane_sum" % i, o[0], sum(xs[j] for j in live))
+                chk.eq("plane_return unit %d elect" % i, o[1], int(i == live[0]))
+                if P <= 32:
+                    chk.eq("plane_return unit %d ballot[0]" % i, o[2], ballot)
+                chk.eq("plane_return unit %d inclusive_sum" % i, o[3], run)
+
+
+def to32(v):
+    return v & 0xffffffff
+
+
 # ---------------------------------------------------------------------------
 
 PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
