@@ -406,6 +406,143 @@ def to32(v):
     return v & 0xffffffff
 
 
+def mul32(a, b):
+    return r32(fx(a) * fx(b))
+
+
+def dot32(x, y):
+    acc = mul32(x[0], y[0])
+    for j in range(1, len(x)):
+        acc = add32(acc, mul32(x[j], y[j]))
+    return acc
+
+
+def sqrt32(b):
+    v = K.bits_to_float(b, F)
+    cand = r32(v ** 0.5)
+    # Correct rounding checked with exact squares of the neighbours.
+    return min((cand - 1, cand, cand + 1), key=lambda c: abs(fx(c) ** 2 - fx(b)))
+
+
+def div32(a, b):
+    return r32(fx(a) / fx(b))
+
+
+def lines(kf, chk):
+    rng = K.Rng(7)
+    n = 48
+    a = [rand_f32(rng, -3, 3) for _ in range(4 * n)]
+    b = [rand_f32(rng, -3, 3) for _ in range(4 * n)]
+    a[0:4] = [r32(3.0), r32(4.0), r32(0.0), r32(-12.0)]
+    k = [rand_f32(rng) for _ in range(4)]
+    res = K.run(kf, "lines_f32", str(n // 16), {
+        "a": K.Buf("vec<4 x f32>", a, 4), "b": K.Buf("vec<4 x f32>", b, 4),
+        "out": K.Buf("vec<4 x f32>", [0] * (4 * 6 * n), 4), "s": K.Buf(F, [0] * (3 * n)),
+        "k": ",".join(K.fhex(v, F) for v in k)}, ["out", "s"])
+    out, s = res["out"], res["s"]
+    c = [r32(1.0), r32(-2.0), r32(0.5), 0x7f800000]
+    one = [r32(1.0)] * 4
+    for i in range(n):
+        x, y = a[4 * i:4 * i + 4], b[4 * i:4 * i + 4]
+        mag = sqrt32(dot32(x, x))
+        lane = i % 4
+        ins = [y[lane]] * 4
+        ins[lane] = x[0]
+        w = list(y)
+        w[2] = x[1]
+        want = [[add32(mul32(x[j], y[j]), k[j]) for j in range(4)],
+                [x[j] if fx(x[j]) < fx(y[j]) else y[j] for j in range(4)],
+                [div32(x[j], mag) for j in range(4)],
+                [x[3], x[2], x[1], x[0]], ins,
+                [add32(w[j], c[j]) if j != 3 else 0x7f800000 for j in range(4)]]
+        names = ["x*y+k", "select(lt)", "normalize", "vector/extract", "splat/insert",
+                 "insert/const"]
+        for j in range(6):
+            got = out[(6 * i + j) * 4:(6 * i + j + 1) * 4]
+            chk.eq("lines_f32 %d %s" % (i, names[j]), [K.fhex(g, F) for g in got],
+                   [K.fhex(g, F) for g in want[j]])
+        chk.eq("lines_f32 %d dot" % i, K.fhex(s[3 * i], F), K.fhex(dot32(x, y), F))
+        chk.eq("lines_f32 %d magnitude" % i, K.fhex(s[3 * i + 1], F), K.fhex(mag, F))
+        chk.eq("lines_f32 %d dot with ones" % i, K.fhex(s[3 * i + 2], F), K.fhex(dot32(x, one), F))
+    n = 24
+    a = [K.wrap(rng.u64(), "i16") for _ in range(3 * n)]
+    res = K.run(kf, "lines_i16", str(n // 8), {"a": K.Buf("vec<3 x i16>", a, 3),
+                                               "d": K.Buf("i16", [0] * n)}, ["a", "d"])
+    for i in range(n):
+        x = a[3 * i:3 * i + 3]
+        z = [K.wrap(v * 2, "i16") >> 2 for v in x]
+        chk.eq("lines_i16 %d" % i, res["a"][3 * i:3 * i + 3], [max(x[j], z[j]) for j in range(3)])
+        chk.eq("lines_i16 %d dot" % i, res["d"][i], K.wrap(sum(v * v for v in x), "i16"))
+
+
+def control(kf, chk):
+    rng = K.Rng(8)
+    n = 96
+    lims = [rng.below(40) for _ in range(n)]
+    lims[:8] = [0, 1, 5, 6, 10, 22, 23, 55]
+    res = K.run(kf, "divergent", str(n // 32), {"n": K.Buf("u32", lims),
+                                                "out": K.Buf("u32", [0] * (3 * n))}, ["out"])
+    for i, lim in enumerate(lims):
+        acc, j = 0, 0
+        while j < lim:
+            jv = j
+            j += 1
+            if jv % 3 == 1:
+                continue
+            if jv == 5:
+                acc += 1000
+            elif jv == 21:
+                break
+            elif jv == 9:
+                acc *= 2
+            else:
+                acc += jv
+        cnt = 0
+        for p in range(-lim, lim, 3):
+            for q in range(p, 4):
+                if q != 2:
+                    cnt += 1
+        start = (lim + 200) & 255
+        u8n = len(range(start, 255, 7))
+        chk.eq("divergent lim=%d loop/switch" % lim, res["out"][3 * i], acc & 0xffffffff)
+        chk.eq("divergent lim=%d nested signed for" % lim, res["out"][3 * i + 1], cnt)
+        chk.eq("divergent lim=%d u8 for" % lim, res["out"][3 * i + 2], u8n)
+    cubes = 4
+    n = cubes * 64
+    gone = [int(rng.below(4) == 0) for _ in range(n)]
+    gone[64:128] = [1] * 63 + [0]  # one survivor in cube 1
+    nb = []
+    for i in range(n):
+        c = i // 64
+        live = [u for u in range(64) if not gone[c * 64 + u]]
+        u = i % 64
+        later = [v for v in live if v > u]
+        nb.append((later[0] if later else live[0]) if live else 0)
+    sentinel = 0xabcdef
+    res = K.run(kf, "return_barrier", str(cubes), {"gone": K.Buf("bool", gone),
+                                                   "nb": K.Buf("u32", nb),
+                                                   "out": K.Buf("u32", [sentinel] * n)}, ["out"])
+    for c in range(cubes):
+        val = {u: (c * 64 + u) * 10 for u in range(64) if not gone[c * 64 + u]}
+        for rnd in range(3):
+            val = {u: (v + val[nb[c * 64 + u]] + rnd) & 0xffffffff for u, v in val.items()}
+        for u in range(64):
+            i = c * 64 + u
+            chk.eq("return_barrier unit %d" % i, res["out"][i],
+                   sentinel if gone[i] else val[u])
+    for rounds in [0, 1, 4]:
+        cubes = 3
+        res = K.run(kf, "all_return", str(cubes), {"out": K.Buf("u32", [sentinel] * 48),
+                                                   "rounds": str(rounds)}, ["out"])
+        acc = list(range(16))
+        for _ in range(rounds):
+            acc = [acc[15 - u] + 1 for u in range(16)]
+        for c in range(cubes):
+            for u in range(16):
+                chk.eq("all_return rounds=%d out[%d]" % (rounds, c * 16 + u),
+                       res["out"][c * 16 + u], sentinel if c == 1 else acc[u])
+
+
 # ---------------------------------------------------------------------------
 
 PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
