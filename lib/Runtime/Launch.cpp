@@ -156,7 +156,12 @@ struct Scratch {
 
 struct Executor::Impl {
   tbb::task_arena Arena;
-  tbb::enumerable_thread_specific<Scratch> Scratches;
+  /// One arena per slot of the task arena: a slot is held by one thread at
+  /// a time, so however many TBB workers pass through, there are at most
+  /// max_concurrency() of them.
+  std::vector<Scratch> Slots;
+  /// Launches that run inline use their calling thread's own.
+  tbb::enumerable_thread_specific<Scratch> Inline;
   std::atomic<uint64_t> Allocations{0};
 
   explicit Impl(unsigned Threads)
@@ -164,11 +169,11 @@ struct Executor::Impl {
                            : static_cast<int>(Threads)) {
     // Pay for the arena here rather than in the first launch.
     Arena.initialize();
+    Slots.resize(static_cast<size_t>(Arena.max_concurrency()));
   }
 
-  /// This thread's arena with at least \p Bytes, or null if memory is out.
-  void *scratch(uint64_t Bytes) {
-    Scratch &S = Scratches.local();
+  /// \p S grown to at least \p Bytes, or null if memory is out.
+  void *grow(Scratch &S, uint64_t Bytes) {
     if (S.Data && S.Size >= Bytes)
       return S.Data;
     size_t Want = static_cast<size_t>((std::max<uint64_t>(Bytes, 64) + 63) &
@@ -181,6 +186,14 @@ struct Executor::Impl {
     S.Size = Want;
     Allocations.fetch_add(1, std::memory_order_relaxed);
     return P;
+  }
+
+  /// The scratch of the calling worker inside Arena.
+  void *slotScratch(uint64_t Bytes) {
+    int Slot = tbb::this_task_arena::current_thread_index();
+    if (Slot >= 0 && static_cast<size_t>(Slot) < Slots.size())
+      return grow(Slots[Slot], Bytes);
+    return grow(Inline.local(), Bytes); // not expected: stay correct anyway
   }
 };
 
@@ -227,7 +240,7 @@ Error Executor::launch(const LoadedKernel &Kernel,
   unsigned Threads = concurrency();
   uint32_t Grain = std::max<uint32_t>(1, Total / (Threads * 8));
   if (Threads <= 1 || Total <= Grain) {
-    void *S = P->scratch(ScratchBytes);
+    void *S = P->grow(P->Inline.local(), ScratchBytes);
     if (!S)
       return launchError(M, "cannot allocate a scratch area of " +
                                 Twine(ScratchBytes) + " bytes");
@@ -239,7 +252,7 @@ Error Executor::launch(const LoadedKernel &Kernel,
   P->Arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<uint32_t>(0, Total, Grain),
                       [&](const tbb::blocked_range<uint32_t> &R) {
-                        void *S = P->scratch(ScratchBytes);
+                        void *S = P->slotScratch(ScratchBytes);
                         if (!S) {
                           OutOfMemory = true;
                           return;

@@ -202,20 +202,23 @@ TEST_F(LaunchRun, RangesOfCubesAndScratchReuse) {
   uint64_t Calls = Count.as<uint64_t>()[0];
   EXPECT_EQ(Count.as<uint64_t>()[1], Total); // every cube ran exactly once
   EXPECT_GE(Calls, 2u);                      // spread over ranges
-  EXPECT_LE(Calls, 64u);                     // one call per range, not per cube
+  // One call per range (about 8 per thread), never one per cube.
+  EXPECT_LE(Calls, 16u * E.concurrency() + 1);
   std::set<uint64_t> Scratches(Out.as<uint64_t>(), Out.as<uint64_t>() + Total);
-  EXPECT_LE(Scratches.size(), E.concurrency());
   for (uint64_t S : Scratches)
     EXPECT_EQ(S % 64, 0u);
-  uint64_t Allocations = E.scratchAllocations();
-  EXPECT_EQ(Allocations, Scratches.size());
 
-  for (int Round = 0; Round < 5; ++Round)
+  // Later launches reuse the arenas: whichever workers take part, there is
+  // at most one arena per worker, however many launches run.
+  for (int Round = 0; Round < 20; ++Round) {
+    Count.as<uint64_t>()[1] = 0;
     ASSERT_EQ(errorOf(E.launch(K, {X, Y, Z}, Args)), "<no error>");
-  EXPECT_EQ(E.scratchAllocations(), Allocations); // reused, never grown
-  std::set<uint64_t> Again(Out.as<uint64_t>(), Out.as<uint64_t>() + Total);
-  for (uint64_t S : Again)
-    EXPECT_TRUE(Scratches.count(S)) << "a new scratch area appeared";
+    ASSERT_EQ(Count.as<uint64_t>()[1], Total);
+    Scratches.insert(Out.as<uint64_t>(), Out.as<uint64_t>() + Total);
+  }
+  EXPECT_LE(Scratches.size(), E.concurrency());
+  EXPECT_LE(E.scratchAllocations(), E.concurrency());
+  EXPECT_GE(E.scratchAllocations(), 1u);
 }
 
 TEST_F(LaunchRun, OneCubeRunsInlineAndIsCheap) {

@@ -93,9 +93,10 @@ public:
 
   /// Validates (validateLaunch) and runs every cube of the launch, returning
   /// when all are done. A launch with a single range of cubes runs inline on
-  /// the calling thread. Scratch arenas are per worker thread, 64-byte
-  /// aligned, at least the kernel's ScratchBytes, kept and reused by later
-  /// launches.
+  /// the calling thread. Scratch arenas (64-byte aligned, at least the
+  /// kernel's ScratchBytes) are kept and reused by later launches: one per
+  /// slot of the task arena for parallel launches, one per calling thread
+  /// for inline ones.
   llvm::Error launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
                      llvm::ArrayRef<ArgBinding> Args,
