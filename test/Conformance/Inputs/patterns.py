@@ -543,6 +543,89 @@ def control(kf, chk):
                        res["out"][c * 16 + u], sentinel if c == 1 else acc[u])
 
 
+def bounds(kf, chk):
+    rng = K.Rng(9)
+    la, lb, lc = 37, 20, 9
+    n = 64
+    a = [rng.u64() & 0xffffffff for _ in range(la)]
+    b0 = [5] * lb
+    perm = list(range(lb))
+    for i in range(lb - 1, 0, -1):
+        j = rng.below(i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    oob = [la, la + 1, lb, 2 ** 31, 2 ** 32 - 1, 2 ** 31 - 1, 100000]
+    idx = []
+    for i in range(n):
+        idx.append(perm.pop() if perm and rng.below(2) else oob[rng.below(len(oob))])
+    for variant, indices in [("checked", idx), ("checked, in bounds", [i % lc for i in range(n)]),
+                             ("unchecked, in bounds", [i % lc for i in range(n)])]:
+        extra = ["--no-bounds-check"] if variant.startswith("unchecked") else []
+        bsize = lb if variant == "checked" else n
+        c0 = [0] * lc
+        res = K.run(kf, "oob_u32", str(n // 16), {
+            "a": K.Buf("u32", a), "b": K.Buf("u32", [5] * bsize), "c": K.Buf("u32", c0),
+            "idx": K.Buf("u32", indices), "out": K.Buf("u32", [0] * (3 * n))},
+            ["b", "c", "out"], extra=extra)
+        wantb = [5] * bsize
+        wantc = list(c0)
+        for i, k in enumerate(indices):
+            if k < bsize and variant == "checked":
+                wantb[k] = 1000 + i
+            if k < lc:
+                wantc[k] += 1
+        if variant != "checked":
+            # Several units store to b[k] for the same k: any of them may win.
+            for k in range(bsize):
+                writers = [1000 + i for i, kk in enumerate(indices) if kk == k]
+                chk.ok("oob_u32 %s b[%d]" % (variant, k),
+                       res["b"][k] in (writers or [5]), "got %d" % res["b"][k])
+        else:
+            chk.eq("oob_u32 %s b" % variant, res["b"], wantb)
+        chk.eq("oob_u32 %s c" % variant, res["c"], wantc)
+        olds = {}
+        for i, k in enumerate(indices):
+            o = res["out"][3 * i:3 * i + 3]
+            chk.eq("oob_u32 %s unit %d load a[%d]" % (variant, i, k), o[0],
+                   a[k] if k < la else 0)
+            chk.eq("oob_u32 %s unit %d len" % (variant, i), o[2], la)
+            if k >= lc:
+                chk.eq("oob_u32 %s unit %d atomic old at %d" % (variant, i, k), o[1], 0)
+            else:
+                olds.setdefault(k, []).append(o[1])
+        for k, vals in olds.items():
+            chk.eq("oob_u32 %s old values at c[%d]" % (variant, k), sorted(vals),
+                   list(range(len(vals))))
+    # Signed, 64-bit, shared and local indices.
+    units, la = 8, 5
+    a = [rand_f32(rng) for _ in range(la)]
+    si = [0, -1, 2, 8, 4, -2 ** 31, 6, 100]
+    wi = [2 ** 32, 1, 2 ** 63, 3, 4, 8, 2 ** 64 - 1, 7]
+    res = K.run(kf, "oob_mixed", "1", {"a": K.Buf(F, a), "si": K.Buf("i32", si),
+                                       "wi": K.Buf("u64", wi),
+                                       "out": K.Buf(F, [0] * (7 * units))}, ["a", "out"])
+    wanta = list(a)
+    for u in range(units):
+        s, w = si[u], wi[u]
+        o = res["out"][7 * u:7 * u + 7]
+        want = [a[s] if 0 <= s < la else 0, a[w] if w < la else 0,
+                r32(s) if 0 <= s < 8 else 0, r32(s) if 0 <= s < 4 else 0,
+                r32(w) if w < 8 else 0]
+        loc = [r32(j) for j in range(4)]
+        if w < 4:
+            loc[w] = r32(99)
+        want.append(add32(loc[0], loc[3]))
+        mine = r32(77) if w == u else r32(u)
+        if s == u:
+            mine = add32(mine, r32(0.5))
+        want.append(mine)
+        if 0 <= s < la:
+            wanta[s] = r32(-float(u))  # neg of 0.0 is -0.0
+        chk.eq("oob_mixed unit %d (s=%d, w=%d)" % (u, s, w), [K.fhex(v, F) for v in o],
+               [K.fhex(v, F) for v in want])
+    chk.eq("oob_mixed a after", [K.fhex(v, F) for v in res["a"]],
+           [K.fhex(v, F) for v in wanta])
+
+
 # ---------------------------------------------------------------------------
 
 PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
