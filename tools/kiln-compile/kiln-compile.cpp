@@ -36,6 +36,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <csignal>
 #include <set>
 
 using namespace llvm;
@@ -349,6 +350,9 @@ int compileIntoStore() {
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
+  // Over a file size limit a write must fail (EFBIG) and the store warn,
+  // not kill the process: InitLLVM made SIGXFSZ a crash.
+  std::signal(SIGXFSZ, SIG_IGN);
   cl::HideUnrelatedOptions(Category);
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln kernel compiler: parse, verify and "

@@ -26,6 +26,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <csignal>
 
 using namespace llvm;
 
@@ -295,6 +296,9 @@ int run() {
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
+  // Over a file size limit a write must fail (EFBIG) and the store warn,
+  // not kill the process: InitLLVM made SIGXFSZ a crash.
+  std::signal(SIGXFSZ, SIG_IGN);
   // LLVM registers a `-stats` of its own (pass statistics), which would clash
   // with the contract's --stats: rename and hide it.
   if (cl::Option *LLVMStats = cl::getRegisteredOptions().lookup("stats")) {
