@@ -626,6 +626,48 @@ def bounds(kf, chk):
            [K.fhex(v, F) for v in wanta])
 
 
+def builtins(kf, chk):
+    dx, dy, dz = 3, 2, 4
+    for X, Y, Z in [(1, 1, 1), (2, 3, 4), (5, 1, 2), (1, 4, 1)]:
+        total = X * Y * Z * dx * dy * dz
+        res = K.run(kf, "where", "%d,%d,%d" % (X, Y, Z), {"out": K.Buf("u32", [0] * (19 * total))},
+                    ["out"])
+        out = res["out"]
+        seen = 0
+        for cz in range(Z):
+            for cy in range(Y):
+                for cx in range(X):
+                    for uz in range(dz):
+                        for uy in range(dy):
+                            for ux in range(dx):
+                                ax, ay, az = cx * dx + ux, cy * dy + uy, cz * dz + uz
+                                a = ax + ay * (X * dx) + az * (X * dx) * (Y * dy)
+                                want = [ux + uy * dx + uz * dx * dy, ux, uy, uz,
+                                        cx + cy * X + cz * X * Y, cx, cy, cz, dx * dy * dz, dx,
+                                        dy, dz, X * Y * Z, X, Y, Z, ax, ay, az]
+                                chk.eq("where grid %d,%d,%d unit at %d" % (X, Y, Z, a),
+                                       out[19 * a:19 * a + 19], want)
+                                seen += 1
+        chk.eq("where grid %d,%d,%d units" % (X, Y, Z), seen, total)
+    res = K.run(kf, "planes", "2", {"out": K.Buf("u32", [0] * (3 * 140))}, ["out"])
+    P = res["out"][2]
+    for at in range(140):
+        u = at % 70
+        chk.eq("planes unit %d" % at, res["out"][3 * at:3 * at + 3], [u % P, u // P, P])
+    rng = K.Rng(10)
+    n = 64
+    data = [K.wrap(rng.u64(), "i16") for _ in range(8 * n)]
+    res = K.run(kf, "state", str(n // 32), {"in": K.Buf("i16", data),
+                                            "out": K.Buf("i16", [0] * (8 * n)),
+                                            "lens": K.Buf("u32", [0] * 3)}, ["out", "lens"])
+    for i in range(n):
+        row = data[8 * i:8 * i + 8]
+        acc = K.wrap(sum(row), "i16")
+        want = [K.wrap(v * 3 + acc - 4, "i16") for v in reversed(row)]
+        chk.eq("state unit %d" % i, res["out"][8 * i:8 * i + 8], want)
+    chk.eq("state len of buffer, local array, buffer", res["lens"], [8 * n, 8, 3])
+
+
 # ---------------------------------------------------------------------------
 
 PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
