@@ -178,4 +178,5 @@ def main():
     chk.report()
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -192,4 +192,5 @@ def main():
     chk.report()
 
 
-main()
+if __name__ == "__main__":
+    main()
