@@ -383,8 +383,18 @@ void KernelLowering::lowerUnitLoop(const Operation &Op) {
 
 /// Emits the dispatch of a switch on \p V; returns the case blocks (the
 /// default last when present) and leaves the builder nowhere.
+/// Whether case label \p Label is a value of the selector type \p T; a label
+/// outside the type's range never matches (it is not truncated).
+static bool labelFits(int64_t Label, Type T) {
+  unsigned W = bitWidth(T.elementKind());
+  if (T.isSigned())
+    return W >= 64 || (Label >= -(int64_t(1) << (W - 1)) && Label < (int64_t(1) << (W - 1)));
+  return Label >= 0 && (W >= 64 || uint64_t(Label) < (uint64_t(1) << W));
+}
+
 static std::vector<BasicBlock *> beginSwitch(KernelLowering &L, const Operation &Op,
                                              Value *V, BasicBlock *Merge) {
+  Type SelTy = L.operandType(Op.Operands[0]);
   std::vector<BasicBlock *> Blocks;
   for (size_t I = 0; I < Op.Regions.size(); ++I)
     Blocks.push_back(L.newBlock("case"));
@@ -394,6 +404,8 @@ static std::vector<BasicBlock *> beginSwitch(KernelLowering &L, const Operation 
   auto *SI = L.B.CreateSwitch(V, Default, Cases);
   auto *IT = llvm::cast<llvm::IntegerType>(V->getType());
   for (size_t I = 0; I < Cases; ++I) {
+    if (!labelFits(Op.CaseValues[I], SelTy))
+      continue; // its block stays unreachable
     auto *C = llvm::ConstantInt::get(IT, static_cast<uint64_t>(Op.CaseValues[I]));
     if (SI->findCaseValue(C) == SI->case_default()) // first label wins
       SI->addCase(C, Blocks[I]);

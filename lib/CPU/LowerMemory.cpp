@@ -191,7 +191,8 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
       }
       auto *Old = B.CreateAlignedLoad(MT, A.Ptr, Al);
       tagAccess(Old, VI.Kind, Mem, false);
-      Value *Eq = T.isFloat() ? B.CreateFCmpOEQ(Old, Expected) : B.CreateICmpEQ(Old, Expected);
+      Value *Eq = Old->getType()->isFloatingPointTy() ? B.CreateFCmpOEQ(Old, Expected)
+                                                      : B.CreateICmpEQ(Old, Expected);
       auto *S = B.CreateAlignedStore(B.CreateSelect(Eq, New, Old), A.Ptr, Al);
       tagAccess(S, VI.Kind, Mem, false);
       return Old;

@@ -33,7 +33,9 @@ llvm::Type *KernelLowering::scalarType(ScalarKind Kind) {
   case ScalarKind::F16:
     return llvm::Type::getHalfTy(Ctx);
   case ScalarKind::BF16:
-    return llvm::Type::getBFloatTy(Ctx);
+    // Its bits: LLVM's own bfloat values get flushed or miscompiled when
+    // they cross blocks (LowerBF16.cpp).
+    return llvm::Type::getInt16Ty(Ctx);
   case ScalarKind::F32:
     return llvm::Type::getFloatTy(Ctx);
   case ScalarKind::F64:
@@ -68,7 +70,7 @@ llvm::Constant *KernelLowering::scalarConstant(ScalarKind Kind, uint64_t Bits) {
   if (Kind == ScalarKind::Bool)
     return llvm::ConstantInt::get(I1, Bits & 1);
   llvm::APInt Raw(W, W == 64 ? Bits : Bits & ((uint64_t(1) << W) - 1));
-  if (isFloat(Kind))
+  if (isFloat(Kind) && T->isFloatingPointTy())
     return llvm::ConstantFP::get(Ctx, llvm::APFloat(T->getFltSemantics(), Raw));
   return llvm::ConstantInt::get(Ctx, Raw);
 }
@@ -85,6 +87,9 @@ static llvm::Constant *splatInt(llvm::Type *Ty, const llvm::APInt &V) {
 }
 
 Value *KernelLowering::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
+  if (T.elementKind() == ScalarKind::BF16)
+    return f32ToBF16(emitMinMax(IsMax, T.withElement(ScalarKind::F32), bf16ToF32(A),
+                                bf16ToF32(Bv)));
   llvm::Intrinsic::ID ID;
   if (T.isFloat())
     ID = IsMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
@@ -96,6 +101,9 @@ Value *KernelLowering::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
 }
 
 Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
+  if (T.elementKind() == ScalarKind::BF16) // in f32, rounded once
+    return f32ToBF16(emitBinary(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A),
+                                bf16ToF32(Bv)));
   bool Fl = T.isFloat(), Sg = T.isSigned();
   llvm::Type *Ty = A->getType();
   unsigned W = Ty->getScalarSizeInBits();
@@ -163,6 +171,8 @@ Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
 }
 
 Value *KernelLowering::emitUnary(OpKind Kind, Type T, Value *A) {
+  if (T.elementKind() == ScalarKind::BF16)
+    return f32ToBF16(emitUnary(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A)));
   switch (Kind) {
   case OpKind::Neg:
     return T.isFloat() ? B.CreateFNeg(A)
@@ -210,10 +220,29 @@ Value *KernelLowering::emitLibm(llvm::StringRef Name, Type T,
 
 Value *KernelLowering::emitMath(OpKind Kind, Type T, llvm::ArrayRef<Value *> Args) {
   ScalarKind E = T.elementKind();
-  if (E == ScalarKind::F16 || E == ScalarKind::BF16) {
-    // Half-width math is computed in f32 (fma in f64, exact before the one
-    // rounding) and rounded once to the type.
-    Type Wide = T.withElement(Kind == OpKind::Fma ? ScalarKind::F64 : ScalarKind::F32);
+  if (E == ScalarKind::BF16) {
+    // In f32 (fma in f64) and rounded once, by hand (LowerBF16.cpp).
+    bool Fma = Kind == OpKind::Fma;
+    Type Wide = T.withElement(Fma ? ScalarKind::F64 : ScalarKind::F32);
+    std::vector<Value *> WArgs;
+    for (Value *A : Args) {
+      Value *F = bf16ToF32(A);
+      WArgs.push_back(Fma ? B.CreateFPExt(F, valueType(Wide)) : F);
+    }
+    if (Fma)
+      return f64ToBF16(narrowFmaInF64(WArgs[0], WArgs[1], WArgs[2]));
+    return f32ToBF16(emitMath(Kind, Wide, WArgs));
+  }
+  if (E == ScalarKind::F16 && Kind == OpKind::Fma) {
+    Type Wide = T.withElement(ScalarKind::F64);
+    Value *W[3];
+    for (int I = 0; I < 3; ++I)
+      W[I] = B.CreateFPExt(Args[I], valueType(Wide));
+    return B.CreateFPTrunc(narrowFmaInF64(W[0], W[1], W[2]), valueType(T));
+  }
+  if (E == ScalarKind::F16) {
+    // Half-precision math is computed in f32 and rounded once to the type.
+    Type Wide = T.withElement(ScalarKind::F32);
     std::vector<Value *> WArgs;
     for (Value *A : Args)
       WArgs.push_back(B.CreateFPExt(A, valueType(Wide)));
@@ -282,6 +311,8 @@ Value *KernelLowering::emitMath(OpKind Kind, Type T, llvm::ArrayRef<Value *> Arg
 }
 
 Value *KernelLowering::emitCompare(OpKind Kind, Type T, Value *A, Value *Bv) {
+  if (T.elementKind() == ScalarKind::BF16)
+    return emitCompare(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A), bf16ToF32(Bv));
   using P = llvm::CmpInst::Predicate;
   if (T.isFloat()) {
     // Ordered, except ne: ne(NaN, x) is true.
@@ -307,6 +338,23 @@ Value *KernelLowering::emitCast(Value *V, Type From, Type To) {
   if (From == To)
     return V;
   llvm::Type *DT = valueType(To);
+  // bf16 by hand: widening is exact, narrowing rounds once (LowerBF16.cpp).
+  if (From.elementKind() == ScalarKind::BF16)
+    return emitCast(bf16ToF32(V), From.withElement(ScalarKind::F32), To);
+  if (To.elementKind() == ScalarKind::BF16) {
+    if (From.isBool())
+      return f32ToBF16(B.CreateUIToFP(V, valueType(To.withElement(ScalarKind::F32))));
+    if (From.isInteger())
+      return intToBF16(V, From);
+    switch (From.elementKind()) {
+    case ScalarKind::F64:
+      return f64ToBF16(V);
+    case ScalarKind::F16: // exact in f32
+      return f32ToBF16(B.CreateFPExt(V, valueType(To.withElement(ScalarKind::F32))));
+    default:
+      return f32ToBF16(V);
+    }
+  }
   if (From.isBool()) {
     if (To.isBool())
       return V;
@@ -324,33 +372,26 @@ Value *KernelLowering::emitCast(Value *V, Type From, Type To) {
   ScalarKind FK = From.elementKind(), TK = To.elementKind();
   if (To.isInteger()) {
     // Saturating, NaN to 0 (llvm.fpto[su]i.sat); half types widen exactly first.
-    if (FK == ScalarKind::F16 || FK == ScalarKind::BF16) {
+    if (FK == ScalarKind::F16)
       V = B.CreateFPExt(V, valueType(From.withElement(ScalarKind::F32)));
-    }
     auto ID = To.isSigned() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return B.CreateIntrinsic(ID, {DT, V->getType()}, {V});
   }
-  // Float to float. f16 <-> bf16 goes through f32 (exact), then one rounding.
-  if ((FK == ScalarKind::F16 && TK == ScalarKind::BF16) ||
-      (FK == ScalarKind::BF16 && TK == ScalarKind::F16)) {
-    V = B.CreateFPExt(V, valueType(From.withElement(ScalarKind::F32)));
-    return B.CreateFPTrunc(V, DT);
-  }
+  // Float to float (bf16 was handled above).
   if (bitWidth(FK) < bitWidth(TK))
     return B.CreateFPExt(V, DT);
   return B.CreateFPTrunc(V, DT);
 }
 
 Value *KernelLowering::emitDot(Type T, Value *A, Value *Bv) {
-  Value *P = T.isFloat() ? B.CreateFMul(A, Bv) : B.CreateMul(A, Bv);
+  // Each product and sum rounded in the element type, like mul then add.
+  Value *P = emitBinary(OpKind::Mul, T, A, Bv);
   if (!T.isLine())
     return P;
   // Lanes summed in order 0..N-1 (deterministic, no reassociation).
   Value *Sum = B.CreateExtractElement(P, uint64_t(0));
-  for (unsigned L = 1; L < T.lanes(); ++L) {
-    Value *E = B.CreateExtractElement(P, L);
-    Sum = T.isFloat() ? B.CreateFAdd(Sum, E) : B.CreateAdd(Sum, E);
-  }
+  for (unsigned L = 1; L < T.lanes(); ++L)
+    Sum = emitBinary(OpKind::Add, T.elementType(), Sum, B.CreateExtractElement(P, L));
   return Sum;
 }
 
@@ -473,6 +514,8 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
     if (!Need(1))
       return nullptr;
     Value *A = Opd(0);
+    if (OpTy(0).elementKind() == ScalarKind::BF16)
+      A = bf16ToF32(A);
     if (Op.Kind == OpKind::IsNan)
       return B.CreateFCmpUNO(A, A);
     Value *Abs = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, A);
@@ -496,7 +539,7 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
     Value *Mag = emitMath(OpKind::Sqrt, LT.elementType(), {emitDot(LT, A, A)});
     if (LT.isLine())
       Mag = B.CreateVectorSplat(LT.lanes(), Mag);
-    return B.CreateFDiv(A, Mag);
+    return emitBinary(OpKind::Div, LT, A, Mag);
   }
   case OpClass::Extract:
   case OpClass::Insert: {

@@ -19,6 +19,13 @@ using llvm::Value;
 /// The neutral element of a plane reduction over \p T.
 static llvm::Constant *identity(KernelLowering &L, OpKind Kind, Type T) {
   llvm::Type *Ty = L.valueType(T);
+  if (T.elementKind() == ScalarKind::BF16) { // bit patterns (LowerBF16.cpp)
+    uint16_t Bits = Kind == OpKind::PlaneProd  ? 0x3F80  // 1.0
+                    : Kind == OpKind::PlaneMin ? 0x7F80  // +inf
+                    : Kind == OpKind::PlaneMax ? 0xFF80  // -inf
+                                               : 0x0000; // +0.0
+    return llvm::ConstantInt::get(Ty, Bits);
+  }
   unsigned W = Ty->getScalarSizeInBits();
   switch (Kind) {
   case OpKind::PlaneProd:

@@ -201,7 +201,11 @@ bool KernelLowering::wantInterchange(const Operation &Op) {
   // Running "for k { for units { body } }" instead of "for units { for k {
   // body } }" is the same program under GPU semantics (units only meet at
   // barriers) and puts the units innermost, where the vectoriser works.
-  if (Op.opClass() != OpClass::For || isSplit(Op) || Units < 4 ||
+  // Only worth it when the innermost unit loop is long enough to vectorise.
+  uint32_t Inner = K.CubeDim[0] > 1 ? K.CubeDim[0]
+                   : K.CubeDim[1] > 1 ? K.CubeDim[1]
+                                      : K.CubeDim[2];
+  if (Op.opClass() != OpClass::For || isSplit(Op) || Inner < 8 ||
       Op.Operands.size() < 2 || Op.Regions.empty() ||
       !Op.ResultType.isInteger() || Op.ResultType.isLine())
     return false;

@@ -113,6 +113,17 @@ public:
   llvm::Value *emitCast(llvm::Value *V, Type From, Type To);
   llvm::Value *emitBuiltin(const Operation &Op);
   llvm::Value *emitDot(Type T, llvm::Value *A, llvm::Value *B);
+  // bf16 is computed by hand (LowerBF16.cpp): LLVM 19's x86 lowering
+  // flushes bf16 subnormals and calls __truncdfbf2, absent at run time.
+  llvm::Value *bf16ToF32(llvm::Value *V);
+  llvm::Value *f32ToBF16(llvm::Value *V);
+  llvm::Value *f64ToBF16(llvm::Value *V);
+  llvm::Value *intToBF16(llvm::Value *V, Type From);
+  /// a*b+c for f64 operands widened from f16/bf16 (so a*b is exact), as an
+  /// f64 that rounds to the narrow type like the exact result: the f64 sum's
+  /// rounding error (TwoSum) nudges it one ulp so that a tie cannot mislead
+  /// the second rounding.
+  llvm::Value *narrowFmaInF64(llvm::Value *A, llvm::Value *B, llvm::Value *C);
 
   // ---- Memory (LowerMemory.cpp) ----
   llvm::Value *lowerMemoryOp(const Operation &Op);

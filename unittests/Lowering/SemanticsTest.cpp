@@ -355,6 +355,13 @@ TEST(LoweringSemantics, HalfBFloatAndDouble) {
   auto BAdd = runOp<uint16_t>("add", "bf16", "bf16", BA, BB);
   for (size_t I = 0; I < BA.size(); ++I)
     EXPECT_EQ(BAdd[I], toBF16(fromBF16(BA[I]) + fromBF16(BB[I])));
+  // bf16 subnormals are f32 subnormals: never flushed.
+  std::vector<uint16_t> Z = {0x0000, 0x0001, 0x8001}, Dn = {0x0001, 0x0001, 0x0001};
+  EXPECT_EQ(runOp<uint16_t>("add", "bf16", "bf16", Z, Dn),
+            (std::vector<uint16_t>{0x0001, 0x0002, 0x0000}));
+  EXPECT_EQ(runOp<uint16_t>("div", "bf16", "bf16", Z, Dn)[0], 0x0000);
+  std::vector<float> Sub = {std::bit_cast<float>(0x000116c2u)};
+  EXPECT_EQ(runOp<uint16_t>("cast", "f32", "bf16", Sub)[0], 0x0001);
   auto BToH = runOp<uint16_t>("cast", "bf16", "f16", BA);
   EXPECT_EQ(BToH[1], toHalf(3.0f));
   std::vector<double> DA = {1.0, 2.0, 1e300}, DB = {3.0, 0.0, 1e10};
