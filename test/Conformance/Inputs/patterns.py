@@ -541,6 +541,44 @@ def control(kf, chk):
             for u in range(16):
                 chk.eq("all_return rounds=%d out[%d]" % (rounds, c * 16 + u),
                        res["out"][c * 16 + u], sentinel if c == 1 else acc[u])
+    xs = [K.wrap(rng.u64() >> rng.below(40), "i32") for _ in range(64)]
+    for mode in [1, 0]:
+        res = K.run(kf, "ifelse", "2", {"x": K.Buf("i32", xs), "out": K.Buf("i32", [0] * 64),
+                                        "mode": str(mode)}, ["out"])
+        r = [K.wrap(v * -3, "i32") if v < 0 else K.wrap(v + 7, "i32") for v in xs]
+        for c in range(2):
+            part = r[c * 32:(c + 1) * 32]
+            if mode == 1:
+                want = [part[31 - u] for u in range(32)]
+            else:
+                want = [K.wrap(part[u] + part[(u + 1) % 32], "i32") for u in range(32)]
+            chk.eq("ifelse mode=%d cube %d" % (mode, c), res["out"][c * 32:(c + 1) * 32], want)
+    for limit in [0, 2, 6, 50, 1000]:
+        res = K.run(kf, "uswitch", "3", {"out": K.Buf("u32", [sentinel] * 48),
+                                         "limit": str(limit)}, ["out"])
+        acc = list(range(16))
+        kv = 0
+        returned = False
+        while True:
+            m = kv % 4
+            cur = kv
+            kv += 1
+            if m == 0:
+                acc = [(acc[u] + acc[15 - u]) & 0xffffffff for u in range(16)]
+            elif m == 1:
+                continue
+            elif m == 2:
+                if cur >= limit:
+                    break
+                acc = [a * 3 & 0xffffffff for a in acc]
+            else:
+                if cur >= 100:
+                    returned = True
+                    break
+                acc = [a + 1 & 0xffffffff for a in acc]
+        want = [sentinel] * 16 if returned else acc
+        for c in range(3):
+            chk.eq("uswitch limit=%d cube %d" % (limit, c), res["out"][c * 16:(c + 1) * 16], want)
 
 
 def bounds(kf, chk):
