@@ -20,7 +20,11 @@ CpuTarget::CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
                      const CpuStoreOptions &StoreOpts)
     : Comp(std::move(Compiler)), Linker(Linker),
       Store(openCpuStore(StoreOpts,
-                         cpuStoreFingerprint(Comp.codeGenOptions()))) {}
+                         cpuStoreFingerprint(Comp.codeGenOptions())),
+            nullptr,
+            // Shared by every executable of this build (kiln-compile warms
+            // the store kiln-run and embedders load), unlike buildIdHash.
+            sourceBuildIdHash()) {}
 
 Expected<LoadedKernel> CpuTarget::load(const Id &Key, const CpuArtifact &A) {
   ArrayRef<char> Object(reinterpret_cast<const char *>(A.Object.data()),

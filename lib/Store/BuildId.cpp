@@ -12,6 +12,10 @@
 #include <elf.h>
 #include <link.h>
 
+#ifdef KILN_HAVE_SOURCE_ID
+#include "KilnSourceId.inc"
+#endif
+
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "unknown"
 #endif
@@ -93,6 +97,19 @@ uint64_t buildIdHash() {
       Id = std::string("kiln " KILN_VERSION_STRING " llvm ") +
            LLVM_VERSION_STRING;
     return llvm::xxh3_64bits(Id);
+  }();
+  return Hash;
+}
+
+uint64_t sourceBuildIdHash() {
+  static const uint64_t Hash = [] {
+#ifdef KILN_SOURCE_ID
+    return llvm::xxh3_64bits(std::string("kiln-sources " KILN_SOURCE_ID
+                                         " llvm ") +
+                             LLVM_VERSION_STRING);
+#else
+    return buildIdHash();
+#endif
   }();
   return Hash;
 }

@@ -17,6 +17,14 @@ namespace kiln {
 /// LLVM_VERSION_STRING. Computed once per process.
 uint64_t buildIdHash();
 
+/// A hash of the Kiln build made when Kiln is built: its library sources,
+/// the compiler and its flags, and LLVM_VERSION_STRING. Unlike buildIdHash
+/// (the executable's note when Kiln is linked statically) it is the same in
+/// every executable of one build, so kiln-compile can warm a store that
+/// kiln-run or an embedding program loads; it changes whenever any library
+/// source does. Falls back to buildIdHash when the build made no source id.
+uint64_t sourceBuildIdHash();
+
 /// The build id's bytes as hex, or "" when the module has no build-id note.
 std::string buildIdText();
 
