@@ -337,4 +337,46 @@ kernel @ix cube_dim(8, 3) (%w: buffer<i32, read>, %o: buffer<i32, write>, %n: i3
   }
 }
 
+TEST(LoweringControl, SwitchLabelsOutsideTheSelectorRangeNeverMatch) {
+  const char *Text = R"(
+kernel @sw cube_dim(5) (%s: buffer<u32, read>, %b: buffer<i8, read>, %r: buffer<u32, write>) {
+  %i = unit_pos : u32
+  %v = load %s[%i] : u32
+  %w = load %b[%i] : i8
+  %o = mul %i, 2:u32 : u32
+  %o1 = add %o, 1:u32 : u32
+  store %r[%o], 100:u32
+  store %r[%o1], 100:u32
+  switch %v {
+    case 4294967297 {
+      store %r[%o], 1:u32
+    }
+    case -1 {
+      store %r[%o], 2:u32
+    }
+    case 7 {
+      store %r[%o], 7:u32
+    }
+  }
+  switch %w {
+    case 300 {
+      store %r[%o1], 1:u32
+    }
+    case -129 {
+      store %r[%o1], 2:u32
+    }
+    case -128 {
+      store %r[%o1], 128:u32
+    }
+  }
+}
+)";
+  JitKernel K = compile(Text);
+  ASSERT_TRUE(K.Fn);
+  std::vector<uint32_t> S = {1, 0xFFFFFFFFu, 7, 0, 2}, R(10);
+  std::vector<int8_t> Bv = {44, 127, -128, -1, 2};
+  K.launch({buf(S), buf(Bv), buf(R)}, {1, 1, 1});
+  EXPECT_EQ(R, (std::vector<uint32_t>{100, 100, 100, 100, 7, 128, 100, 100, 100, 100}));
+}
+
 } // namespace

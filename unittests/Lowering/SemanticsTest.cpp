@@ -362,6 +362,26 @@ TEST(LoweringSemantics, HalfBFloatAndDouble) {
   EXPECT_EQ(runOp<uint16_t>("div", "bf16", "bf16", Z, Dn)[0], 0x0000);
   std::vector<float> Sub = {std::bit_cast<float>(0x000116c2u)};
   EXPECT_EQ(runOp<uint16_t>("cast", "f32", "bf16", Sub)[0], 0x0001);
+  // Single rounding where a naive double rounding goes wrong.
+  std::vector<int64_t> BigI = {4311744516ll, 1077936129ll};
+  EXPECT_EQ(runOp<uint16_t>("cast", "i64", "bf16", BigI), (std::vector<uint16_t>{0x4f81, 0x4e81}));
+  std::vector<double> DTie = {std::ldexp(1.0 + 1.0 / 256, 0) + std::ldexp(1.0, -40)};
+  EXPECT_EQ(runOp<uint16_t>("cast", "f64", "bf16", DTie)[0], 0x3f81); // above the tie
+  const char *Fma = R"(
+kernel @bfma cube_dim(1) (%a: buffer<bf16, read>, %o: buffer<bf16, write>) {
+  %x = load %a[0:u32] : bf16
+  %y = load %a[1:u32] : bf16
+  %z = load %a[2:u32] : bf16
+  %r = fma %x, %y, %z : bf16
+  store %o[0:u32], %r
+}
+)";
+  JitKernel FK = compile(Fma);
+  ASSERT_TRUE(FK.Fn);
+  // 3 * -1.0078125 = -3.0234375 is a bf16 tie; the tiny + c decides it.
+  std::vector<uint16_t> FIn = {0x4040, 0xbf81, 0x0080}, FOut(1);
+  FK.launch({buf(FIn), buf(FOut)}, {1, 1, 1});
+  EXPECT_EQ(FOut[0], 0xc041);
   auto BToH = runOp<uint16_t>("cast", "bf16", "f16", BA);
   EXPECT_EQ(BToH[1], toHalf(3.0f));
   std::vector<double> DA = {1.0, 2.0, 1e300}, DB = {3.0, 0.0, 1e10};
