@@ -8,6 +8,7 @@
 //   LowerMemory.cpp       buffers, shared/local arrays, vars, atomics, slots
 //   LowerControl.cpp      unit loops, barrier fission, control constructs
 //   LowerPlane.cpp        plane operations at cube level
+//   LowerBF16.cpp         bf16 conversions by hand (values are i16 bits)
 // See docs/Lowering.md for the execution model.
 //
 //===----------------------------------------------------------------------===//
