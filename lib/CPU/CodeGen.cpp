@@ -3,11 +3,11 @@
 #include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/HostInfo.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -49,10 +49,9 @@ kiln::createTargetMachine(const CodeGenOptions &Opts) {
       if (!Name.consume_front("+") && !Name.consume_front("-"))
         return makeError("target feature '" + F.trim() +
                          "' must start with '+' or '-'");
-      if (!llvm::any_of(STI->getAllProcessorFeatures(),
-                        [&](const SubtargetFeatureKV &KV) {
-                          return Name == KV.Key;
-                        }))
+      if (!llvm::any_of(
+              STI->getAllProcessorFeatures(),
+              [&](const SubtargetFeatureKV &KV) { return Name == KV.Key; }))
         return makeError("unknown target feature '" + Name + "' for " +
                          Host.Triple);
     }

@@ -5,7 +5,8 @@
 //   str KernelName, str Symbol        (str = u32 length + bytes)
 //   u32 CubeDim[3], u32 PlaneDim, u64 ScratchBytes
 //   u32 NumParams, then per parameter:
-//     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8 Access
+//     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8
+//     Access
 // Nothing may follow the last parameter.
 //
 //===----------------------------------------------------------------------===//
@@ -133,8 +134,7 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     return E;
   // Bound the reservation by what the remaining bytes can hold.
   if (NumParams > R.remaining() / MinParamBytes)
-    return corrupt("parameter count " + Twine(NumParams) +
-                   " exceeds the data");
+    return corrupt("parameter count " + Twine(NumParams) + " exceeds the data");
   M.Params.reserve(NumParams);
   for (uint32_t I = 0; I < NumParams; ++I) {
     ParamMetadata P;
@@ -158,8 +158,7 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
       return corrupt("parameter " + Twine(I) + ": bad line width " +
                      Twine(Lanes));
     if (Access > static_cast<uint8_t>(AccessKind::ReadWrite))
-      return corrupt("parameter " + Twine(I) + ": bad access " +
-                     Twine(Access));
+      return corrupt("parameter " + Twine(I) + ": bad access " + Twine(Access));
     P.IsBuffer = IsBuffer;
     ScalarKind SK = static_cast<ScalarKind>(Kind);
     P.Ty = Lanes ? Type::line(SK, Lanes) : Type::scalar(SK);

@@ -5,8 +5,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/xxhash.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -32,8 +32,8 @@ bool HostInfo::hasFeature(const std::string &Name) const {
 uint64_t HostInfo::fingerprintHash() const {
   // Fields separated by a byte that none of them contains, so that moving a
   // character from one field to the next changes the hash.
-  std::string Key = Triple + '\n' + CPU + '\n' + featureString() + '\n' +
-                    LLVMVersion;
+  std::string Key =
+      Triple + '\n' + CPU + '\n' + featureString() + '\n' + LLVMVersion;
   return llvm::xxh3_64bits(llvm::StringRef(Key));
 }
 

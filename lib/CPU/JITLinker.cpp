@@ -143,8 +143,7 @@ Expected<LoadedKernel> JITLinker::load(ArrayRef<char> Object,
     return makeError("kernel metadata names no cube function symbol");
   auto Buffer = MemoryBuffer::getMemBufferCopy(
       StringRef(Object.data(), Object.size()), Metadata.KernelName);
-  auto Interface =
-      getObjectFileInterface(*S.ES, Buffer->getMemBufferRef());
+  auto Interface = getObjectFileInterface(*S.ES, Buffer->getMemBufferRef());
   if (!Interface)
     return makeError("cannot link the object of kernel '" +
                      Metadata.KernelName +
@@ -155,8 +154,8 @@ Expected<LoadedKernel> JITLinker::load(ArrayRef<char> Object,
   SymbolStringPtr Entry = S.ES->intern(Mangled);
   if (!Interface->SymbolFlags.count(Entry))
     return makeError("the object of kernel '" + Metadata.KernelName +
-                     "' does not define its cube function '" +
-                     Metadata.Symbol + "'");
+                     "' does not define its cube function '" + Metadata.Symbol +
+                     "'");
   std::vector<SymbolStringPtr> Symbols;
   for (const auto &KV : Interface->SymbolFlags)
     Symbols.push_back(KV.first);

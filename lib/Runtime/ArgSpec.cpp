@@ -62,9 +62,9 @@ Expected<std::vector<uint8_t>> kiln::parseValueText(StringRef Text, Type Ty) {
                        "': missing ']'");
     T.split(Parts, ',');
     if (Parts.size() != 1 && Parts.size() != Ty.lanes())
-      return specError("bad " + Ty.str() + " value '" + Text + "': " +
-                       Twine(Parts.size()) + " lanes given, expected 1 or " +
-                       Twine(Ty.lanes()));
+      return specError("bad " + Ty.str() + " value '" + Text +
+                       "': " + Twine(Parts.size()) +
+                       " lanes given, expected 1 or " + Twine(Ty.lanes()));
   } else {
     Parts.push_back(T);
   }
@@ -76,8 +76,7 @@ Expected<std::vector<uint8_t>> kiln::parseValueText(StringRef Text, Type Ty) {
     if (!Bits) {
       if (Parts.size() == 1)
         return Bits.takeError(); // the message quotes the text already
-      return specError("lane " + Twine(L) + ": " +
-                       toString(Bits.takeError()));
+      return specError("lane " + Twine(L) + ": " + toString(Bits.takeError()));
     }
     for (unsigned B = 0; B < Size; ++B)
       Bytes[L * Size + B] = static_cast<uint8_t>(*Bits >> (8 * B));
@@ -99,8 +98,8 @@ Expected<BufferSpec> kiln::parseBufferSpec(StringRef Spec) {
   StringRef CountText = Spec.slice(Open + 1, Close).trim();
   if (CountText.empty() || !llvm::all_of(CountText, llvm::isDigit) ||
       CountText.getAsInteger(10, S.Count))
-    return specError("bad buffer '" + Spec + "': element count '" +
-                     CountText + "' is not a number below 2^64");
+    return specError("bad buffer '" + Spec + "': element count '" + CountText +
+                     "' is not a number below 2^64");
   StringRef Rest = Spec.drop_front(Close + 1);
   if (!Rest.consume_front(":"))
     return specError("bad buffer '" + Spec + "': expected ':' after ']'");
@@ -111,8 +110,7 @@ Expected<BufferSpec> kiln::parseBufferSpec(StringRef Spec) {
   } else if (Rest.consume_front("fill=")) {
     S.Init = BufferSpec::InitKind::Fill;
     if (auto V = parseValueText(Rest, S.ElementType); !V)
-      return specError("bad buffer '" + Spec +
-                       "': " + toString(V.takeError()));
+      return specError("bad buffer '" + Spec + "': " + toString(V.takeError()));
     S.Operand = Rest.str();
   } else if (Rest.consume_front("file=")) {
     S.Init = BufferSpec::InitKind::File;
@@ -178,8 +176,8 @@ Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {
     if (Spec.Count > UINT64_MAX / Elem || File->getBufferSize() != Want)
       return specError("file '" + Spec.Operand + "' has " +
                        Twine(File->getBufferSize()) + " bytes, expected " +
-                       Twine(Spec.Count) + " elements of " + Ty.str() +
-                       " (" + Twine(Spec.Count * Elem) + " bytes)");
+                       Twine(Spec.Count) + " elements of " + Ty.str() + " (" +
+                       Twine(Spec.Count * Elem) + " bytes)");
   }
   auto B = Buffer::create(Ty, Spec.Count);
   if (!B)
@@ -242,7 +240,8 @@ static std::string formatFloat(uint64_t Bits, ScalarKind Kind) {
       continue;
     // %g switches to an exponent as soon as the digits run out ("1e+01"):
     // write moderate magnitudes in fixed notation with as many digits.
-    int Exp = V == 0 ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(V))));
+    int Exp =
+        V == 0 ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(V))));
     if (std::strchr(Buf, 'e') && Exp >= -5 && Exp < 17) {
       char Fixed[400];
       std::snprintf(Fixed, sizeof(Fixed), "%.*f",
@@ -316,8 +315,8 @@ kiln::splitNameValue(StringRef Text, StringRef Option) {
   Name = Name.trim();
   Name.consume_front("%");
   if (Name.empty() || Rest.data() == nullptr || !Text.contains('='))
-    return specError("--" + Option + " '" + Text + "': expected NAME=" +
-                     (Option == "arg" ? "SPEC" : "PATH"));
+    return specError("--" + Option + " '" + Text +
+                     "': expected NAME=" + (Option == "arg" ? "SPEC" : "PATH"));
   return std::make_pair(Name.str(), Rest.str());
 }
 
@@ -335,9 +334,9 @@ kiln::bindArguments(llvm::ArrayRef<ParamMetadata> Params,
       std::string Known;
       for (const ParamMetadata &P : Params)
         Known += (Known.empty() ? "%" : ", %") + P.Name;
-      return specError("--arg " + NV->first + ": the kernel has no parameter %" +
-                       NV->first + " (parameters: " +
-                       (Known.empty() ? "none" : Known) + ")");
+      return specError(
+          "--arg " + NV->first + ": the kernel has no parameter %" + NV->first +
+          " (parameters: " + (Known.empty() ? "none" : Known) + ")");
     }
     size_t I = It - Params.begin();
     if (Specs[I])

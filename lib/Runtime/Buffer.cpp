@@ -23,7 +23,9 @@ llvm::Expected<Buffer> Buffer::create(Type ElementType, uint64_t Count) {
         static_cast<unsigned long long>(Count), ElementType.str().c_str());
   uint64_t Bytes = Count * Elem;
   // Round up to the alignment; at least one block so data() is never null.
-  uint64_t Rounded = Bytes == 0 ? Alignment : (Bytes + Alignment - 1) & ~uint64_t(Alignment - 1);
+  uint64_t Rounded = Bytes == 0
+                         ? Alignment
+                         : (Bytes + Alignment - 1) & ~uint64_t(Alignment - 1);
   if (Rounded < Bytes || Rounded > SIZE_MAX / 2)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

@@ -95,25 +95,25 @@ Error kiln::validateLaunch(const CubeMetadata &M,
       return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
                                 Twine(CubeCount[1]) + ", " +
                                 Twine(CubeCount[2]) + ") is zero in " +
-                                Twine(D == 0 ? "x" : D == 1 ? "y" : "z"));
+                                Twine(D == 0   ? "x"
+                                      : D == 1 ? "y"
+                                               : "z"));
   uint64_t Total = uint64_t(CubeCount[0]) * CubeCount[1];
   if (Total > UINT32_MAX || Total * CubeCount[2] > UINT32_MAX)
     return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
-                              Twine(CubeCount[1]) + ", " +
-                              Twine(CubeCount[2]) +
+                              Twine(CubeCount[1]) + ", " + Twine(CubeCount[2]) +
                               ") has more than 2^32-1 cubes");
   if (Args.size() != M.Params.size())
-    return launchError(M, Twine(Args.size()) + " argument" +
-                              (Args.size() == 1 ? "" : "s") +
-                              " given, the kernel has " +
-                              Twine(M.Params.size()) + " parameter" +
-                              (M.Params.size() == 1 ? "" : "s"));
+    return launchError(
+        M, Twine(Args.size()) + " argument" + (Args.size() == 1 ? "" : "s") +
+               " given, the kernel has " + Twine(M.Params.size()) +
+               " parameter" + (M.Params.size() == 1 ? "" : "s"));
   for (size_t I = 0; I < Args.size(); ++I) {
     const ParamMetadata &P = M.Params[I];
     const ArgBinding &A = Args[I];
     auto Bad = [&](const Twine &Why) {
-      return launchError(M, "argument " + Twine(I) + " (%" + P.Name +
-                                "): " + Why);
+      return launchError(M,
+                         "argument " + Twine(I) + " (%" + P.Name + "): " + Why);
     };
     if (P.IsBuffer != A.isBuffer() || P.Ty != A.type())
       return Bad("expected " + describe(P) + ", got " + describe(A));
@@ -134,8 +134,8 @@ Error kiln::validateLaunch(const CubeMetadata &M,
                    " bytes, as the kernel's variant assumes");
     } else if (A.valueSize() != P.Ty.storeSize()) {
       return Bad("a value of type " + P.Ty.str() + " has " +
-                 Twine(P.Ty.storeSize()) + " bytes, " +
-                 Twine(A.valueSize()) + " given");
+                 Twine(P.Ty.storeSize()) + " bytes, " + Twine(A.valueSize()) +
+                 " given");
     }
   }
   return Error::success();

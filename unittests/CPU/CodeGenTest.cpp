@@ -88,7 +88,8 @@ std::string assemblyFor(const char *IR, const CodeGenOptions &Opts) {
 TEST(CodeGen, EmitsAnObjectAndAssemblyForTheHost) {
   auto Obj = test::compileIR(test::vaddIR("kiln_cube_vadd"));
   ASSERT_GE(Obj.size(), 4u);
-  EXPECT_EQ(StringRef(Obj.data(), 4), "\x7f" "ELF");
+  EXPECT_EQ(StringRef(Obj.data(), 4), "\x7f"
+                                      "ELF");
   std::string Asm = assemblyFor(test::vaddIR("kiln_cube_vadd").c_str(), {});
   EXPECT_NE(Asm.find("kiln_cube_vadd:"), std::string::npos);
 }
@@ -152,7 +153,8 @@ TEST(CodeGen, RejectsBadLevelsAndModules) {
   BadFeature.Features = "+avx2,+no-such-feature";
   auto TM3 = createTargetMachine(BadFeature);
   ASSERT_FALSE(!!TM3);
-  EXPECT_NE(toString(TM3.takeError()).find("unknown target feature 'no-such-feature'"),
+  EXPECT_NE(toString(TM3.takeError())
+                .find("unknown target feature 'no-such-feature'"),
             std::string::npos);
   BadFeature.Features = "avx2";
   auto TM4 = createTargetMachine(BadFeature);
@@ -182,7 +184,9 @@ TEST(CodeGen, ConcurrentCompilationsWithOwnMachines) {
   std::vector<size_t> Sizes(4);
   for (unsigned T = 0; T < 4; ++T)
     Threads.emplace_back([&, T] {
-      Sizes[T] = test::compileIR(test::vaddIR("kiln_cube_v" + std::to_string(T)), 3).size();
+      Sizes[T] =
+          test::compileIR(test::vaddIR("kiln_cube_v" + std::to_string(T)), 3)
+              .size();
     });
   for (std::thread &T : Threads)
     T.join();

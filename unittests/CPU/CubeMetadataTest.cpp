@@ -15,11 +15,16 @@ CubeMetadata sample() {
   M.CubeDim = {16, 4, 2};
   M.PlaneDim = 8;
   M.ScratchBytes = 12345;
-  M.Params.push_back({"a", true, Type::scalar(ScalarKind::F32), AccessKind::Read});
-  M.Params.push_back({"b", true, Type::line(ScalarKind::BF16, 4), AccessKind::ReadWrite});
-  M.Params.push_back({"c", true, Type::scalar(ScalarKind::U8), AccessKind::Write});
-  M.Params.push_back({"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite});
-  M.Params.push_back({"v", false, Type::line(ScalarKind::F64, 16), AccessKind::ReadWrite});
+  M.Params.push_back(
+      {"a", true, Type::scalar(ScalarKind::F32), AccessKind::Read});
+  M.Params.push_back(
+      {"b", true, Type::line(ScalarKind::BF16, 4), AccessKind::ReadWrite});
+  M.Params.push_back(
+      {"c", true, Type::scalar(ScalarKind::U8), AccessKind::Write});
+  M.Params.push_back(
+      {"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite});
+  M.Params.push_back(
+      {"v", false, Type::line(ScalarKind::F64, 16), AccessKind::ReadWrite});
   return M;
 }
 

@@ -18,9 +18,9 @@ TEST(HostInfo, ComputedOnceAndStable) {
   EXPECT_EQ(A.fingerprint(), B.fingerprint());
   EXPECT_EQ(A.fingerprint().size(), 16u);
   std::string F = A.fingerprint();
-  EXPECT_TRUE(std::all_of(F.begin(), F.end(),
-                          [](char C) { return std::isxdigit(C); }))
-      << F;
+  EXPECT_TRUE(std::all_of(F.begin(), F.end(), [](char C) {
+    return std::isxdigit(C);
+  })) << F;
 }
 
 TEST(HostInfo, FeaturesSortedAndSigned) {

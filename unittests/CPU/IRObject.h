@@ -1,4 +1,5 @@
-//===- IRObject.h - Compile LLVM IR text to an object, for tests -*- C++ -*-===//
+//===- IRObject.h - Compile LLVM IR text to an object, for tests -*- C++
+//-*-===//
 
 #ifndef KILN_UNITTESTS_CPU_IROBJECT_H
 #define KILN_UNITTESTS_CPU_IROBJECT_H
@@ -49,7 +50,8 @@ inline llvm::SmallVector<char, 0> compileIR(llvm::StringRef IR,
 inline std::string vaddIR(llvm::StringRef Name, float K = 1.0f) {
   return (R"(
 %KernelArg = type { ptr, i64 }
-define void @)" + Name + R"((ptr %la, i32 %begin, i32 %end, ptr %scratch) {
+define void @)" +
+          Name + R"((ptr %la, i32 %begin, i32 %end, ptr %scratch) {
 entry:
   %args = load ptr, ptr %la
   %pa = getelementptr %KernelArg, ptr %args, i64 0, i32 0
@@ -78,7 +80,8 @@ body:
   %x = load float, ptr %xa
   %ya = getelementptr float, ptr %b, i64 %i64
   %y = load float, ptr %ya
-  %yk = fmul float %y, )" + std::to_string(double(K)) + R"(
+  %yk = fmul float %y, )" +
+          std::to_string(double(K)) + R"(
   %s = fadd float %x, %yk
   %za = getelementptr float, ptr %c, i64 %i64
   store float %s, ptr %za

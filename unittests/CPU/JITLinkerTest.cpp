@@ -17,10 +17,11 @@ CubeMetadata vaddMetadata(const std::string &Symbol) {
   M.KernelName = "vadd";
   M.Symbol = Symbol;
   M.CubeDim = {64, 1, 1};
-  M.Params = {{"a", true, Type::scalar(ScalarKind::F32), AccessKind::Read},
-              {"b", true, Type::scalar(ScalarKind::F32), AccessKind::Read},
-              {"c", true, Type::scalar(ScalarKind::F32), AccessKind::Write},
-              {"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite}};
+  M.Params = {
+      {"a", true, Type::scalar(ScalarKind::F32), AccessKind::Read},
+      {"b", true, Type::scalar(ScalarKind::F32), AccessKind::Read},
+      {"c", true, Type::scalar(ScalarKind::F32), AccessKind::Write},
+      {"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite}};
   return M;
 }
 

@@ -23,10 +23,14 @@ TEST(ArgSpec, Types) {
   EXPECT_EQ(*parseTypeText("f32"), Type::scalar(ScalarKind::F32));
   EXPECT_EQ(*parseTypeText("vec<4 x f32>"), Type::line(ScalarKind::F32, 4));
   EXPECT_EQ(*parseTypeText("vec< 16 x u8 >"), Type::line(ScalarKind::U8, 16));
-  EXPECT_NE(errorOf(parseTypeText("f31")).find("unknown type"), std::string::npos);
-  EXPECT_NE(errorOf(parseTypeText("vec<5 x f32>")).find("lanes"), std::string::npos);
-  EXPECT_NE(errorOf(parseTypeText("vec<4 x q>")).find("element"), std::string::npos);
-  EXPECT_NE(errorOf(parseTypeText("vec<4 x f32")).find("vec<N x T>"), std::string::npos);
+  EXPECT_NE(errorOf(parseTypeText("f31")).find("unknown type"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseTypeText("vec<5 x f32>")).find("lanes"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseTypeText("vec<4 x q>")).find("element"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseTypeText("vec<4 x f32")).find("vec<N x T>"),
+            std::string::npos);
 }
 
 TEST(ArgSpec, BufferSpecs) {
@@ -42,14 +46,24 @@ TEST(ArgSpec, BufferSpecs) {
   EXPECT_EQ(parseBufferSpec("u8[1]:file=/x/y")->Operand, "/x/y");
   EXPECT_EQ(parseBufferSpec("f16[9]:iota")->Init, BufferSpec::InitKind::Iota);
 
-  EXPECT_NE(errorOf(parseBufferSpec("f32[abc]:zeros")).find("element count"), std::string::npos);
-  EXPECT_NE(errorOf(parseBufferSpec("f32[-1]:zeros")).find("element count"), std::string::npos);
-  EXPECT_NE(errorOf(parseBufferSpec("f32[99999999999999999999]:zeros")).find("element count"), std::string::npos);
-  EXPECT_NE(errorOf(parseBufferSpec("f32[4]zeros")).find("':'"), std::string::npos);
-  EXPECT_NE(errorOf(parseBufferSpec("f32[4]:ones")).find("unknown contents"), std::string::npos);
-  EXPECT_NE(errorOf(parseBufferSpec("u8[4]:fill=256")).find("integer literal '256' out of range"), std::string::npos);
-  EXPECT_NE(errorOf(parseBufferSpec("u8[4]:file=")).find("empty file"), std::string::npos);
-  EXPECT_NE(errorOf(parseBufferSpec("f32:zeros")).find("TYPE[COUNT]"), std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("f32[abc]:zeros")).find("element count"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("f32[-1]:zeros")).find("element count"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("f32[99999999999999999999]:zeros"))
+                .find("element count"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("f32[4]zeros")).find("':'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("f32[4]:ones")).find("unknown contents"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("u8[4]:fill=256"))
+                .find("integer literal '256' out of range"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("u8[4]:file=")).find("empty file"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseBufferSpec("f32:zeros")).find("TYPE[COUNT]"),
+            std::string::npos);
 }
 
 TEST(ArgSpec, Values) {
@@ -71,15 +85,25 @@ TEST(ArgSpec, Values) {
   V = parseValueText("1,2,3,4", Type::line(ScalarKind::U16, 4));
   ASSERT_EQ(V->size(), 8u);
   EXPECT_EQ((*V)[6], 4);
-  EXPECT_NE(errorOf(parseValueText("1,x,3", Type::line(ScalarKind::U8, 3))).find("lane 1: invalid u8 literal 'x'"), std::string::npos);
+  EXPECT_NE(errorOf(parseValueText("1,x,3", Type::line(ScalarKind::U8, 3)))
+                .find("lane 1: invalid u8 literal 'x'"),
+            std::string::npos);
   V = parseValueText("[9]", Type::line(ScalarKind::U8, 3));
   ASSERT_TRUE(!!V);
   EXPECT_EQ(*V, (std::vector<uint8_t>{9, 9, 9}));
 
-  EXPECT_NE(errorOf(parseValueText("2.5", Type::scalar(ScalarKind::U32))).find("invalid u32 literal '2.5'"), std::string::npos);
-  EXPECT_NE(errorOf(parseValueText("-1", Type::scalar(ScalarKind::U8))).find("integer literal '-1' out of range"), std::string::npos);
-  EXPECT_NE(errorOf(parseValueText("yes", Type::scalar(ScalarKind::Bool))).find("invalid bool literal 'yes'"), std::string::npos);
-  EXPECT_NE(errorOf(parseValueText("1,2", Type::line(ScalarKind::F32, 4))).find("2 lanes given"), std::string::npos);
+  EXPECT_NE(errorOf(parseValueText("2.5", Type::scalar(ScalarKind::U32)))
+                .find("invalid u32 literal '2.5'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseValueText("-1", Type::scalar(ScalarKind::U8)))
+                .find("integer literal '-1' out of range"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseValueText("yes", Type::scalar(ScalarKind::Bool)))
+                .find("invalid bool literal 'yes'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseValueText("1,2", Type::line(ScalarKind::F32, 4)))
+                .find("2 lanes given"),
+            std::string::npos);
 }
 
 TEST(ArgSpec, FillIotaAndFile) {
@@ -108,8 +132,11 @@ TEST(ArgSpec, FillIotaAndFile) {
   auto FB = createBuffer(*parseBufferSpec(("u32[3]:file=" + Path).str()));
   ASSERT_TRUE(!!FB) << errorOf(FB.takeError());
   EXPECT_EQ(FB->as<uint32_t>()[2], 9u);
-  std::string Msg = errorOf(createBuffer(*parseBufferSpec(("u32[4]:file=" + Path).str())));
-  EXPECT_NE(Msg.find("has 12 bytes, expected 4 elements of u32 (16 bytes)"), std::string::npos) << Msg;
+  std::string Msg =
+      errorOf(createBuffer(*parseBufferSpec(("u32[4]:file=" + Path).str())));
+  EXPECT_NE(Msg.find("has 12 bytes, expected 4 elements of u32 (16 bytes)"),
+            std::string::npos)
+      << Msg;
   Msg = errorOf(createBuffer(*parseBufferSpec("u32[4]:file=/no/such/file")));
   EXPECT_NE(Msg.find("cannot read '/no/such/file'"), std::string::npos) << Msg;
   llvm::sys::fs::remove(Path);
@@ -141,23 +168,29 @@ TEST(ArgSpec, FormatElements) {
   EXPECT_EQ(F32Text(-INFINITY), "-inf");
   EXPECT_EQ(F32Text(NAN), "nan");
   double D = 0.1 + 0.2;
-  EXPECT_EQ(formatElement(&D, Type::scalar(ScalarKind::F64)), "0.30000000000000004");
+  EXPECT_EQ(formatElement(&D, Type::scalar(ScalarKind::F64)),
+            "0.30000000000000004");
   uint16_t Half = 0x3555; // 0.33325195 in f16
   EXPECT_EQ(formatElement(&Half, Type::scalar(ScalarKind::F16)), "0.3333");
   int64_t I = -5;
   EXPECT_EQ(formatElement(&I, Type::scalar(ScalarKind::I64)), "-5");
   uint8_t Bools[2] = {0, 1};
-  EXPECT_EQ(formatElement(Bools, Type::line(ScalarKind::Bool, 2)), "false true");
+  EXPECT_EQ(formatElement(Bools, Type::line(ScalarKind::Bool, 2)),
+            "false true");
 }
 
 TEST(ArgSpec, CubeCounts) {
   EXPECT_EQ(*parseCubeCount("7"), (std::array<uint32_t, 3>{7, 1, 1}));
   EXPECT_EQ(*parseCubeCount("2,3,4"), (std::array<uint32_t, 3>{2, 3, 4}));
   EXPECT_NE(errorOf(parseCubeCount("0")).find("at least 1"), std::string::npos);
-  EXPECT_NE(errorOf(parseCubeCount("1,2,3,4")).find("at most three"), std::string::npos);
-  EXPECT_NE(errorOf(parseCubeCount("4294967296")).find("not a number"), std::string::npos);
-  EXPECT_NE(errorOf(parseCubeCount("x")).find("not a number"), std::string::npos);
-  EXPECT_NE(errorOf(parseCubeCount("")).find("not a number"), std::string::npos);
+  EXPECT_NE(errorOf(parseCubeCount("1,2,3,4")).find("at most three"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseCubeCount("4294967296")).find("not a number"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseCubeCount("x")).find("not a number"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseCubeCount("")).find("not a number"),
+            std::string::npos);
 }
 
 std::vector<ParamMetadata> params() {
@@ -178,13 +211,26 @@ TEST(ArgSpec, BindArguments) {
   auto Err = [](std::vector<std::string> A) {
     return errorOf(bindArguments(params(), A));
   };
-  EXPECT_NE(Err({"a=f32[4]:zeros"}).find("missing --arg for parameter %n"), std::string::npos);
-  EXPECT_NE(Err({"a=f32[4]:zeros", "n=1", "m=2"}).find("--arg m: the kernel has no parameter %m"), std::string::npos);
-  EXPECT_NE(Err({"a=f32[4]:zeros", "n=1", "n=2"}).find("--arg n: parameter %n is given more than once"), std::string::npos);
-  EXPECT_NE(Err({"a=i32[4]:zeros", "n=1"}).find("--arg a: %a is a buffer of f32, the buffer given holds i32"), std::string::npos);
-  EXPECT_NE(Err({"a=2.5", "n=1"}).find("--arg a: %a is a buffer of f32"), std::string::npos);
-  EXPECT_NE(Err({"a=f32[4]:zeros", "n=u32[1]:zeros"}).find("--arg n: %n is a value of type u32, not a buffer"), std::string::npos);
-  EXPECT_NE(Err({"a=f32[4]:zeros", "n=-1"}).find("--arg n: integer literal '-1' out of range"), std::string::npos);
+  EXPECT_NE(Err({"a=f32[4]:zeros"}).find("missing --arg for parameter %n"),
+            std::string::npos);
+  EXPECT_NE(Err({"a=f32[4]:zeros", "n=1", "m=2"})
+                .find("--arg m: the kernel has no parameter %m"),
+            std::string::npos);
+  EXPECT_NE(Err({"a=f32[4]:zeros", "n=1", "n=2"})
+                .find("--arg n: parameter %n is given more than once"),
+            std::string::npos);
+  EXPECT_NE(
+      Err({"a=i32[4]:zeros", "n=1"})
+          .find("--arg a: %a is a buffer of f32, the buffer given holds i32"),
+      std::string::npos);
+  EXPECT_NE(Err({"a=2.5", "n=1"}).find("--arg a: %a is a buffer of f32"),
+            std::string::npos);
+  EXPECT_NE(Err({"a=f32[4]:zeros", "n=u32[1]:zeros"})
+                .find("--arg n: %n is a value of type u32, not a buffer"),
+            std::string::npos);
+  EXPECT_NE(Err({"a=f32[4]:zeros", "n=-1"})
+                .find("--arg n: integer literal '-1' out of range"),
+            std::string::npos);
   EXPECT_NE(Err({"a", "n=1"}).find("expected NAME=SPEC"), std::string::npos);
 }
 

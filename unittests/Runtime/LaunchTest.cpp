@@ -64,60 +64,79 @@ TEST(Launch, ValidationErrorsNameTheParameter) {
   auto Args = Good();
   Args.pop_back();
   EXPECT_NE(errorOf(validateLaunch(M, One, Args))
-                .find("launch of kernel 'vadd': 3 arguments given, the kernel has 4 parameters"),
+                .find("launch of kernel 'vadd': 3 arguments given, the kernel "
+                      "has 4 parameters"),
             std::string::npos);
   Args = Good();
   Args[3] = ArgBinding::buffer(C);
   EXPECT_NE(errorOf(validateLaunch(M, One, Args))
-                .find("argument 3 (%n): expected a value of type u32, got a buffer of f32"),
+                .find("argument 3 (%n): expected a value of type u32, got a "
+                      "buffer of f32"),
             std::string::npos);
   Args = Good();
   Args[0] = ArgBinding::f32(1.0f);
   EXPECT_NE(errorOf(validateLaunch(M, One, Args))
-                .find("argument 0 (%a): expected a read buffer of f32, got a value of type f32"),
+                .find("argument 0 (%a): expected a read buffer of f32, got a "
+                      "value of type f32"),
             std::string::npos);
   Args = Good();
   Args[1] = ArgBinding::buffer(I);
   EXPECT_NE(errorOf(validateLaunch(M, One, Args))
-                .find("argument 1 (%b): expected a read buffer of f32, got a buffer of i32"),
+                .find("argument 1 (%b): expected a read buffer of f32, got a "
+                      "buffer of i32"),
             std::string::npos);
   Args = Good();
   Args[3] = ArgBinding::u64(8);
-  EXPECT_NE(errorOf(validateLaunch(M, One, Args)).find("(%n): expected a value of type u32, got a value of type u64"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(validateLaunch(M, One, Args))
+          .find("(%n): expected a value of type u32, got a value of type u64"),
+      std::string::npos);
   Args = Good();
   uint16_t Short = 8;
   Args[3] = ArgBinding::value(U32, &Short, 2);
-  EXPECT_NE(errorOf(validateLaunch(M, One, Args)).find("(%n): a value of type u32 has 4 bytes, 2 given"),
+  EXPECT_NE(errorOf(validateLaunch(M, One, Args))
+                .find("(%n): a value of type u32 has 4 bytes, 2 given"),
             std::string::npos);
   Args = Good();
   Args[2] = ArgBinding::buffer(C, AccessKind::Read);
-  EXPECT_NE(errorOf(validateLaunch(M, One, Args)).find("(%c): a read-only buffer"), std::string::npos);
+  EXPECT_NE(
+      errorOf(validateLaunch(M, One, Args)).find("(%c): a read-only buffer"),
+      std::string::npos);
   Args = Good();
   Args[0] = ArgBinding::buffer(A, AccessKind::Write);
-  EXPECT_NE(errorOf(validateLaunch(M, One, Args)).find("(%a): a write-only buffer"), std::string::npos);
+  EXPECT_NE(
+      errorOf(validateLaunch(M, One, Args)).find("(%a): a write-only buffer"),
+      std::string::npos);
   Args = Good();
   Args[0] = ArgBinding::buffer(nullptr, F32, 0);
-  EXPECT_NE(errorOf(validateLaunch(M, One, Args)).find("(%a): the buffer's address is null"), std::string::npos);
+  EXPECT_NE(errorOf(validateLaunch(M, One, Args))
+                .find("(%a): the buffer's address is null"),
+            std::string::npos);
   Args = Good();
   Args[0] = ArgBinding::buffer(A.as<char>() + 4, F32, 4);
-  EXPECT_NE(errorOf(validateLaunch(M, One, Args, 64)).find("(%a): the buffer is not aligned to 64 bytes"),
+  EXPECT_NE(errorOf(validateLaunch(M, One, Args, 64))
+                .find("(%a): the buffer is not aligned to 64 bytes"),
             std::string::npos);
   EXPECT_EQ(errorOf(validateLaunch(M, One, Args, 4)), "<no error>");
 
-  EXPECT_NE(errorOf(validateLaunch(M, {4, 0, 1}, Good())).find("cube count (4, 0, 1) is zero in y"),
+  EXPECT_NE(errorOf(validateLaunch(M, {4, 0, 1}, Good()))
+                .find("cube count (4, 0, 1) is zero in y"),
             std::string::npos);
-  EXPECT_NE(errorOf(validateLaunch(M, {65536, 65536, 1}, Good())).find("more than 2^32-1 cubes"),
+  EXPECT_NE(errorOf(validateLaunch(M, {65536, 65536, 1}, Good()))
+                .find("more than 2^32-1 cubes"),
             std::string::npos);
-  EXPECT_NE(errorOf(validateLaunch(M, {65536, 2, 32768}, Good())).find("more than 2^32-1 cubes"),
+  EXPECT_NE(errorOf(validateLaunch(M, {65536, 2, 32768}, Good()))
+                .find("more than 2^32-1 cubes"),
             std::string::npos);
-  EXPECT_EQ(errorOf(validateLaunch(M, {65535, 65537, 1}, Good())), "<no error>");
+  EXPECT_EQ(errorOf(validateLaunch(M, {65535, 65537, 1}, Good())),
+            "<no error>");
 }
 
 TEST(Launch, EmptyHandleIsAnError) {
   Executor E(1);
-  EXPECT_NE(errorOf(E.launch(LoadedKernel(), {1, 1, 1}, {})).find("empty kernel"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(E.launch(LoadedKernel(), {1, 1, 1}, {})).find("empty kernel"),
+      std::string::npos);
 }
 
 using LaunchRun = Fixture;
@@ -141,7 +160,8 @@ TEST_F(LaunchRun, VaddOverManyCubesWithATail) {
                          ArgBinding::u32(N)};
     ASSERT_EQ(errorOf(E.launch(K, {Cubes, 1, 1}, Args)), "<no error>");
     for (uint32_t I = 0; I < N; ++I)
-      ASSERT_EQ(C.as<float>()[I], float(I) + 0.5f) << I << " threads " << Threads;
+      ASSERT_EQ(C.as<float>()[I], float(I) + 0.5f)
+          << I << " threads " << Threads;
     for (uint32_t I = N; I < N + 64; ++I)
       ASSERT_EQ(C.as<float>()[I], 0.0f) << "past the tail: " << I;
   }

@@ -12,8 +12,8 @@ namespace kiln {
 /// What code generation targets on this machine: computed once per process
 /// (the first call of hostInfo()) and immutable afterwards.
 struct HostInfo {
-  std::string Triple;  ///< the process triple, "x86_64-pc-linux-gnu"
-  std::string CPU;     ///< sys::getHostCPUName(), "znver3"
+  std::string Triple; ///< the process triple, "x86_64-pc-linux-gnu"
+  std::string CPU;    ///< sys::getHostCPUName(), "znver3"
   /// Every feature LLVM reports for the host, sorted by name, each with its
   /// sign: {"+avx2", "+fma", "-avx512f", ...}.
   std::vector<std::string> Features;

@@ -1,4 +1,5 @@
-//===- JITLinker.h - Link compiled kernel objects into the process -*- C++ -*-===//
+//===- JITLinker.h - Link compiled kernel objects into the process -*- C++
+//-*-===//
 //
 // One ORC ExecutionSession (in-process executor, in-place task dispatch: all
 // linking runs on the calling thread), a JITLink ObjectLinkingLayer and the

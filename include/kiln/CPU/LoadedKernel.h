@@ -25,8 +25,7 @@ public:
   /// An empty kernel: valid() is false.
   LoadedKernel() = default;
   /// \p Code is an opaque owner of the linked code (JITLinker.cpp).
-  LoadedKernel(CubeFunction Entry,
-               std::shared_ptr<const CubeMetadata> Metadata,
+  LoadedKernel(CubeFunction Entry, std::shared_ptr<const CubeMetadata> Metadata,
                std::shared_ptr<void> Code)
       : Entry(Entry), Metadata(std::move(Metadata)), Code(std::move(Code)) {}
 

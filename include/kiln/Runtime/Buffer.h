@@ -1,4 +1,5 @@
-//===- Buffer.h - Host memory a launch binds to buffer parameters -*- C++ -*-===//
+//===- Buffer.h - Host memory a launch binds to buffer parameters -*- C++
+//-*-===//
 
 #ifndef KILN_RUNTIME_BUFFER_H
 #define KILN_RUNTIME_BUFFER_H

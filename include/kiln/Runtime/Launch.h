@@ -1,4 +1,5 @@
-//===- Launch.h - Binding arguments and running the cubes of a launch -*- C++ -*-===//
+//===- Launch.h - Binding arguments and running the cubes of a launch -*- C++
+//-*-===//
 //
 // An Executor runs launches of loaded kernels: it validates the bindings
 // against the kernel's metadata, then runs the cubes [0, X*Y*Z) with
@@ -32,7 +33,8 @@ public:
 
   /// Binds \p B whole; \p Access says what the kernel may do with it (a
   /// read-only binding is refused for a parameter the kernel writes).
-  static ArgBinding buffer(Buffer &B, AccessKind Access = AccessKind::ReadWrite);
+  static ArgBinding buffer(Buffer &B,
+                           AccessKind Access = AccessKind::ReadWrite);
   /// Binds memory the embedder owns: \p Count elements of \p ElementType at
   /// \p Data.
   static ArgBinding buffer(void *Data, Type ElementType, uint64_t Count,
@@ -50,7 +52,7 @@ public:
   static ArgBinding boolean(bool V);
 
   bool isBuffer() const { return IsBuffer; }
-  Type type() const { return Ty; }  ///< element type of a buffer
+  Type type() const { return Ty; } ///< element type of a buffer
   AccessKind access() const { return Access; }
   void *bufferData() const { return Data; }
   uint64_t bufferCount() const { return Count; }
