@@ -579,6 +579,39 @@ def control(kf, chk):
         want = [sentinel] * 16 if returned else acc
         for c in range(3):
             chk.eq("uswitch limit=%d cube %d" % (limit, c), res["out"][c * 16:(c + 1) * 16], want)
+    buf = [rng.u64() & 0xffffffff for _ in range(16)]
+    res = K.run(kf, "recompute", "2", {"buf": K.Buf("u32", buf), "out": K.Buf("u32", [0] * 32)},
+                ["buf", "out"])
+    for i in range(16):
+        chk.eq("recompute unit %d" % i, res["out"][2 * i:2 * i + 2],
+               [i % 8 + 1, (buf[i] + 5) & 0xffffffff])
+    chk.eq("recompute buf", res["buf"], [7] * 16)
+    for n in [0, 1, 3, 10, 100]:
+        res = K.run(kf, "interchange", "2", {"out": K.Buf("u32", [0] * 16), "n": str(n)}, ["out"])
+        fin = {}
+        early = {}
+        for u in range(8):
+            acc = 0
+            for k in range(n):
+                if k == u:
+                    break
+                if k & 1:
+                    continue
+                acc += k
+                if u == 5 and k >= 2:
+                    early[u] = acc + 1000
+                    break
+            if u not in early:
+                fin[u] = acc
+        for c in range(2):
+            for u in range(8):
+                if u in early:
+                    want = early[u]
+                elif 7 - u in fin:
+                    want = fin[7 - u] + fin[u]
+                else:
+                    continue  # reads the slot of a unit that returned: unspecified
+                chk.eq("interchange n=%d unit %d" % (n, c * 8 + u), res["out"][c * 8 + u], want)
 
 
 def bounds(kf, chk):
