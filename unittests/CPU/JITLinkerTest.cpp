@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 using namespace kiln;
@@ -167,6 +171,48 @@ TEST(JITLinker, ManyLoadsAndUnloadsDoNotLeak) {
   }
   EXPECT_EQ((*Linker)->loadedCount(), 0u);
   EXPECT_EQ((*Linker)->dylibCount(), 1u);
+}
+
+TEST(JITLinker, LastCopyReleasedOnAnotherThread) {
+  auto Linker = JITLinker::create();
+  ASSERT_TRUE(!!Linker);
+  auto ObjA = test::compileIR(test::vaddIR("kiln_cube_vadd", 1.0f));
+  auto ObjB = test::compileIR(test::vaddIR("kiln_cube_vadd", 2.0f));
+  std::mutex M;
+  std::condition_variable CV;
+  std::deque<LoadedKernel> Queue;
+  bool Done = false;
+  std::thread Releaser([&] {
+    for (;;) {
+      std::unique_lock<std::mutex> G(M);
+      CV.wait(G, [&] { return Done || !Queue.empty(); });
+      if (Queue.empty())
+        return;
+      LoadedKernel K = std::move(Queue.front());
+      Queue.pop_front();
+      G.unlock();
+      float V = runVadd(K, 2, 1)[1]; // still callable on this thread
+      EXPECT_TRUE(V == 3.0f || V == 5.0f) << V;
+      K.reset(); // the last copy: unloads here, while the main thread loads
+    }
+  });
+  for (int I = 0; I < 150; ++I) {
+    auto K =
+        (*Linker)->load(I % 2 ? ObjA : ObjB, vaddMetadata("kiln_cube_vadd"));
+    ASSERT_TRUE(!!K) << llvm::toString(K.takeError());
+    float Want = I % 2 ? 3.0f : 5.0f; // a[1] + b[1] * k with a=1, b=2
+    EXPECT_EQ(runVadd(*K, 2, 1)[1], Want);
+    std::lock_guard<std::mutex> G(M);
+    Queue.push_back(std::move(*K));
+    CV.notify_one();
+  }
+  {
+    std::lock_guard<std::mutex> G(M);
+    Done = true;
+    CV.notify_one();
+  }
+  Releaser.join();
+  EXPECT_EQ((*Linker)->loadedCount(), 0u);
 }
 
 } // namespace
