@@ -89,7 +89,7 @@ void KernelLowering::lowerCubeBlock(const Block &Blk) {
     Run.clear();
   };
   for (const Operation &Op : Blk.Ops) {
-    if (!isCubeLevel(Op)) {
+    if (!isSplit(Op)) {
       Run.push_back(&Op);
       continue;
     }

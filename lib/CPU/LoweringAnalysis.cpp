@@ -134,93 +134,10 @@ unsigned KernelLowering::rematDepth(const Operation &Op) const {
   return Depth;
 }
 
-bool KernelLowering::isUniformOperand(const Operand &O, unsigned Depth) const {
-  if (O.isLiteral())
-    return true;
-  if (O.Value >= K.Values.size() || Depth > 16)
-    return false;
-  const ValueInfo &VI = K.value(O.Value);
-  if (VI.isMemory())
-    return false;
-  for (ValueId P : K.Params)
-    if (P == O.Value)
-      return true;
-  const Operation *Def = DefOp[O.Value];
-  if (!Def) // a cube-level induction variable is uniform; a plane result not
-    return DefSeg[O.Value] == CubeSegment && !NeedsSlot[O.Value];
-  switch (Def->opClass()) {
-  case OpClass::Const:
-    return true;
-  case OpClass::Builtin:
-  case OpClass::BuiltinXYZ:
-    return Def->Kind == OpKind::CubePos || Def->Kind == OpKind::CubeDim ||
-           Def->Kind == OpKind::CubeCount || Def->Kind == OpKind::PlaneDim;
-  case OpClass::UnaryNumeric:
-  case OpClass::BinaryNumeric:
-  case OpClass::TernaryNumeric:
-  case OpClass::BinaryInt:
-  case OpClass::UnaryInt:
-  case OpClass::BitCount:
-  case OpClass::Compare:
-  case OpClass::BinaryBool:
-  case OpClass::UnaryBool:
-  case OpClass::Cast:
-  case OpClass::Select:
-    for (const Operand &In : Def->Operands)
-      if (!isUniformOperand(In, Depth + 1))
-        return false;
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool KernelLowering::bodyInterchangeable(const Block &Blk) const {
-  for (const Operation &Op : Blk.Ops) {
-    switch (Op.opClass()) {
-    case OpClass::Jump:
-    case OpClass::For:
-    case OpClass::Loop:
-    case OpClass::Switch:
-      return false;
-    default:
-      break;
-    }
-    for (const Operand &O : Op.Operands)
-      if (!O.isLiteral() && O.Value < K.Values.size() &&
-          K.value(O.Value).Kind == ValueKind::Local)
-        return false;
-    for (const Block &R : Op.Regions)
-      if (!bodyInterchangeable(R))
-        return false;
-  }
-  return true;
-}
-
-bool KernelLowering::wantInterchange(const Operation &Op) {
-  // Running "for k { for units { body } }" instead of "for units { for k {
-  // body } }" is the same program under GPU semantics (units only meet at
-  // barriers) and puts the units innermost, where the vectoriser works.
-  // Only worth it when the innermost unit loop is long enough to vectorise.
-  uint32_t Inner = K.CubeDim[0] > 1 ? K.CubeDim[0]
-                   : K.CubeDim[1] > 1 ? K.CubeDim[1]
-                                      : K.CubeDim[2];
-  if (Op.opClass() != OpClass::For || isSplit(Op) || Inner < 8 ||
-      Op.Operands.size() < 2 || Op.Regions.empty() ||
-      !Op.ResultType.isInteger() || Op.ResultType.isLine())
-    return false;
-  for (const Operand &O : Op.Operands)
-    if (!isUniformOperand(O))
-      return false;
-  return bodyInterchangeable(Op.Regions[0]);
-}
-
 void KernelLowering::analyzeBlock(const Block &Blk) {
   int Seg = NoSegment;
   for (const Operation &Op : Blk.Ops) {
-    if (!isSplit(Op) && wantInterchange(Op))
-      Interchanged.insert(&Op);
-    if (!isCubeLevel(Op)) {
+    if (!isSplit(Op)) {
       if (Seg == NoSegment)
         Seg = NextSegment++;
       analyzeInSegment(Op, Seg);
@@ -290,7 +207,7 @@ llvm::Error KernelLowering::layoutScratch() {
 
   bool AnySplit = false;
   for (const Operation &Op : K.Body.Ops)
-    AnySplit |= isCubeLevel(Op);
+    AnySplit |= isSplit(Op);
   HasFlags = AnySplit && kernelHasReturn(K.Body);
   if (HasFlags)
     FlagsOffset = Reserve(Units);

@@ -19,7 +19,6 @@
 #include "kiln/CPU/Lowering.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/IRBuilder.h"
 
 #include <vector>
@@ -65,26 +64,9 @@ public:
   /// Whether \p Op must be lowered at cube level: a barrier, a plane
   /// operation, or a control construct containing one.
   bool isSplit(const Operation &Op);
-  /// Whether \p Op, a construct of a cube-level block, is lowered at cube
-  /// level: a split, or a `for` chosen for interchange (wantInterchange).
-  bool isCubeLevel(const Operation &Op) const {
-    return SplitMemo.lookup(&Op) || Interchanged.count(&Op) ||
-           (Op.opClass() == OpClass::Barrier || isPlaneClass(Op.opClass()));
-  }
-  static bool isPlaneClass(OpClass C) {
-    return C == OpClass::PlaneReduce || C == OpClass::PlaneBool ||
-           C == OpClass::PlaneLane || C == OpClass::PlaneElect ||
-           C == OpClass::PlaneBallot;
-  }
-  /// Whether a barrier-free `for` of a cube-level block should run at cube
-  /// level with the unit loop inside it (loop interchange): uniform bounds,
-  /// no jump, no nested loop, no local array in its body.
-  bool wantInterchange(const Operation &Op);
-  bool isUniformOperand(const Operand &O, unsigned Depth = 0) const;
   /// How many operations recomputing \p Op's result takes (0 for builtins
   /// and constants), or ~0u when it must be kept instead.
   unsigned rematDepth(const Operation &Op) const;
-  bool bodyInterchangeable(const Block &Blk) const;
   void analyzeBlock(const Block &Blk);
   void analyzeInSegment(const Operation &Op, int Seg);
   void noteDef(ValueId Id, int Seg);
@@ -209,7 +191,6 @@ public:
   std::vector<const Operation *> RematOp;
   std::vector<const Operation *> DefOp; ///< per value: its defining op, if any
   std::vector<uint8_t> RematDepth;      ///< per value: ops to recompute it
-  llvm::DenseSet<const Operation *> Interchanged;
   std::vector<uint8_t> MemMultiSeg;  ///< per memory object: used in >1 segment
   std::vector<StorageKind> Storage;  ///< per memory object
   std::vector<uint64_t> Offset;      ///< scratch offset of slots/storage

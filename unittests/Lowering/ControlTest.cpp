@@ -278,9 +278,9 @@ kernel @hs cube_dim(4) (%o: buffer<i32, write>, %mode: i32) {
   }
 }
 
-TEST(LoweringControl, InterchangedUniformLoops) {
-  // Barrier-free loops with uniform bounds run with the units innermost;
-  // the result must be that of each unit running its own loop.
+TEST(LoweringControl, UniformBarrierFreeLoops) {
+  // Barrier-free loops with uniform bounds, vars across them, a divergent
+  // if inside, a negative start and a step.
   const char *Text = R"(
 kernel @ix cube_dim(8, 3) (%w: buffer<i32, read>, %o: buffer<i32, write>, %n: i32) {
   %g = absolute_pos : u32
