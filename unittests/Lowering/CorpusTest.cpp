@@ -1,7 +1,8 @@
 //===- CorpusTest.cpp - Every valid kernel the project ships lowers and links ===//
 //
 // Lowers every kernel of the repository's valid .kiln files (IR round-trip
-// tests, verifier positives, benchmark kernels) in both variants, checks the
+// tests, verifier positives, conformance and benchmark kernels, examples) in
+// both variants, checks the
 // module with llvm::verifyModule and generates host code for it through
 // LLJIT, so that every operation reaches instruction selection. With
 // KILN_LOWERING_DUMP=<dir> the lowered modules are written there.
@@ -32,7 +33,8 @@ namespace {
 
 std::vector<std::string> corpus() {
   std::vector<std::string> Files;
-  for (const char *Dir : {"test/IR", "test/Verifier", "bench/kernels"}) {
+  for (const char *Dir : {"test/IR", "test/Verifier", "test/Conformance", "bench/kernels",
+                          "examples/kernels"}) {
     llvm::SmallString<256> Path(KILN_SOURCE_DIR);
     llvm::sys::path::append(Path, Dir);
     std::error_code EC;
