@@ -110,10 +110,12 @@ public:
 
   const DeviceOptions &options() const;
 
-  /// The compiled and linked form of the *verified* kernel \p K for
-  /// \p Variant. The first call for a (kernelIdFromIR(K), Variant) pair
-  /// compiles (lower, optimise, emit an object) and links; later calls
-  /// return the same LoadedKernel. \p Stats, when given, says what happened.
+  /// The compiled and linked form of kernel \p K for \p Variant. The first
+  /// call for a (kernelIdFromIR(K), Variant) pair loads it from the store,
+  /// or verifies and compiles it (lower, optimise, emit an object), links it
+  /// and keeps it in the store; later calls return the same LoadedKernel
+  /// until the store root switches (setStoreRoot). A kernel that does not
+  /// verify is a DiagnosticError. \p Stats, when given, says what happened.
   llvm::Expected<LoadedKernel> getKernel(const Kernel &K,
                                          const CpuVariant &Variant = {},
                                          KernelStats *Stats = nullptr);
