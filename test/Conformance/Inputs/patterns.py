@@ -746,7 +746,7 @@ PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
 
 
 def main():
-    kfile, pattern, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    kfile, pattern, work = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     os.chdir(work)
     K.roundtrip(kfile)
