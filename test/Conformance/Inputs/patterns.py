@@ -739,6 +739,49 @@ def builtins(kf, chk):
     chk.eq("state len of buffer, local array, buffer", res["lens"], [8 * n, 8, 3])
 
 
+def scratch(kf, chk):
+    rng = K.Rng(12)
+    cubes = 6
+    n = cubes * 24
+    a = [rng.u64() for _ in range(n)]
+    a[5] |= 7  # some units return
+    sent = 0x5555555555555555
+    for extra in ([], ["--threads=1"], ["--threads=2", "--repeat=2"]):
+        res = K.run(kf, "keep", str(cubes), {
+            "a": K.Buf("u64", a), "out": K.Buf("u64", [sent] * (4 * n)),
+            "lines": K.Buf("vec<3 x f32>", [0] * (3 * n), 3),
+            "bytes": K.Buf("vec<16 x u8>", [0] * (16 * n), 16)},
+            ["out", "lines", "bytes"], extra=extra)
+        tag = " ".join(extra) or "default threads"
+
+        def absolute(c, u):
+            # 3-D cube (4, 3, 2) in a 1-D grid of `cubes`: the linear absolute_pos.
+            ux, uy, uz = u % 4, u // 4 % 3, u // 12
+            return c * 4 + ux + uy * (cubes * 4) + uz * (cubes * 4 * 3)
+        for i in range(n):
+            c = next(cc for cc in range(cubes) for uu in range(24) if absolute(cc, uu) == i)
+            u = next(uu for uu in range(24) if absolute(c, uu) == i)
+            x = a[i]
+            b8 = K.wrap(x, "i8")
+            o = res["out"][4 * i:4 * i + 4]
+            if x & 7 == 7:
+                chk.eq("keep (%s) unit %d returned" % (tag, i), o, [sent] * 4)
+                continue
+            partner = absolute(c, 23 - u)
+            if a[partner] & 7 == 7:
+                o[0] = None  # the partner returned before writing: unspecified
+            flag = b8 > 0
+            h = K.bits_to_float(K.round_to_bits(b8, "f16"), "f16")
+            want = [None if o[0] is None else a[partner], int(h + h) & 0xffffffffffffffff
+                    if h + h >= 0 else 0, b8 if b8 >= 0 else 0,
+                    int(flag) | 2 * int(flag) | 4 * int(not flag) | 8 | 16 * int(flag)]
+            chk.eq("keep (%s) unit %d" % (tag, i), o, want)
+            chk.eq("keep (%s) unit %d line" % (tag, i), res["lines"][3 * i:3 * i + 3],
+                   [r32(2 * u)] * 3)
+            chk.eq("keep (%s) unit %d bytes" % (tag, i), res["bytes"][16 * i:16 * i + 16],
+                   [x & 255] * 16)
+
+
 # ---------------------------------------------------------------------------
 
 PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
