@@ -1,4 +1,5 @@
-//===- LowerBF16.cpp - bfloat16 conversions done with integer operations ---===//
+//===- LowerBF16.cpp - bfloat16 conversions done with integer operations
+//---===//
 //
 // bf16 values are i16 bit patterns in the lowered IR, never LLVM `bfloat`:
 // LLVM 19 on x86 keeps a bfloat that crosses blocks as an f32 and converts it
@@ -63,7 +64,8 @@ Value *KernelLowering::f64ToBF16(Value *V) {
   Value *AbsV = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, V);
   Value *AbsBack = B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, Back);
   Value *Up = B.CreateFCmpOGT(AbsV, AbsBack); // the exact value is further out
-  Value *Nudged = B.CreateSelect(Up, B.CreateAdd(Bits, C(1)), B.CreateSub(Bits, C(1)));
+  Value *Nudged =
+      B.CreateSelect(Up, B.CreateAdd(Bits, C(1)), B.CreateSub(Bits, C(1)));
   Bits = B.CreateSelect(B.CreateAnd(Inexact, Tie), Nudged, Bits);
   return f32ToBF16(B.CreateBitCast(Bits, F32T));
 }
@@ -72,7 +74,8 @@ Value *KernelLowering::intToBF16(Value *V, Type From) {
   llvm::Type *F64T = shaped(B.getDoubleTy(), V->getType());
   unsigned W = V->getType()->getScalarSizeInBits();
   if (W <= 32) // exact in f64
-    return f64ToBF16(From.isSigned() ? B.CreateSIToFP(V, F64T) : B.CreateUIToFP(V, F64T));
+    return f64ToBF16(From.isSigned() ? B.CreateSIToFP(V, F64T)
+                                     : B.CreateUIToFP(V, F64T));
   // 64-bit: keep the top 32 significant bits and a sticky bit for the rest
   // (exact in f64), so that only the final rounding rounds.
   llvm::Type *I64T = V->getType();
@@ -81,12 +84,14 @@ Value *KernelLowering::intToBF16(Value *V, Type From) {
   Value *Mag = Neg ? B.CreateSelect(Neg, B.CreateNeg(V), V) : V;
   Value *Lz = B.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, Mag, B.getFalse());
   Value *Len = B.CreateSub(C(64), Lz);
-  Value *Shift = B.CreateSelect(B.CreateICmpUGT(Len, C(32)), B.CreateSub(Len, C(32)), C(0));
+  Value *Shift = B.CreateSelect(B.CreateICmpUGT(Len, C(32)),
+                                B.CreateSub(Len, C(32)), C(0));
   Value *Lost = B.CreateAnd(Mag, B.CreateSub(B.CreateShl(C(1), Shift), C(1)));
   Value *M = B.CreateOr(B.CreateLShr(Mag, Shift),
                         B.CreateZExt(B.CreateICmpNE(Lost, C(0)), I64T));
   Value *D = B.CreateUIToFP(M, F64T);
-  Value *Scale = B.CreateBitCast(B.CreateShl(B.CreateAdd(Shift, C(1023)), C(52)), F64T);
+  Value *Scale =
+      B.CreateBitCast(B.CreateShl(B.CreateAdd(Shift, C(1023)), C(52)), F64T);
   D = B.CreateFMul(D, Scale); // exact: a power of two
   if (Neg)
     D = B.CreateSelect(Neg, B.CreateFNeg(D), D);
@@ -99,18 +104,22 @@ Value *KernelLowering::narrowFmaInF64(Value *A, Value *Bv, Value *C) {
   Value *S = B.CreateFAdd(P, C);
   // TwoSum: S + E == P + C exactly.
   Value *BB = B.CreateFSub(S, P);
-  Value *E = B.CreateFAdd(B.CreateFSub(P, B.CreateFSub(S, BB)), B.CreateFSub(C, BB));
+  Value *E =
+      B.CreateFAdd(B.CreateFSub(P, B.CreateFSub(S, BB)), B.CreateFSub(C, BB));
   Value *Zero = llvm::ConstantFP::get(A->getType(), 0.0);
   Value *Inexact = B.CreateFCmpONE(E, Zero);
   // One f64 ulp towards the exact value: the magnitude grows when S and E
   // have the same sign.
   Value *Bits = B.CreateBitCast(S, I64T);
-  Value *Grow = B.CreateICmpEQ(B.CreateFCmpOGT(S, Zero), B.CreateFCmpOGT(E, Zero));
+  Value *Grow =
+      B.CreateICmpEQ(B.CreateFCmpOGT(S, Zero), B.CreateFCmpOGT(E, Zero));
   Value *One = llvm::ConstantInt::get(I64T, 1);
-  Value *Nudged = B.CreateSelect(Grow, B.CreateAdd(Bits, One), B.CreateSub(Bits, One));
+  Value *Nudged =
+      B.CreateSelect(Grow, B.CreateAdd(Bits, One), B.CreateSub(Bits, One));
   // Infinities and NaNs are left alone (E is then NaN, so not "inexact").
-  Value *Finite = B.CreateFCmpONE(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, S),
-                                  llvm::ConstantFP::getInfinity(A->getType()));
+  Value *Finite =
+      B.CreateFCmpONE(B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, S),
+                      llvm::ConstantFP::getInfinity(A->getType()));
   Bits = B.CreateSelect(B.CreateAnd(Inexact, Finite), Nudged, Bits);
   return B.CreateBitCast(Bits, A->getType());
 }

@@ -17,9 +17,7 @@ using namespace kiln::lowering;
 using llvm::BasicBlock;
 using llvm::Value;
 
-void KernelLowering::startDeadBlock() {
-  B.SetInsertPoint(newBlock("dead"));
-}
+void KernelLowering::startDeadBlock() { B.SetInsertPoint(newBlock("dead")); }
 
 void KernelLowering::emitCountedLoop(Value *Begin, Value *End,
                                      llvm::function_ref<void(Value *)> Body,
@@ -42,9 +40,10 @@ void KernelLowering::emitCountedLoop(Value *Begin, Value *End,
 }
 
 Value *KernelLowering::unitFinished(Value *U) {
-  auto *L = B.CreateAlignedLoad(I8, B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset),
-                                                        B.CreateZExt(U, I64)),
-                                llvm::Align(1));
+  auto *L = B.CreateAlignedLoad(
+      I8,
+      B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset), B.CreateZExt(U, I64)),
+      llvm::Align(1));
   tagScope(L, FlagScopeKey);
   return B.CreateICmpNE(L, B.getInt8(0));
 }
@@ -149,11 +148,11 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
   // Every unit index is below 2^31, so none of this wraps.
   Value *U = UnitXYZ[0];
   if (K.CubeDim[1] > 1)
-    U = B.CreateAdd(U, B.CreateMul(UnitXYZ[1], B.getInt32(DX), "", true, true), "",
-                    true, true);
+    U = B.CreateAdd(U, B.CreateMul(UnitXYZ[1], B.getInt32(DX), "", true, true),
+                    "", true, true);
   if (K.CubeDim[2] > 1)
-    U = B.CreateAdd(U, B.CreateMul(UnitXYZ[2], B.getInt32(DXY), "", true, true), "",
-                    true, true);
+    U = B.CreateAdd(U, B.CreateMul(UnitXYZ[2], B.getInt32(DXY), "", true, true),
+                    "", true, true);
   if (llvm::isa<llvm::Instruction>(U))
     U->setName("u");
   Unit = U;
@@ -172,19 +171,22 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
   // the bench kernels) but makes LLVM print a warning to stderr for every
   // unit loop it cannot vectorise (atomics, libm calls), from inside a library.
   llvm::MDNode *Parallel = llvm::MDNode::get(
-      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.parallel_accesses"), AccessGroup});
-  llvm::MDNode *Progress =
-      llvm::MDNode::get(Ctx, {llvm::MDString::get(Ctx, "llvm.loop.mustprogress")});
+      Ctx,
+      {llvm::MDString::get(Ctx, "llvm.loop.parallel_accesses"), AccessGroup});
+  llvm::MDNode *Progress = llvm::MDNode::get(
+      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.mustprogress")});
   for (auto It = Levels.rbegin(); It != Levels.rend(); ++It) {
     if (!terminated())
       B.CreateBr(It->Latch);
     B.SetInsertPoint(It->Latch);
     Value *Next = B.CreateAdd(It->IV, B.getInt32(1), "", true, true);
     It->IV->addIncoming(Next, It->Latch);
-    auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(K.CubeDim[It->Dim])),
-                              It->Body, It->Exit);
+    auto *Br =
+        B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(K.CubeDim[It->Dim])),
+                       It->Body, It->Exit);
     llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Ctx, {});
-    llvm::MDNode *LoopID = llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Progress});
+    llvm::MDNode *LoopID =
+        llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Progress});
     LoopID->replaceOperandWith(0, LoopID);
     Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
     B.SetInsertPoint(It->Exit);
@@ -249,10 +251,11 @@ void KernelLowering::lowerUnitOp(const Operation &Op) {
 void KernelLowering::lowerJump(const Operation &Op) {
   if (Op.Kind == OpKind::Return) {
     if (HasFlags) {
-      auto *S = B.CreateAlignedStore(
-          B.getInt8(1),
-          B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset), B.CreateZExt(Unit, I64)),
-          llvm::Align(1));
+      auto *S =
+          B.CreateAlignedStore(B.getInt8(1),
+                               B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset),
+                                                   B.CreateZExt(Unit, I64)),
+                               llvm::Align(1));
       tagScope(S, FlagScopeKey);
     }
     B.CreateBr(UnitLatch);
@@ -345,16 +348,19 @@ static void endFor(KernelLowering &L, ForShape &S, Type T, Value *Step) {
 
 void KernelLowering::lowerUnitFor(const Operation &Op) {
   Type T = Op.ResultType;
-  if (Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() || T.isLine()) {
+  if (Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() ||
+      T.isLine()) {
     fail(Op.Loc, "'for' needs integer bounds and a body");
     return;
   }
   Value *Lo = operand(Op, 0), *Hi = operand(Op, 1);
-  Value *Step = Op.Operands.size() > 2 ? operand(Op, 2)
-                                       : llvm::ConstantInt::get(Lo->getType(), 1);
+  Value *Step = Op.Operands.size() > 2
+                    ? operand(Op, 2)
+                    : llvm::ConstantInt::get(Lo->getType(), 1);
   BasicBlock *Exit = newBlock("for.end");
   ForShape S = beginFor(*this, T, Lo, Hi, Step, Exit);
-  Value *In = T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
+  Value *In =
+      T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
   B.CreateCondBr(In, S.Body, Exit);
   B.SetInsertPoint(S.Body);
   define(Op.Result, S.IV);
@@ -388,12 +394,14 @@ void KernelLowering::lowerUnitLoop(const Operation &Op) {
 static bool labelFits(int64_t Label, Type T) {
   unsigned W = bitWidth(T.elementKind());
   if (T.isSigned())
-    return W >= 64 || (Label >= -(int64_t(1) << (W - 1)) && Label < (int64_t(1) << (W - 1)));
+    return W >= 64 || (Label >= -(int64_t(1) << (W - 1)) &&
+                       Label < (int64_t(1) << (W - 1)));
   return Label >= 0 && (W >= 64 || uint64_t(Label) < (uint64_t(1) << W));
 }
 
-static std::vector<BasicBlock *> beginSwitch(KernelLowering &L, const Operation &Op,
-                                             Value *V, BasicBlock *Merge) {
+static std::vector<BasicBlock *> beginSwitch(KernelLowering &L,
+                                             const Operation &Op, Value *V,
+                                             BasicBlock *Merge) {
   Type SelTy = L.operandType(Op.Operands[0]);
   std::vector<BasicBlock *> Blocks;
   for (size_t I = 0; I < Op.Regions.size(); ++I)
@@ -406,7 +414,8 @@ static std::vector<BasicBlock *> beginSwitch(KernelLowering &L, const Operation 
   for (size_t I = 0; I < Cases; ++I) {
     if (!labelFits(Op.CaseValues[I], SelTy))
       continue; // its block stays unreachable
-    auto *C = llvm::ConstantInt::get(IT, static_cast<uint64_t>(Op.CaseValues[I]));
+    auto *C =
+        llvm::ConstantInt::get(IT, static_cast<uint64_t>(Op.CaseValues[I]));
     if (SI->findCaseValue(C) == SI->case_default()) // first label wins
       SI->addCase(C, Blocks[I]);
   }
@@ -459,15 +468,17 @@ void KernelLowering::lowerCubeIf(const Operation &Op) {
 
 void KernelLowering::lowerCubeFor(const Operation &Op) {
   Type T = Op.ResultType;
-  if (Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() || T.isLine()) {
+  if (Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() ||
+      T.isLine()) {
     fail(Op.Loc, "'for' needs integer bounds and a body");
     return;
   }
   BasicBlock *Exit = newBlock("cube.for.end");
   Value *First = firstActiveOrSkip(Exit);
   Value *Lo = value(Op.Operands[0], First), *Hi = value(Op.Operands[1], First);
-  Value *Step = Op.Operands.size() > 2 ? value(Op.Operands[2], First)
-                                       : llvm::ConstantInt::get(Lo->getType(), 1);
+  Value *Step = Op.Operands.size() > 2
+                    ? value(Op.Operands[2], First)
+                    : llvm::ConstantInt::get(Lo->getType(), 1);
   LoopTarget Target{true, Exit, nullptr, entryAlloca(I1, "break"),
                     entryAlloca(I1, "continue")};
   ForShape S = beginFor(*this, T, Lo, Hi, Step, Exit);
@@ -477,10 +488,12 @@ void KernelLowering::lowerCubeFor(const Operation &Op) {
   // A loop whose units have all returned ends.
   if (HasFlags) {
     BasicBlock *Live = newBlock("cube.for.live");
-    B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit, Live);
+    B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit,
+                   Live);
     B.SetInsertPoint(Live);
   }
-  Value *In = T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
+  Value *In =
+      T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
   B.CreateCondBr(In, S.Body, Exit);
   B.SetInsertPoint(S.Body);
   CubeValues[Op.Result] = S.IV;
@@ -505,7 +518,8 @@ void KernelLowering::lowerCubeLoop(const Operation &Op) {
   B.CreateStore(B.getFalse(), Target.ContinueFlag);
   if (HasFlags) {
     BasicBlock *Live = newBlock("cube.loop.live");
-    B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit, Live);
+    B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit,
+                   Live);
     B.SetInsertPoint(Live);
   }
   Loops.push_back(Target);

@@ -1,4 +1,5 @@
-//===- LowerMemory.cpp - Buffers, shared/local arrays, vars, atomics, slots -===//
+//===- LowerMemory.cpp - Buffers, shared/local arrays, vars, atomics, slots
+//-===//
 //
 // Element i of a memory object is at byte i * storeSize (lines packed). In the
 // bounds-checked variant an out-of-bounds load gives 0 and a store or atomic
@@ -25,8 +26,8 @@ Value *KernelLowering::slotPtr(uint64_t Off, uint64_t Stride, Value *U) {
   return B.CreateInBoundsGEP(I8, scratchPtr(Off), Idx);
 }
 
-void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
-                               bool Parallel) {
+void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind,
+                               ValueId Mem, bool Parallel) {
   tagScope(I, Kind == ValueKind::Plain ? SlotScopeKey : Mem);
   // Units of one unit loop never depend on each other between barriers.
   if (Parallel && Unit && AccessGroup)
@@ -35,8 +36,9 @@ void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem
 
 Value *KernelLowering::loadSlot(ValueId Id, Value *U) {
   Type T = K.value(Id).Ty;
-  auto *L = B.CreateAlignedLoad(memType(T), slotPtr(Offset[Id], T.storeSize(), U),
-                                llvm::Align(byteSize(T.elementKind())));
+  auto *L =
+      B.CreateAlignedLoad(memType(T), slotPtr(Offset[Id], T.storeSize(), U),
+                          llvm::Align(byteSize(T.elementKind())));
   tagAccess(L, ValueKind::Plain, Id, U == Unit);
   return fromMem(L, T);
 }
@@ -47,8 +49,9 @@ void KernelLowering::storeSlot(ValueId Id, Value *U, Value *V) {
     return;
   }
   Type T = K.value(Id).Ty;
-  auto *S = B.CreateAlignedStore(toMem(V, T), slotPtr(Offset[Id], T.storeSize(), U),
-                                 llvm::Align(byteSize(T.elementKind())));
+  auto *S =
+      B.CreateAlignedStore(toMem(V, T), slotPtr(Offset[Id], T.storeSize(), U),
+                           llvm::Align(byteSize(T.elementKind())));
   tagAccess(S, ValueKind::Plain, Id, U == Unit);
 }
 
@@ -79,8 +82,8 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
   Value *Idx = value(Index);
   Type IT = operandType(Index);
   Value *Idx64 = Idx->getType() == I64 ? Idx
-                 : IT.isSigned()      ? B.CreateSExt(Idx, I64)
-                                      : B.CreateZExt(Idx, I64);
+                 : IT.isSigned()       ? B.CreateSExt(Idx, I64)
+                                       : B.CreateZExt(Idx, I64);
   Value *Base = nullptr;
   switch (VI.Kind) {
   case ValueKind::Buffer:
@@ -98,7 +101,8 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
     break;
   }
   llvm::Type *Elem = memType(T.elementType());
-  Value *Scaled = T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
+  Value *Scaled =
+      T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
   A.Ptr = B.CreateInBoundsGEP(Elem, Base, Scaled);
   if (!Variant.BoundsChecked)
     return A;
@@ -113,14 +117,18 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
   if (IT.isSigned()) {
     // Valid signed indices are below 2^31; a negative one is >= 2^31 as u32.
     Value *Idx32 = B.CreateSExtOrTrunc(Idx, I32);
-    Value *Lim = B.CreateTrunc(
-        B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count, B.getInt64(1ull << 31)), I32);
+    Value *Lim =
+        B.CreateTrunc(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count,
+                                              B.getInt64(1ull << 31)),
+                      I32);
     A.InBounds = B.CreateICmpULT(Idx32, Lim);
     return A;
   }
   Value *Idx32 = B.CreateZExtOrTrunc(Idx, I32);
-  Value *Lim = B.CreateTrunc(
-      B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count, B.getInt64(0xFFFFFFFFull)), I32);
+  Value *Lim =
+      B.CreateTrunc(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count,
+                                            B.getInt64(0xFFFFFFFFull)),
+                    I32);
   A.InBounds = B.CreateOr(B.CreateICmpULT(Idx32, Lim),
                           B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)));
   return A;
@@ -191,8 +199,9 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
       }
       auto *Old = B.CreateAlignedLoad(MT, A.Ptr, Al);
       tagAccess(Old, VI.Kind, Mem, false);
-      Value *Eq = Old->getType()->isFloatingPointTy() ? B.CreateFCmpOEQ(Old, Expected)
-                                                      : B.CreateICmpEQ(Old, Expected);
+      Value *Eq = Old->getType()->isFloatingPointTy()
+                      ? B.CreateFCmpOEQ(Old, Expected)
+                      : B.CreateICmpEQ(Old, Expected);
       auto *S = B.CreateAlignedStore(B.CreateSelect(Eq, New, Old), A.Ptr, Al);
       tagAccess(S, VI.Kind, Mem, false);
       return Old;
@@ -206,18 +215,30 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
       using BO = llvm::AtomicRMWInst::BinOp;
       BO Bin;
       switch (Op.Kind) {
-      case OpKind::AtomicAdd: Bin = T.isFloat() ? BO::FAdd : BO::Add; break;
-      case OpKind::AtomicSub: Bin = T.isFloat() ? BO::FSub : BO::Sub; break;
+      case OpKind::AtomicAdd:
+        Bin = T.isFloat() ? BO::FAdd : BO::Add;
+        break;
+      case OpKind::AtomicSub:
+        Bin = T.isFloat() ? BO::FSub : BO::Sub;
+        break;
       case OpKind::AtomicMin:
         Bin = T.isFloat() ? BO::FMin : T.isSigned() ? BO::Min : BO::UMin;
         break;
       case OpKind::AtomicMax:
         Bin = T.isFloat() ? BO::FMax : T.isSigned() ? BO::Max : BO::UMax;
         break;
-      case OpKind::AtomicAnd: Bin = BO::And; break;
-      case OpKind::AtomicOr: Bin = BO::Or; break;
-      case OpKind::AtomicXor: Bin = BO::Xor; break;
-      default: Bin = BO::Xchg; break;
+      case OpKind::AtomicAnd:
+        Bin = BO::And;
+        break;
+      case OpKind::AtomicOr:
+        Bin = BO::Or;
+        break;
+      case OpKind::AtomicXor:
+        Bin = BO::Xor;
+        break;
+      default:
+        Bin = BO::Xchg;
+        break;
       }
       auto *R = B.CreateAtomicRMW(Bin, A.Ptr, X, Al, Order);
       tagAccess(R, VI.Kind, Mem, false);
@@ -227,14 +248,30 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
     tagAccess(Old, VI.Kind, Mem, false);
     Value *New;
     switch (Op.Kind) {
-    case OpKind::AtomicAdd: New = emitBinary(OpKind::Add, T, Old, X); break;
-    case OpKind::AtomicSub: New = emitBinary(OpKind::Sub, T, Old, X); break;
-    case OpKind::AtomicMin: New = emitMinMax(false, T, Old, X); break;
-    case OpKind::AtomicMax: New = emitMinMax(true, T, Old, X); break;
-    case OpKind::AtomicAnd: New = B.CreateAnd(Old, X); break;
-    case OpKind::AtomicOr: New = B.CreateOr(Old, X); break;
-    case OpKind::AtomicXor: New = B.CreateXor(Old, X); break;
-    default: New = X; break;
+    case OpKind::AtomicAdd:
+      New = emitBinary(OpKind::Add, T, Old, X);
+      break;
+    case OpKind::AtomicSub:
+      New = emitBinary(OpKind::Sub, T, Old, X);
+      break;
+    case OpKind::AtomicMin:
+      New = emitMinMax(false, T, Old, X);
+      break;
+    case OpKind::AtomicMax:
+      New = emitMinMax(true, T, Old, X);
+      break;
+    case OpKind::AtomicAnd:
+      New = B.CreateAnd(Old, X);
+      break;
+    case OpKind::AtomicOr:
+      New = B.CreateOr(Old, X);
+      break;
+    case OpKind::AtomicXor:
+      New = B.CreateXor(Old, X);
+      break;
+    default:
+      New = X;
+      break;
     }
     auto *S = B.CreateAlignedStore(New, A.Ptr, Al);
     tagAccess(S, VI.Kind, Mem, false);
@@ -292,9 +329,10 @@ Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
   ValueId Mem = MemOperand(0);
   if (Mem == NoValue)
     return nullptr;
-  size_t Needed = Op.opClass() == OpClass::Load || Op.opClass() == OpClass::AtomicLoad ? 2
-                  : Op.opClass() == OpClass::AtomicCas                                 ? 4
-                                                                                       : 3;
+  size_t Needed =
+      Op.opClass() == OpClass::Load || Op.opClass() == OpClass::AtomicLoad ? 2
+      : Op.opClass() == OpClass::AtomicCas                                 ? 4
+                                                                           : 3;
   if (Op.Operands.size() < Needed) {
     fail(Op.Loc, "'" + opName(Op.Kind) + "' has too few operands");
     return nullptr;
@@ -327,7 +365,8 @@ Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
   case OpClass::AtomicStore:
     return emitAtomic(Op);
   default:
-    fail(Op.Loc, "operation '" + opName(Op.Kind) + "' is not a memory operation");
+    fail(Op.Loc,
+         "operation '" + opName(Op.Kind) + "' is not a memory operation");
     return nullptr;
   }
 }

@@ -1,4 +1,5 @@
-//===- LowerOps.cpp - Scalar and line operations, math, casts and builtins -===//
+//===- LowerOps.cpp - Scalar and line operations, math, casts and builtins
+//-===//
 //
 // Exact semantics of KERNEL-IR.md §4: non-trapping integer division, shifts
 // modulo the width, saturating float-to-int casts, IEEE math through LLVM
@@ -60,8 +61,9 @@ Value *KernelLowering::toMem(Value *V, Type T) {
 }
 
 Value *KernelLowering::fromMem(Value *V, Type T) {
-  return T.isBool() ? B.CreateICmpNE(V, llvm::Constant::getNullValue(V->getType()))
-                    : V;
+  return T.isBool()
+             ? B.CreateICmpNE(V, llvm::Constant::getNullValue(V->getType()))
+             : V;
 }
 
 llvm::Constant *KernelLowering::scalarConstant(ScalarKind Kind, uint64_t Bits) {
@@ -79,7 +81,8 @@ llvm::Constant *KernelLowering::literal(const Literal &L) {
   llvm::Constant *S = scalarConstant(L.Ty.elementKind(), L.Bits);
   if (!L.Ty.isLine())
     return S;
-  return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(L.Ty.lanes()), S);
+  return llvm::ConstantVector::getSplat(
+      llvm::ElementCount::getFixed(L.Ty.lanes()), S);
 }
 
 static llvm::Constant *splatInt(llvm::Type *Ty, const llvm::APInt &V) {
@@ -88,8 +91,8 @@ static llvm::Constant *splatInt(llvm::Type *Ty, const llvm::APInt &V) {
 
 Value *KernelLowering::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
   if (T.elementKind() == ScalarKind::BF16)
-    return f32ToBF16(emitMinMax(IsMax, T.withElement(ScalarKind::F32), bf16ToF32(A),
-                                bf16ToF32(Bv)));
+    return f32ToBF16(emitMinMax(IsMax, T.withElement(ScalarKind::F32),
+                                bf16ToF32(A), bf16ToF32(Bv)));
   llvm::Intrinsic::ID ID;
   if (T.isFloat())
     ID = IsMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
@@ -102,8 +105,8 @@ Value *KernelLowering::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
 
 Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
   if (T.elementKind() == ScalarKind::BF16) // in f32, rounded once
-    return f32ToBF16(emitBinary(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A),
-                                bf16ToF32(Bv)));
+    return f32ToBF16(emitBinary(Kind, T.withElement(ScalarKind::F32),
+                                bf16ToF32(A), bf16ToF32(Bv)));
   bool Fl = T.isFloat(), Sg = T.isSigned();
   llvm::Type *Ty = A->getType();
   unsigned W = Ty->getScalarSizeInBits();
@@ -172,11 +175,13 @@ Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
 
 Value *KernelLowering::emitUnary(OpKind Kind, Type T, Value *A) {
   if (T.elementKind() == ScalarKind::BF16)
-    return f32ToBF16(emitUnary(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A)));
+    return f32ToBF16(
+        emitUnary(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A)));
   switch (Kind) {
   case OpKind::Neg:
-    return T.isFloat() ? B.CreateFNeg(A)
-                       : B.CreateSub(llvm::Constant::getNullValue(A->getType()), A);
+    return T.isFloat()
+               ? B.CreateFNeg(A)
+               : B.CreateSub(llvm::Constant::getNullValue(A->getType()), A);
   case OpKind::Abs:
     if (T.isFloat())
       return B.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, A);
@@ -200,7 +205,8 @@ Value *KernelLowering::emitLibm(llvm::StringRef Name, Type T,
   llvm::Type *S = scalarType(T.elementKind());
   std::string Sym = Name.str() + (IsF32 ? "f" : "");
   std::vector<llvm::Type *> Params(Args.size(), S);
-  auto Callee = M->getOrInsertFunction(Sym, llvm::FunctionType::get(S, Params, false));
+  auto Callee =
+      M->getOrInsertFunction(Sym, llvm::FunctionType::get(S, Params, false));
   if (auto *Fn = llvm::dyn_cast<llvm::Function>(Callee.getCallee())) {
     Fn->setDoesNotThrow();
     Fn->setWillReturn();
@@ -218,7 +224,8 @@ Value *KernelLowering::emitLibm(llvm::StringRef Name, Type T,
   return R;
 }
 
-Value *KernelLowering::emitMath(OpKind Kind, Type T, llvm::ArrayRef<Value *> Args) {
+Value *KernelLowering::emitMath(OpKind Kind, Type T,
+                                llvm::ArrayRef<Value *> Args) {
   ScalarKind E = T.elementKind();
   if (E == ScalarKind::BF16) {
     // In f32 (fma in f64) and rounded once, by hand (LowerBF16.cpp).
@@ -249,12 +256,15 @@ Value *KernelLowering::emitMath(OpKind Kind, Type T, llvm::ArrayRef<Value *> Arg
     return B.CreateFPTrunc(emitMath(Kind, Wide, WArgs), valueType(T));
   }
   llvm::Type *Ty = valueType(T);
-  auto Un = [&](llvm::Intrinsic::ID ID) { return B.CreateUnaryIntrinsic(ID, Args[0]); };
+  auto Un = [&](llvm::Intrinsic::ID ID) {
+    return B.CreateUnaryIntrinsic(ID, Args[0]);
+  };
   switch (Kind) {
   case OpKind::Sqrt:
     return Un(llvm::Intrinsic::sqrt);
   case OpKind::Rsqrt:
-    return B.CreateFDiv(llvm::ConstantFP::get(Ty, 1.0), Un(llvm::Intrinsic::sqrt));
+    return B.CreateFDiv(llvm::ConstantFP::get(Ty, 1.0),
+                        Un(llvm::Intrinsic::sqrt));
   case OpKind::Recip:
     return B.CreateFDiv(llvm::ConstantFP::get(Ty, 1.0), Args[0]);
   case OpKind::Exp:
@@ -280,7 +290,8 @@ Value *KernelLowering::emitMath(OpKind Kind, Type T, llvm::ArrayRef<Value *> Arg
   case OpKind::Pow:
     return B.CreateBinaryIntrinsic(llvm::Intrinsic::pow, Args[0], Args[1]);
   case OpKind::Fma:
-    return B.CreateIntrinsic(llvm::Intrinsic::fma, {Ty}, {Args[0], Args[1], Args[2]});
+    return B.CreateIntrinsic(llvm::Intrinsic::fma, {Ty},
+                             {Args[0], Args[1], Args[2]});
   case OpKind::Log1p:
     return emitLibm("log1p", T, Args);
   case OpKind::Expm1:
@@ -312,7 +323,8 @@ Value *KernelLowering::emitMath(OpKind Kind, Type T, llvm::ArrayRef<Value *> Arg
 
 Value *KernelLowering::emitCompare(OpKind Kind, Type T, Value *A, Value *Bv) {
   if (T.elementKind() == ScalarKind::BF16)
-    return emitCompare(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A), bf16ToF32(Bv));
+    return emitCompare(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A),
+                       bf16ToF32(Bv));
   using P = llvm::CmpInst::Predicate;
   if (T.isFloat()) {
     // Ordered, except ne: ne(NaN, x) is true.
@@ -343,14 +355,16 @@ Value *KernelLowering::emitCast(Value *V, Type From, Type To) {
     return emitCast(bf16ToF32(V), From.withElement(ScalarKind::F32), To);
   if (To.elementKind() == ScalarKind::BF16) {
     if (From.isBool())
-      return f32ToBF16(B.CreateUIToFP(V, valueType(To.withElement(ScalarKind::F32))));
+      return f32ToBF16(
+          B.CreateUIToFP(V, valueType(To.withElement(ScalarKind::F32))));
     if (From.isInteger())
       return intToBF16(V, From);
     switch (From.elementKind()) {
     case ScalarKind::F64:
       return f64ToBF16(V);
     case ScalarKind::F16: // exact in f32
-      return f32ToBF16(B.CreateFPExt(V, valueType(To.withElement(ScalarKind::F32))));
+      return f32ToBF16(
+          B.CreateFPExt(V, valueType(To.withElement(ScalarKind::F32))));
     default:
       return f32ToBF16(V);
     }
@@ -371,10 +385,12 @@ Value *KernelLowering::emitCast(Value *V, Type From, Type To) {
     return From.isSigned() ? B.CreateSIToFP(V, DT) : B.CreateUIToFP(V, DT);
   ScalarKind FK = From.elementKind(), TK = To.elementKind();
   if (To.isInteger()) {
-    // Saturating, NaN to 0 (llvm.fpto[su]i.sat); half types widen exactly first.
+    // Saturating, NaN to 0 (llvm.fpto[su]i.sat); half types widen exactly
+    // first.
     if (FK == ScalarKind::F16)
       V = B.CreateFPExt(V, valueType(From.withElement(ScalarKind::F32)));
-    auto ID = To.isSigned() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    auto ID = To.isSigned() ? llvm::Intrinsic::fptosi_sat
+                            : llvm::Intrinsic::fptoui_sat;
     return B.CreateIntrinsic(ID, {DT, V->getType()}, {V});
   }
   // Float to float (bf16 was handled above).
@@ -391,7 +407,8 @@ Value *KernelLowering::emitDot(Type T, Value *A, Value *Bv) {
   // Lanes summed in order 0..N-1 (deterministic, no reassociation).
   Value *Sum = B.CreateExtractElement(P, uint64_t(0));
   for (unsigned L = 1; L < T.lanes(); ++L)
-    Sum = emitBinary(OpKind::Add, T.elementType(), Sum, B.CreateExtractElement(P, L));
+    Sum = emitBinary(OpKind::Add, T.elementType(), Sum,
+                     B.CreateExtractElement(P, L));
   return Sum;
 }
 
@@ -466,7 +483,10 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
     std::vector<llvm::Constant *> Lanes;
     for (unsigned L = 0; L < T.lanes(); ++L)
       Lanes.push_back(scalarConstant(
-          T.elementKind(), Op.ConstBits[Op.ConstBits.size() == 1 ? 0 : std::min<size_t>(L, Op.ConstBits.size() - 1)]));
+          T.elementKind(),
+          Op.ConstBits[Op.ConstBits.size() == 1
+                           ? 0
+                           : std::min<size_t>(L, Op.ConstBits.size() - 1)]));
     return llvm::ConstantVector::get(Lanes);
   }
   case OpClass::UnaryNumeric:
@@ -497,8 +517,9 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
     if (Op.Kind == OpKind::Popcount)
       R = B.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, A);
     else // clz/ctz of 0 give the bit width
-      R = B.CreateBinaryIntrinsic(Op.Kind == OpKind::Clz ? llvm::Intrinsic::ctlz
-                                                        : llvm::Intrinsic::cttz,
+      R = B.CreateBinaryIntrinsic(Op.Kind == OpKind::Clz
+                                      ? llvm::Intrinsic::ctlz
+                                      : llvm::Intrinsic::cttz,
                                   A, B.getFalse());
     return B.CreateZExtOrTrunc(R, valueType(T));
   }
@@ -556,7 +577,8 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
       uint64_t I = Idx.Lit.Bits;
       if (I >= N) // out of range: extract gives 0, insert changes nothing
         return Ins ? V : llvm::Constant::getNullValue(valueType(T));
-      return Ins ? B.CreateInsertElement(V, Opd(2), I) : B.CreateExtractElement(V, I);
+      return Ins ? B.CreateInsertElement(V, Opd(2), I)
+                 : B.CreateExtractElement(V, I);
     }
     Value *I = B.CreateZExtOrTrunc(Opd(1), I32);
     Value *InRange = B.CreateICmpULT(I, B.getInt32(N));

@@ -29,17 +29,20 @@ static llvm::Constant *identity(KernelLowering &L, OpKind Kind, Type T) {
   unsigned W = Ty->getScalarSizeInBits();
   switch (Kind) {
   case OpKind::PlaneProd:
-    return T.isFloat() ? llvm::ConstantFP::get(Ty, 1.0) : llvm::ConstantInt::get(Ty, 1);
+    return T.isFloat() ? llvm::ConstantFP::get(Ty, 1.0)
+                       : llvm::ConstantInt::get(Ty, 1);
   case OpKind::PlaneMin:
     if (T.isFloat())
       return llvm::ConstantFP::getInfinity(Ty, false);
-    return llvm::ConstantInt::get(Ty, T.isSigned() ? llvm::APInt::getSignedMaxValue(W)
-                                                   : llvm::APInt::getMaxValue(W));
+    return llvm::ConstantInt::get(Ty, T.isSigned()
+                                          ? llvm::APInt::getSignedMaxValue(W)
+                                          : llvm::APInt::getMaxValue(W));
   case OpKind::PlaneMax:
     if (T.isFloat())
       return llvm::ConstantFP::getInfinity(Ty, true);
-    return llvm::ConstantInt::get(Ty, T.isSigned() ? llvm::APInt::getSignedMinValue(W)
-                                                   : llvm::APInt::getMinValue(W));
+    return llvm::ConstantInt::get(Ty, T.isSigned()
+                                          ? llvm::APInt::getSignedMinValue(W)
+                                          : llvm::APInt::getMinValue(W));
   case OpKind::PlaneAll:
     return llvm::Constant::getAllOnesValue(Ty);
   default: // sum, scans, any
@@ -47,7 +50,8 @@ static llvm::Constant *identity(KernelLowering &L, OpKind Kind, Type T) {
   }
 }
 
-static Value *combine(KernelLowering &L, OpKind Kind, Type T, Value *Acc, Value *X) {
+static Value *combine(KernelLowering &L, OpKind Kind, Type T, Value *Acc,
+                      Value *X) {
   switch (Kind) {
   case OpKind::PlaneProd:
     return L.emitBinary(OpKind::Mul, T, Acc, X);
@@ -95,90 +99,119 @@ void KernelLowering::lowerPlaneOp(const Operation &Op) {
 
   if (Op.opClass() == OpClass::PlaneLane) {
     Type LaneTy = operandType(Op.Operands[1]);
-    emitCountedLoop(B.getInt32(0), UnitsV, [&](Value *U) {
-      auto [Base, End] = PlaneRange(B.CreateUDiv(U, P));
-      Value *Lane = B.CreateZExt(B.CreateSub(U, Base), I64);
-      Value *Len = B.CreateZExt(B.CreateSub(End, Base), I64);
-      Value *Arg = value(Op.Operands[1], U);
-      Arg = LaneTy.isSigned() ? B.CreateSExtOrTrunc(Arg, I64) : B.CreateZExtOrTrunc(Arg, I64);
-      Value *Src, *Valid;
-      switch (Op.Kind) {
-      case OpKind::PlaneShuffleXor:
-        Src = B.CreateXor(Lane, Arg);
-        Valid = B.CreateICmpULT(Src, Len);
-        break;
-      case OpKind::PlaneShuffleUp:
-        Src = B.CreateSub(Lane, Arg);
-        Valid = B.CreateAnd(B.CreateICmpULE(Arg, Lane), B.CreateICmpULT(Src, Len));
-        break;
-      case OpKind::PlaneShuffleDown:
-        Src = B.CreateAdd(Lane, Arg);
-        Valid = B.CreateAnd(B.CreateICmpULT(Arg, Len), B.CreateICmpULT(Src, Len));
-        break;
-      default: // broadcast, shuffle: an absolute lane
-        Src = Arg;
-        Valid = B.CreateICmpULT(Src, Len);
-        break;
-      }
-      Value *SrcUnit = B.CreateSelect(
-          Valid, B.CreateAdd(Base, B.CreateTrunc(B.CreateSelect(Valid, Src, Lane), I32)), U);
-      storeSlot(R, U, value(Op.Operands[0], SrcUnit));
-    }, "plane.lane");
+    emitCountedLoop(
+        B.getInt32(0), UnitsV,
+        [&](Value *U) {
+          auto [Base, End] = PlaneRange(B.CreateUDiv(U, P));
+          Value *Lane = B.CreateZExt(B.CreateSub(U, Base), I64);
+          Value *Len = B.CreateZExt(B.CreateSub(End, Base), I64);
+          Value *Arg = value(Op.Operands[1], U);
+          Arg = LaneTy.isSigned() ? B.CreateSExtOrTrunc(Arg, I64)
+                                  : B.CreateZExtOrTrunc(Arg, I64);
+          Value *Src, *Valid;
+          switch (Op.Kind) {
+          case OpKind::PlaneShuffleXor:
+            Src = B.CreateXor(Lane, Arg);
+            Valid = B.CreateICmpULT(Src, Len);
+            break;
+          case OpKind::PlaneShuffleUp:
+            Src = B.CreateSub(Lane, Arg);
+            Valid = B.CreateAnd(B.CreateICmpULE(Arg, Lane),
+                                B.CreateICmpULT(Src, Len));
+            break;
+          case OpKind::PlaneShuffleDown:
+            Src = B.CreateAdd(Lane, Arg);
+            Valid = B.CreateAnd(B.CreateICmpULT(Arg, Len),
+                                B.CreateICmpULT(Src, Len));
+            break;
+          default: // broadcast, shuffle: an absolute lane
+            Src = Arg;
+            Valid = B.CreateICmpULT(Src, Len);
+            break;
+          }
+          Value *SrcUnit = B.CreateSelect(
+              Valid,
+              B.CreateAdd(Base,
+                          B.CreateTrunc(B.CreateSelect(Valid, Src, Lane), I32)),
+              U);
+          storeSlot(R, U, value(Op.Operands[0], SrcUnit));
+        },
+        "plane.lane");
     return;
   }
 
-  emitCountedLoop(B.getInt32(0), Planes, [&](Value *Plane) {
-    auto [Base, End] = PlaneRange(Plane);
-    switch (Op.opClass()) {
-    case OpClass::PlaneElect: {
-      llvm::AllocaInst *Found = entryAlloca(I1, "elected");
-      B.CreateStore(B.getFalse(), Found);
-      emitCountedLoop(Base, End, [&](Value *U) {
-        Value *Act = Active(U);
-        Value *Was = B.CreateLoad(I1, Found);
-        storeSlot(R, U, B.CreateAnd(Act, B.CreateNot(Was)));
-        B.CreateStore(B.CreateOr(Was, Act), Found);
-      }, "plane.elect");
-      return;
-    }
-    case OpClass::PlaneBallot: {
-      llvm::Type *VT = valueType(T);
-      llvm::AllocaInst *Mask = entryAlloca(VT, "ballot");
-      B.CreateStore(llvm::Constant::getNullValue(VT), Mask);
-      emitCountedLoop(Base, End, [&](Value *U) {
-        Value *Lane = B.CreateSub(U, Base);
-        Value *Bit = B.CreateAnd(B.CreateAnd(value(Op.Operands[0], U), Active(U)),
-                                 B.CreateICmpULT(Lane, B.getInt32(128)));
-        Value *Word = B.CreateAnd(B.CreateLShr(Lane, 5), B.getInt32(3));
-        Value *One = B.CreateShl(B.getInt32(1), B.CreateAnd(Lane, B.getInt32(31)));
-        Value *Add = B.CreateInsertElement(llvm::Constant::getNullValue(VT),
-                                           B.CreateSelect(Bit, One, B.getInt32(0)), Word);
-        B.CreateStore(B.CreateOr(B.CreateLoad(VT, Mask), Add), Mask);
-      }, "plane.ballot");
-      Value *Final = B.CreateLoad(VT, Mask);
-      emitCountedLoop(Base, End, [&](Value *U) { storeSlot(R, U, Final); },
-                      "plane.write");
-      return;
-    }
-    default:
-      break;
-    }
-    llvm::Type *VT = valueType(T);
-    llvm::AllocaInst *Acc = entryAlloca(VT, "plane.acc");
-    B.CreateStore(identity(*this, Op.Kind, T), Acc);
-    bool Scan = Op.Kind == OpKind::PlaneInclusiveSum || Op.Kind == OpKind::PlaneExclusiveSum;
-    emitCountedLoop(Base, End, [&](Value *U) {
-      Value *Old = B.CreateLoad(VT, Acc);
-      Value *New = combine(*this, Op.Kind, T, Old, value(Op.Operands[0], U));
-      New = B.CreateSelect(Active(U), New, Old);
-      B.CreateStore(New, Acc);
-      if (Scan)
-        storeSlot(R, U, Op.Kind == OpKind::PlaneInclusiveSum ? New : Old);
-    }, "plane.reduce");
-    if (!Scan) {
-      Value *Final = B.CreateLoad(VT, Acc);
-      emitCountedLoop(Base, End, [&](Value *U) { storeSlot(R, U, Final); },
-                      "plane.write");
-    }
-  }, "plane");
+  emitCountedLoop(
+      B.getInt32(0), Planes,
+      [&](Value *Plane) {
+        auto [Base, End] = PlaneRange(Plane);
+        switch (Op.opClass()) {
+        case OpClass::PlaneElect: {
+          llvm::AllocaInst *Found = entryAlloca(I1, "elected");
+          B.CreateStore(B.getFalse(), Found);
+          emitCountedLoop(
+              Base, End,
+              [&](Value *U) {
+                Value *Act = Active(U);
+                Value *Was = B.CreateLoad(I1, Found);
+                storeSlot(R, U, B.CreateAnd(Act, B.CreateNot(Was)));
+                B.CreateStore(B.CreateOr(Was, Act), Found);
+              },
+              "plane.elect");
+          return;
+        }
+        case OpClass::PlaneBallot: {
+          llvm::Type *VT = valueType(T);
+          llvm::AllocaInst *Mask = entryAlloca(VT, "ballot");
+          B.CreateStore(llvm::Constant::getNullValue(VT), Mask);
+          emitCountedLoop(
+              Base, End,
+              [&](Value *U) {
+                Value *Lane = B.CreateSub(U, Base);
+                Value *Bit = B.CreateAnd(
+                    B.CreateAnd(value(Op.Operands[0], U), Active(U)),
+                    B.CreateICmpULT(Lane, B.getInt32(128)));
+                Value *Word = B.CreateAnd(B.CreateLShr(Lane, 5), B.getInt32(3));
+                Value *One = B.CreateShl(B.getInt32(1),
+                                         B.CreateAnd(Lane, B.getInt32(31)));
+                Value *Add = B.CreateInsertElement(
+                    llvm::Constant::getNullValue(VT),
+                    B.CreateSelect(Bit, One, B.getInt32(0)), Word);
+                B.CreateStore(B.CreateOr(B.CreateLoad(VT, Mask), Add), Mask);
+              },
+              "plane.ballot");
+          Value *Final = B.CreateLoad(VT, Mask);
+          emitCountedLoop(
+              Base, End, [&](Value *U) { storeSlot(R, U, Final); },
+              "plane.write");
+          return;
+        }
+        default:
+          break;
+        }
+        llvm::Type *VT = valueType(T);
+        llvm::AllocaInst *Acc = entryAlloca(VT, "plane.acc");
+        B.CreateStore(identity(*this, Op.Kind, T), Acc);
+        bool Scan = Op.Kind == OpKind::PlaneInclusiveSum ||
+                    Op.Kind == OpKind::PlaneExclusiveSum;
+        emitCountedLoop(
+            Base, End,
+            [&](Value *U) {
+              Value *Old = B.CreateLoad(VT, Acc);
+              Value *New =
+                  combine(*this, Op.Kind, T, Old, value(Op.Operands[0], U));
+              New = B.CreateSelect(Active(U), New, Old);
+              B.CreateStore(New, Acc);
+              if (Scan)
+                storeSlot(R, U,
+                          Op.Kind == OpKind::PlaneInclusiveSum ? New : Old);
+            },
+            "plane.reduce");
+        if (!Scan) {
+          Value *Final = B.CreateLoad(VT, Acc);
+          emitCountedLoop(
+              Base, End, [&](Value *U) { storeSlot(R, U, Final); },
+              "plane.write");
+        }
+      },
+      "plane");
 }

@@ -1,4 +1,5 @@
-//===- Lowering.cpp - Lower a verified Kiln kernel to an LLVM cube function -===//
+//===- Lowering.cpp - Lower a verified Kiln kernel to an LLVM cube function
+//-===//
 //
 // The driver: builds the cube function of CubeABI.h (argument table, cube
 // loop, cube_pos decomposition), sets up alias scopes, runs the analysis and
@@ -92,7 +93,8 @@ llvm::Value *KernelLowering::value(const Operand &O, llvm::Value *AtUnit) {
     std::copy(SavedXYZ, SavedXYZ + 3, UnitXYZ);
     return V;
   }
-  fail(O.Loc, "value '%" + K.value(Id).Name + "' is used where it is not available");
+  fail(O.Loc,
+       "value '%" + K.value(Id).Name + "' is used where it is not available");
   return llvm::PoisonValue::get(valueType(K.value(Id).Ty));
 }
 
@@ -105,16 +107,20 @@ void KernelLowering::setupAliasScopes() {
   std::vector<std::pair<ValueId, llvm::MDNode *>> Scopes;
   for (ValueId P : K.Params)
     if (K.value(P).Kind == ValueKind::Buffer)
-      Scopes.push_back({P, MDB.createAnonymousAliasScope(Domain, K.value(P).Name)});
+      Scopes.push_back(
+          {P, MDB.createAnonymousAliasScope(Domain, K.value(P).Name)});
   for (ValueId Id = 0; Id < K.Values.size(); ++Id) {
     const ValueInfo &VI = K.value(Id);
-    bool InScratch = VI.Kind == ValueKind::Shared || VI.Kind == ValueKind::Local ||
-                     (VI.Kind == ValueKind::Var && Storage[Id] != StorageKind::Alloca);
+    bool InScratch =
+        VI.Kind == ValueKind::Shared || VI.Kind == ValueKind::Local ||
+        (VI.Kind == ValueKind::Var && Storage[Id] != StorageKind::Alloca);
     if (InScratch)
       Scopes.push_back({Id, MDB.createAnonymousAliasScope(Domain, VI.Name)});
   }
-  Scopes.push_back({SlotScopeKey, MDB.createAnonymousAliasScope(Domain, "slots")});
-  Scopes.push_back({FlagScopeKey, MDB.createAnonymousAliasScope(Domain, "returned")});
+  Scopes.push_back(
+      {SlotScopeKey, MDB.createAnonymousAliasScope(Domain, "slots")});
+  Scopes.push_back(
+      {FlagScopeKey, MDB.createAnonymousAliasScope(Domain, "returned")});
   for (auto &[Key, S] : Scopes) {
     ScopeOf[Key] = llvm::MDNode::get(Ctx, {S});
     std::vector<llvm::Metadata *> Others;
@@ -184,23 +190,26 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
 
   EntryBB = newBlock("entry");
   B.SetInsertPoint(EntryBB);
-  auto *ArgTable = B.CreateAlignedLoad(Ptr, LaunchArg, llvm::Align(8), "argtable");
+  auto *ArgTable =
+      B.CreateAlignedLoad(Ptr, LaunchArg, llvm::Align(8), "argtable");
   for (unsigned D = 0; D < 3; ++D) {
     llvm::Value *P = B.CreateConstInBoundsGEP1_64(I8, LaunchArg, 8 + 4 * D);
     llvm::Value *C = B.CreateAlignedLoad(I32, P, llvm::Align(4));
     // The ABI promises >= 1; a zero must not divide by zero below.
-    CubeCount[D] = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, C,
-                                           B.getInt32(1), nullptr,
-                                           std::string("cube_count.") + "xyz"[D]);
+    CubeCount[D] =
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, C, B.getInt32(1),
+                                nullptr, std::string("cube_count.") + "xyz"[D]);
   }
   for (size_t I = 0; I < K.Params.size(); ++I) {
     ValueId P = K.Params[I];
     const ValueInfo &VI = K.value(P);
     llvm::Value *Slot = B.CreateConstInBoundsGEP1_64(I8, ArgTable, 16 * I);
-    auto *Data = B.CreateAlignedLoad(Ptr, Slot, llvm::Align(8), VI.Name + ".data");
+    auto *Data =
+        B.CreateAlignedLoad(Ptr, Slot, llvm::Align(8), VI.Name + ".data");
     if (VI.Kind == ValueKind::Buffer) {
       llvm::Value *CountP = B.CreateConstInBoundsGEP1_64(I8, Slot, 8);
-      BufCount[P] = B.CreateAlignedLoad(I64, CountP, llvm::Align(8), VI.Name + ".count");
+      BufCount[P] =
+          B.CreateAlignedLoad(I64, CountP, llvm::Align(8), VI.Name + ".count");
       if (Variant.BufferAlignment > 1 &&
           llvm::isPowerOf2_32(Variant.BufferAlignment))
         B.CreateAlignmentAssumption(M->getDataLayout(), Data,
@@ -208,12 +217,14 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
       BufBase[P] = Data;
     } else if (VI.Kind == ValueKind::Plain) {
       unsigned Al = byteSize(VI.Ty.elementKind());
-      llvm::Value *V = B.CreateAlignedLoad(memType(VI.Ty), Data, llvm::Align(Al));
+      llvm::Value *V =
+          B.CreateAlignedLoad(memType(VI.Ty), Data, llvm::Align(Al));
       CubeValues[P] = fromMem(V, VI.Ty);
       CubeValues[P]->setName(VI.Name);
     } else {
       return llvm::createStringError("kernel '" + K.Name + "': parameter '%" +
-                                     VI.Name + "' is neither a buffer nor a value");
+                                     VI.Name +
+                                     "' is neither a buffer nor a value");
     }
   }
 
@@ -229,7 +240,8 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
   CubePos[1] = B.CreateURem(Q, CubeCount[1], "cube_pos.y");
   CubePos[2] = B.CreateUDiv(Q, CubeCount[1], "cube_pos.z");
   if (HasFlags)
-    B.CreateMemSet(scratchPtr(FlagsOffset), B.getInt8(0), Units, llvm::Align(64));
+    B.CreateMemSet(scratchPtr(FlagsOffset), B.getInt8(0), Units,
+                   llvm::Align(64));
 
   lowerCubeBlock(K.Body);
 
@@ -249,7 +261,8 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
   std::string Problems;
   llvm::raw_string_ostream OS(Problems);
   if (llvm::verifyModule(*M, &OS))
-    return llvm::createStringError("internal error: lowering kernel '" + K.Name +
+    return llvm::createStringError("internal error: lowering kernel '" +
+                                   K.Name +
                                    "' produced invalid LLVM IR: " + Problems);
 
   LoweredModule Out;

@@ -1,4 +1,5 @@
-//===- LoweringAnalysis.cpp - Segments, per-unit values and scratch layout -===//
+//===- LoweringAnalysis.cpp - Segments, per-unit values and scratch layout
+//-===//
 //
 // A pre-pass over the kernel that mirrors the segmentation the emitter uses
 // (LowerControl.cpp): a block is cut at every split operation; each maximal
@@ -127,7 +128,8 @@ unsigned KernelLowering::rematDepth(const Operation &Op) const {
     }
     // Parameters and cube-level induction variables are available anywhere
     // their uses are; plane results and other per-unit values are not.
-    if (DefSeg[O.Value] == CubeSegment && !NeedsSlot[O.Value] && !DefOp[O.Value])
+    if (DefSeg[O.Value] == CubeSegment && !NeedsSlot[O.Value] &&
+        !DefOp[O.Value])
       continue;
     return No;
   }
@@ -249,8 +251,8 @@ llvm::Error KernelLowering::layoutScratch() {
     }
   }
   if (Overflow)
-    return llvm::createStringError(
-        "kernel '" + K.Name + "' needs a scratch area larger than 4 GiB");
+    return llvm::createStringError("kernel '" + K.Name +
+                                   "' needs a scratch area larger than 4 GiB");
   ScratchBytes = llvm::alignTo(Size, 64);
   return llvm::Error::success();
 }

@@ -1,4 +1,5 @@
-//===- LoweringImpl.h - Private state of the Kiln to LLVM IR lowering -*- C++ -*-===//
+//===- LoweringImpl.h - Private state of the Kiln to LLVM IR lowering -*- C++
+//-*-===//
 //
 // One KernelLowering lowers one verified kernel into one LLVM module. The
 // work is split over several files, one job each:
@@ -32,15 +33,16 @@ constexpr int NoSegment = -2;
 
 /// Where a memory object (var, local array, shared array) lives.
 enum class StorageKind : uint8_t {
-  Alloca,       ///< a var used in one segment only: a stack slot
-  ScratchUnit,  ///< one copy per unit in scratch: [units][count]
-  ScratchCube,  ///< one copy per cube in scratch (shared arrays)
+  Alloca,      ///< a var used in one segment only: a stack slot
+  ScratchUnit, ///< one copy per unit in scratch: [units][count]
+  ScratchCube, ///< one copy per cube in scratch (shared arrays)
 };
 
 /// A break/continue target on the loop stack.
 struct LoopTarget {
-  bool Hoisted = false;              ///< a cube-level loop (contains a split)
-  llvm::BasicBlock *Break = nullptr; ///< where break goes (cube level if hoisted)
+  bool Hoisted = false; ///< a cube-level loop (contains a split)
+  llvm::BasicBlock *Break =
+      nullptr; ///< where break goes (cube level if hoisted)
   llvm::BasicBlock *Continue = nullptr;
   llvm::AllocaInst *BreakFlag = nullptr;    ///< hoisted only
   llvm::AllocaInst *ContinueFlag = nullptr; ///< hoisted only
@@ -89,7 +91,8 @@ public:
   llvm::Value *emitBinary(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
   llvm::Value *emitMinMax(bool IsMax, Type T, llvm::Value *A, llvm::Value *B);
   llvm::Value *emitUnary(OpKind Kind, Type T, llvm::Value *A);
-  llvm::Value *emitMath(OpKind Kind, Type T, llvm::ArrayRef<llvm::Value *> Args);
+  llvm::Value *emitMath(OpKind Kind, Type T,
+                        llvm::ArrayRef<llvm::Value *> Args);
   llvm::Value *emitLibm(llvm::StringRef Name, Type T,
                         llvm::ArrayRef<llvm::Value *> Args);
   llvm::Value *emitCompare(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
@@ -184,19 +187,19 @@ public:
 
   // ---- Analysis results ----
   llvm::DenseMap<const Operation *, bool> SplitMemo;
-  std::vector<int> DefSeg;           ///< per value: defining segment
-  std::vector<uint8_t> NeedsSlot;    ///< per value: kept per unit in scratch
+  std::vector<int> DefSeg;        ///< per value: defining segment
+  std::vector<uint8_t> NeedsSlot; ///< per value: kept per unit in scratch
   /// Per value: its defining builtin or constant, recomputed where it is used
   /// outside its segment instead of being kept per unit; null otherwise.
   std::vector<const Operation *> RematOp;
   std::vector<const Operation *> DefOp; ///< per value: its defining op, if any
   std::vector<uint8_t> RematDepth;      ///< per value: ops to recompute it
-  std::vector<uint8_t> MemMultiSeg;  ///< per memory object: used in >1 segment
-  std::vector<StorageKind> Storage;  ///< per memory object
-  std::vector<uint64_t> Offset;      ///< scratch offset of slots/storage
+  std::vector<uint8_t> MemMultiSeg; ///< per memory object: used in >1 segment
+  std::vector<StorageKind> Storage; ///< per memory object
+  std::vector<uint64_t> Offset;     ///< scratch offset of slots/storage
   int NextSegment = 0;
   int CurSegment = NoSegment;
-  bool HasFlags = false;    ///< per-unit "returned" flags in scratch
+  bool HasFlags = false; ///< per-unit "returned" flags in scratch
   uint64_t FlagsOffset = 0;
   uint64_t ScratchBytes = 0;
 
@@ -223,8 +226,8 @@ public:
   /// none of them overlaps another. Keyed by ValueId, or the two keys below.
   static constexpr ValueId SlotScopeKey = NoValue - 1;
   static constexpr ValueId FlagScopeKey = NoValue - 2;
-  llvm::DenseMap<ValueId, llvm::MDNode *> ScopeOf;     ///< alias.scope list
-  llvm::DenseMap<ValueId, llvm::MDNode *> NoAliasOf;   ///< noalias list
+  llvm::DenseMap<ValueId, llvm::MDNode *> ScopeOf;   ///< alias.scope list
+  llvm::DenseMap<ValueId, llvm::MDNode *> NoAliasOf; ///< noalias list
   void setupAliasScopes();
   void tagScope(llvm::Instruction *I, ValueId Key);
 };

@@ -1,4 +1,5 @@
-//===- ControlTest.cpp - Divergent control flow, returns, hoisted loops ----===//
+//===- ControlTest.cpp - Divergent control flow, returns, hoisted loops
+//----===//
 
 #include "LoweringHarness.h"
 
@@ -80,9 +81,15 @@ kernel @div cube_dim(32) (%o: buffer<i32, write>) {
       if (Kk & 1)
         continue;
       switch (Kk % 3) {
-      case 0: Acc += int32_t(Kk); break;
-      case 1: Acc *= 2; break;
-      default: Acc -= 1; break;
+      case 0:
+        Acc += int32_t(Kk);
+        break;
+      case 1:
+        Acc *= 2;
+        break;
+      default:
+        Acc -= 1;
+        break;
       }
     }
     uint32_t Cnt = 0;
@@ -376,7 +383,8 @@ kernel @sw cube_dim(5) (%s: buffer<u32, read>, %b: buffer<i8, read>, %r: buffer<
   std::vector<uint32_t> S = {1, 0xFFFFFFFFu, 7, 0, 2}, R(10);
   std::vector<int8_t> Bv = {44, 127, -128, -1, 2};
   K.launch({buf(S), buf(Bv), buf(R)}, {1, 1, 1});
-  EXPECT_EQ(R, (std::vector<uint32_t>{100, 100, 100, 100, 7, 128, 100, 100, 100, 100}));
+  EXPECT_EQ(R, (std::vector<uint32_t>{100, 100, 100, 100, 7, 128, 100, 100, 100,
+                                      100}));
 }
 
 } // namespace

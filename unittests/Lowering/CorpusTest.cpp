@@ -1,10 +1,11 @@
-//===- CorpusTest.cpp - Every valid kernel the project ships lowers and links ===//
+//===- CorpusTest.cpp - Every valid kernel the project ships lowers and links
+//===//
 //
 // Lowers every kernel of the repository's valid .kiln files (IR round-trip
 // tests, verifier positives, conformance and benchmark kernels, examples) in
-// both variants, checks the
-// module with llvm::verifyModule and generates host code for it through
-// LLJIT, so that every operation reaches instruction selection. With
+// both variants, checks the module with llvm::verifyModule and generates host
+// code for it through LLJIT, so that every operation reaches instruction
+// selection. With
 // KILN_LOWERING_DUMP=<dir> the lowered modules are written there.
 //
 //===----------------------------------------------------------------------===//
@@ -33,8 +34,8 @@ namespace {
 
 std::vector<std::string> corpus() {
   std::vector<std::string> Files;
-  for (const char *Dir : {"test/IR", "test/Verifier", "test/Conformance", "bench/kernels",
-                          "examples/kernels"}) {
+  for (const char *Dir : {"test/IR", "test/Verifier", "test/Conformance",
+                          "bench/kernels", "examples/kernels"}) {
     llvm::SmallString<256> Path(KILN_SOURCE_DIR);
     llvm::sys::path::append(Path, Dir);
     std::error_code EC;
@@ -74,26 +75,30 @@ TEST(LoweringCorpus, EveryShippedKernelLowersVerifiesAndLinks) {
         auto Ctx = std::make_unique<llvm::LLVMContext>();
         auto L = lowerKernel(K, CpuVariant{Checked, 32}, Limits, *Ctx);
         if (!L) {
-          ADD_FAILURE() << File << " @" << K.Name << ": " << llvm::toString(L.takeError());
+          ADD_FAILURE() << File << " @" << K.Name << ": "
+                        << llvm::toString(L.takeError());
           continue;
         }
         std::string Problems;
         llvm::raw_string_ostream OS(Problems);
-        EXPECT_FALSE(llvm::verifyModule(*L->Module, &OS)) << File << " @" << K.Name << Problems;
+        EXPECT_FALSE(llvm::verifyModule(*L->Module, &OS))
+            << File << " @" << K.Name << Problems;
         EXPECT_EQ(L->Metadata.Symbol, "kiln_cube_" + K.Name);
         EXPECT_EQ(L->Metadata.ScratchBytes % 64, 0u);
         if (Dump) {
           std::error_code EC;
-          llvm::raw_fd_ostream Out(std::string(Dump) + "/" + K.Name +
-                                       (Checked ? ".checked.ll" : ".unchecked.ll"),
-                                   EC);
+          llvm::raw_fd_ostream Out(
+              std::string(Dump) + "/" + K.Name +
+                  (Checked ? ".checked.ll" : ".unchecked.ll"),
+              EC);
           if (!EC)
             L->Module->print(Out, nullptr);
         }
         auto JIT = llvm::orc::LLJITBuilder().create();
         ASSERT_TRUE(!!JIT) << llvm::toString(JIT.takeError());
-        auto Gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-            (*JIT)->getDataLayout().getGlobalPrefix());
+        auto Gen =
+            llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                (*JIT)->getDataLayout().getGlobalPrefix());
         ASSERT_TRUE(!!Gen);
         (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
         ASSERT_FALSE((*JIT)->addIRModule(

@@ -1,4 +1,5 @@
-//===- DriverTest.cpp - lowerKernel's errors, metadata and thread safety ---===//
+//===- DriverTest.cpp - lowerKernel's errors, metadata and thread safety
+//---===//
 
 #include "LoweringHarness.h"
 
@@ -35,7 +36,8 @@ kernel @huge cube_dim(1024) (%o: buffer<f32, write>) {
   auto R = lowerKernel(Mod->Kernels[0], {}, L, Ctx);
   ASSERT_FALSE(!!R);
   std::string Msg = llvm::toString(R.takeError());
-  EXPECT_NE(Msg.find("scratch area larger than 4 GiB"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("scratch area larger than 4 GiB"), std::string::npos)
+      << Msg;
 }
 
 TEST(LoweringDriver, MetadataAndScratchLayout) {

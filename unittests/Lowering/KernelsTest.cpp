@@ -1,4 +1,5 @@
-//===- KernelsTest.cpp - Whole GPU-style kernels against host references ---===//
+//===- KernelsTest.cpp - Whole GPU-style kernels against host references
+//---===//
 
 #include "LoweringHarness.h"
 
@@ -213,7 +214,8 @@ kernel @hist cube_dim(64) (%in: buffer<u32, read>, %bins: buffer<u32, read_write
   for (uint32_t T = 0; T < 4; ++T)
     Threads.emplace_back([&, T] {
       std::vector<uint8_t> Scratch(K.Metadata.ScratchBytes + 128);
-      void *S = reinterpret_cast<void *>((uintptr_t(Scratch.data()) + 63) & ~uintptr_t(63));
+      void *S = reinterpret_cast<void *>((uintptr_t(Scratch.data()) + 63) &
+                                         ~uintptr_t(63));
       uint32_t Per = (Cubes + 3) / 4;
       uint32_t B = std::min(Cubes, T * Per), E = std::min(Cubes, B + Per);
       K.Fn(&LA, B, E, S);

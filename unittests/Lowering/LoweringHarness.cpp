@@ -1,4 +1,5 @@
-//===- LoweringHarness.cpp - Lower, verify and JIT kernels in unit tests ---===//
+//===- LoweringHarness.cpp - Lower, verify and JIT kernels in unit tests
+//---===//
 
 #include "LoweringHarness.h"
 
@@ -20,10 +21,13 @@
 using namespace kiln;
 using namespace kiln::test;
 
-static std::string errorText(llvm::Error E) { return llvm::toString(std::move(E)); }
+static std::string errorText(llvm::Error E) {
+  return llvm::toString(std::move(E));
+}
 
-LoweredModule kiln::test::lowerOnly(llvm::StringRef Text, llvm::LLVMContext &Ctx,
-                                    CpuVariant Variant, DeviceLimits Limits) {
+LoweredModule kiln::test::lowerOnly(llvm::StringRef Text,
+                                    llvm::LLVMContext &Ctx, CpuVariant Variant,
+                                    DeviceLimits Limits) {
   auto Mod = parseModule(Text, "test.kiln");
   if (!Mod) {
     ADD_FAILURE() << "parse: " << errorText(Mod.takeError());
@@ -91,7 +95,8 @@ JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
   return Out;
 }
 
-void JitKernel::launch(std::vector<KernelArg> Args, std::array<uint32_t, 3> Count,
+void JitKernel::launch(std::vector<KernelArg> Args,
+                       std::array<uint32_t, 3> Count,
                        bool OneCubePerCall) const {
   ASSERT_NE(Fn, nullptr);
   ASSERT_EQ(Args.size(), Metadata.Params.size());
@@ -118,10 +123,19 @@ static uint16_t toSmall(float F, const llvm::fltSemantics &S) {
 static float fromSmall(uint16_t H, const llvm::fltSemantics &S) {
   llvm::APFloat A(S, llvm::APInt(16, H));
   bool Lost;
-  A.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &Lost);
+  A.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+            &Lost);
   return A.convertToFloat();
 }
-uint16_t kiln::test::toHalf(float F) { return toSmall(F, llvm::APFloat::IEEEhalf()); }
-float kiln::test::fromHalf(uint16_t H) { return fromSmall(H, llvm::APFloat::IEEEhalf()); }
-uint16_t kiln::test::toBF16(float F) { return toSmall(F, llvm::APFloat::BFloat()); }
-float kiln::test::fromBF16(uint16_t H) { return fromSmall(H, llvm::APFloat::BFloat()); }
+uint16_t kiln::test::toHalf(float F) {
+  return toSmall(F, llvm::APFloat::IEEEhalf());
+}
+float kiln::test::fromHalf(uint16_t H) {
+  return fromSmall(H, llvm::APFloat::IEEEhalf());
+}
+uint16_t kiln::test::toBF16(float F) {
+  return toSmall(F, llvm::APFloat::BFloat());
+}
+float kiln::test::fromBF16(uint16_t H) {
+  return fromSmall(H, llvm::APFloat::BFloat());
+}

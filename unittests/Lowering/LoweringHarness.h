@@ -1,4 +1,5 @@
-//===- LoweringHarness.h - Lower, verify and JIT kernels in unit tests -*- C++ -*-===//
+//===- LoweringHarness.h - Lower, verify and JIT kernels in unit tests -*- C++
+//-*-===//
 //
 // Parses a kernel from text, verifies it, lowers it, checks the LLVM module
 // with llvm::verifyModule, JITs it with its own LLJIT and calls the cube

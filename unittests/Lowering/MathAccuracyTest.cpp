@@ -1,4 +1,5 @@
-//===- MathAccuracyTest.cpp - Measured ulp error of f32 math ---------------===//
+//===- MathAccuracyTest.cpp - Measured ulp error of f32 math
+//---------------===//
 //
 // Every f32 math operation is run over many inputs through a real kernel and
 // compared with a double-precision reference. The maximum error in ulps (of
@@ -35,7 +36,8 @@ double ulpError(float Got, double Ref) {
   }
   double R = std::fabs(Ref);
   int E;
-  std::frexp(std::max(R, 1.1754943508222875e-38), &E); // R = m * 2^E, m in [0.5, 1)
+  std::frexp(std::max(R, 1.1754943508222875e-38),
+             &E); // R = m * 2^E, m in [0.5, 1)
   double Ulp = std::ldexp(1.0, E - 24);
   return std::fabs(double(Got) - Ref) / Ulp;
 }
@@ -43,8 +45,8 @@ double ulpError(float Got, double Ref) {
 struct MathCase {
   const char *Op;
   std::function<double(double, double)> Ref;
-  float Lo, Hi;      ///< first operand range
-  float Lo2, Hi2;    ///< second operand range (binary only)
+  float Lo, Hi;   ///< first operand range
+  float Lo2, Hi2; ///< second operand range (binary only)
   bool Binary = false;
   bool LogScale = false;
   double Bound = 4.0;
@@ -53,7 +55,8 @@ struct MathCase {
 class LoweringMath : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    std::printf("| operation | inputs | range | max ulp |\n| --- | --- | --- | --- |\n");
+    std::printf("| operation | inputs | range | max ulp |\n| --- | --- | --- | "
+                "--- |\n");
   }
 };
 
@@ -87,9 +90,10 @@ void runCase(const MathCase &C) {
       Worst = I;
     }
   }
-  std::printf("| %s | %zu | [%g, %g]%s | %.2f |\n", C.Op, N, double(C.Lo), double(C.Hi),
-              C.Binary ? " x second operand" : "", Max);
-  EXPECT_LE(Max, C.Bound) << C.Op << " worst at " << A[Worst] << " got " << Out[Worst];
+  std::printf("| %s | %zu | [%g, %g]%s | %.2f |\n", C.Op, N, double(C.Lo),
+              double(C.Hi), C.Binary ? " x second operand" : "", Max);
+  EXPECT_LE(Max, C.Bound) << C.Op << " worst at " << A[Worst] << " got "
+                          << Out[Worst];
 }
 
 TEST_F(LoweringMath, F32WithinFourUlp) {
@@ -98,9 +102,12 @@ TEST_F(LoweringMath, F32WithinFourUlp) {
     return [F](double X, double) { return F(X); };
   };
   std::vector<MathCase> Cases = {
-      {"sqrt", U(std::sqrt), 0, 1e30f, 0, 0, false, false, 0.5}, // correctly rounded
-      {"rsqrt", [](double X, double) { return 1.0 / std::sqrt(X); }, 1e-30f, 1e30f, 0, 0, false, true},
-      {"recip", [](double X, double) { return 1.0 / X; }, -1e30f, 1e30f, 0, 0, false, false, 0.5},
+      {"sqrt", U(std::sqrt), 0, 1e30f, 0, 0, false, false,
+       0.5}, // correctly rounded
+      {"rsqrt", [](double X, double) { return 1.0 / std::sqrt(X); }, 1e-30f,
+       1e30f, 0, 0, false, true},
+      {"recip", [](double X, double) { return 1.0 / X; }, -1e30f, 1e30f, 0, 0,
+       false, false, 0.5},
       {"exp", U(std::exp), -87, 88},
       {"exp2", U(std::exp2), -126, 127},
       {"log", U(std::log), 1e-30f, 1e30f, 0, 0, false, true},
@@ -117,9 +124,12 @@ TEST_F(LoweringMath, F32WithinFourUlp) {
       {"acos", U(std::acos), -1, 1},
       {"atan", U(std::atan), -1e4f, 1e4f},
       {"erf", U(std::erf), -5, 5},
-      {"pow", [](double X, double Y) { return std::pow(X, Y); }, 1e-3f, 100, -10, 10, true},
-      {"atan2", [](double Y, double X) { return std::atan2(Y, X); }, -100, 100, -100, 100, true},
-      {"hypot", [](double X, double Y) { return std::hypot(X, Y); }, -1e18f, 1e18f, -1e18f, 1e18f, true},
+      {"pow", [](double X, double Y) { return std::pow(X, Y); }, 1e-3f, 100,
+       -10, 10, true},
+      {"atan2", [](double Y, double X) { return std::atan2(Y, X); }, -100, 100,
+       -100, 100, true},
+      {"hypot", [](double X, double Y) { return std::hypot(X, Y); }, -1e18f,
+       1e18f, -1e18f, 1e18f, true},
   };
   for (const MathCase &C : Cases)
     runCase(C);

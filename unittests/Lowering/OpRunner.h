@@ -1,4 +1,5 @@
-//===- OpRunner.h - Run one operation element-wise over test vectors -*- C++ -*-===//
+//===- OpRunner.h - Run one operation element-wise over test vectors -*- C++
+//-*-===//
 
 #ifndef KILN_UNITTESTS_LOWERING_OPRUNNER_H
 #define KILN_UNITTESTS_LOWERING_OPRUNNER_H
@@ -12,23 +13,30 @@ namespace kiln::test {
 /// out[i] = OP a[i] (, b[i]) : R for every i, through a real kernel with a
 /// tail (cube_dim 32, n not a multiple of it unless the input is).
 template <class R, class T>
-std::vector<R> runOp(llvm::StringRef Op, llvm::StringRef TyName, llvm::StringRef RName,
-                     std::vector<T> A, std::vector<T> Bv = {},
-                     CpuVariant Variant = {}) {
+std::vector<R> runOp(llvm::StringRef Op, llvm::StringRef TyName,
+                     llvm::StringRef RName, std::vector<T> A,
+                     std::vector<T> Bv = {}, CpuVariant Variant = {}) {
   bool Binary = !Bv.empty();
-  std::string Text =
-      "kernel @op cube_dim(32) (%a: buffer<" + TyName.str() + ", read>, %b: buffer<" +
-      TyName.str() + ", read>, %o: buffer<" + RName.str() +
-      ", write>, %n: u32) {\n"
-      "  %i = absolute_pos : u32\n"
-      "  %in = lt %i, %n : bool\n"
-      "  if %in {\n"
-      "    %x = load %a[%i] : " + TyName.str() + "\n"
-      "    %y = load %b[%i] : " + TyName.str() + "\n"
-      "    %r = " + Op.str() + " %x" + (Binary ? ", %y" : "") + " : " + RName.str() + "\n"
-      "    store %o[%i], %r\n"
-      "  }\n"
-      "}\n";
+  std::string Text = "kernel @op cube_dim(32) (%a: buffer<" + TyName.str() +
+                     ", read>, %b: buffer<" + TyName.str() +
+                     ", read>, %o: buffer<" + RName.str() +
+                     ", write>, %n: u32) {\n"
+                     "  %i = absolute_pos : u32\n"
+                     "  %in = lt %i, %n : bool\n"
+                     "  if %in {\n"
+                     "    %x = load %a[%i] : " +
+                     TyName.str() +
+                     "\n"
+                     "    %y = load %b[%i] : " +
+                     TyName.str() +
+                     "\n"
+                     "    %r = " +
+                     Op.str() + " %x" + (Binary ? ", %y" : "") + " : " +
+                     RName.str() +
+                     "\n"
+                     "    store %o[%i], %r\n"
+                     "  }\n"
+                     "}\n";
   if (!Binary)
     Bv = A;
   std::vector<R> Out(A.size());

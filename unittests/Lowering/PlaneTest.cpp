@@ -1,4 +1,5 @@
-//===- PlaneTest.cpp - Plane operations, partial planes, returned units ----===//
+//===- PlaneTest.cpp - Plane operations, partial planes, returned units
+//----===//
 
 #include "LoweringHarness.h"
 
@@ -128,7 +129,8 @@ void checkPlanes(uint32_t Cut) {
         if (Src >= Len)
           EXPECT_EQ(R[Field], X(Uu)) << G << " field " << Field;
         else if (Base + Src < Cut)
-          EXPECT_EQ(R[Field], X(Base + uint32_t(Src))) << G << " field " << Field;
+          EXPECT_EQ(R[Field], X(Base + uint32_t(Src)))
+              << G << " field " << Field;
       };
       EXPECT_EQ(R[0], Sum) << G;
       EXPECT_EQ(R[1], Mn) << G;
@@ -225,7 +227,8 @@ kernel @remat cube_dim(40) (%o: buffer<u32, write>) {
   std::vector<uint32_t> O(80);
   K.launch({buf(O)}, {2, 1, 1});
   for (uint32_t G = 0; G < 80; ++G) {
-    uint32_t U = G % 40, Base = U / 32 * 32, End = std::min(Base + 32, 40u), Sum = 0;
+    uint32_t U = G % 40, Base = U / 32 * 32, End = std::min(Base + 32, 40u),
+             Sum = 0;
     for (uint32_t V = Base; V < End; ++V)
       Sum += V;
     uint32_t Acc = 0;

@@ -1,4 +1,5 @@
-//===- SemanticsTest.cpp - Exact semantics of scalar and line operations ---===//
+//===- SemanticsTest.cpp - Exact semantics of scalar and line operations
+//---===//
 
 #include "LoweringHarness.h"
 #include "OpRunner.h"
@@ -123,14 +124,20 @@ kernel @b cube_dim(4, 2, 3) (%o: buffer<u32, write>) {
     for (uint32_t Cy = 0; Cy < C[1]; ++Cy)
       for (uint32_t Cx = 0; Cx < C[0]; ++Cx)
         for (uint32_t U = 0; U < D[0] * D[1] * D[2]; ++U) {
-          uint32_t Ux = U % D[0], Uy = (U / D[0]) % D[1], Uz = U / (D[0] * D[1]);
-          uint32_t Ax = Cx * D[0] + Ux, Ay = Cy * D[1] + Uy, Az = Cz * D[2] + Uz;
-          uint32_t Abs = Ax + Ay * (C[0] * D[0]) + Az * (C[0] * D[0]) * (C[1] * D[1]);
+          uint32_t Ux = U % D[0], Uy = (U / D[0]) % D[1],
+                   Uz = U / (D[0] * D[1]);
+          uint32_t Ax = Cx * D[0] + Ux, Ay = Cy * D[1] + Uy,
+                   Az = Cz * D[2] + Uz;
+          uint32_t Abs =
+              Ax + Ay * (C[0] * D[0]) + Az * (C[0] * D[0]) * (C[1] * D[1]);
           ASSERT_LT(Abs, Total);
           Seen[Abs] = true;
           const uint32_t *R = &O[Abs * 16];
-          uint32_t Want[16] = {U, Ux, Uy, Uz, Cx + Cy * C[0] + Cz * C[0] * C[1],
-                               Cx, Cy, Cz, Ax, Ay, Az, 24, 12, U % 4, U / 4, 4};
+          uint32_t Want[16] = {
+              U,  Ux, Uy, Uz,    Cx + Cy * C[0] + Cz * C[0] * C[1],
+              Cx, Cy, Cz, Ax,    Ay,
+              Az, 24, 12, U % 4, U / 4,
+              4};
           for (int J = 0; J < 16; ++J)
             ASSERT_EQ(R[J], Want[J]) << "abs " << Abs << " field " << J;
         }
@@ -159,14 +166,16 @@ TEST(LoweringSemantics, IntegerDivisionNeverTraps) {
     EXPECT_EQ(Q[I], WantQ) << A[I] << " / " << Bv[I];
     EXPECT_EQ(R[I], WantR) << A[I] << " rem " << Bv[I];
   }
-  std::vector<uint32_t> UA = {7, 0xFFFFFFFF, 9, 0x80000000}, UB = {0, 0xFFFFFFFF, 4, 3};
+  std::vector<uint32_t> UA = {7, 0xFFFFFFFF, 9, 0x80000000},
+                        UB = {0, 0xFFFFFFFF, 4, 3};
   auto UQ = runOp<uint32_t>("div", "u32", "u32", UA, UB);
   auto UR = runOp<uint32_t>("rem", "u32", "u32", UA, UB);
   for (size_t I = 0; I < UA.size(); ++I) {
     EXPECT_EQ(UQ[I], UB[I] ? UA[I] / UB[I] : 0u);
     EXPECT_EQ(UR[I], UB[I] ? UA[I] % UB[I] : 0u);
   }
-  std::vector<int64_t> LA = {std::numeric_limits<int64_t>::min(), 10}, LB = {-1, 0};
+  std::vector<int64_t> LA = {std::numeric_limits<int64_t>::min(), 10},
+                       LB = {-1, 0};
   auto LQ = runOp<int64_t>("div", "i64", "i64", LA, LB);
   EXPECT_EQ(LQ[0], std::numeric_limits<int64_t>::min());
   EXPECT_EQ(LQ[1], 0);
@@ -190,8 +199,8 @@ TEST(LoweringSemantics, ShiftsModuloWidth) {
   }
   std::vector<uint32_t> UA = {0x80000000u, 0xF0u}, US = {31, 36};
   auto UR = runOp<uint32_t>("shr", "u32", "u32", UA, US);
-  EXPECT_EQ(UR[0], 1u);     // logical
-  EXPECT_EQ(UR[1], 0xFu);   // 36 mod 32 = 4
+  EXPECT_EQ(UR[0], 1u);   // logical
+  EXPECT_EQ(UR[1], 0xFu); // 36 mod 32 = 4
   std::vector<uint8_t> BA = {0x81}, BS = {9};
   EXPECT_EQ(runOp<uint8_t>("shl", "u8", "u8", BA, BS)[0], 0x02);
 }
@@ -212,11 +221,13 @@ TEST(LoweringSemantics, BitsAndMulHi) {
         Want |= 1u << (31 - Bt);
     EXPECT_EQ(Rev[I], Want);
   }
-  std::vector<int32_t> SA = {-3, 0x7FFFFFFF, -0x7FFFFFFF - 1}, SB = {5, 0x7FFFFFFF, -0x7FFFFFFF - 1};
+  std::vector<int32_t> SA = {-3, 0x7FFFFFFF, -0x7FFFFFFF - 1},
+                       SB = {5, 0x7FFFFFFF, -0x7FFFFFFF - 1};
   auto SH = runOp<int32_t>("mulhi", "i32", "i32", SA, SB);
   for (size_t I = 0; I < SA.size(); ++I)
     EXPECT_EQ(SH[I], int32_t((int64_t(SA[I]) * SB[I]) >> 32));
-  std::vector<uint64_t> UA = {0xFFFFFFFFFFFFFFFFull, 1ull << 63}, UB = {0xFFFFFFFFFFFFFFFFull, 6};
+  std::vector<uint64_t> UA = {0xFFFFFFFFFFFFFFFFull, 1ull << 63},
+                        UB = {0xFFFFFFFFFFFFFFFFull, 6};
   auto UH = runOp<uint64_t>("mulhi", "u64", "u64", UA, UB);
   for (size_t I = 0; I < UA.size(); ++I)
     EXPECT_EQ(UH[I], uint64_t((unsigned __int128)UA[I] * UB[I] >> 64));
@@ -234,7 +245,8 @@ TEST(LoweringSemantics, BitsAndMulHi) {
 
 TEST(LoweringSemantics, FloatToIntSaturatesNaNIsZero) {
   const float Inf = std::numeric_limits<float>::infinity();
-  std::vector<float> A = {NAN, Inf, -Inf, 3e10f, -3e10f, 3.7f, -3.7f, -0.5f, 255.9f, 300.0f};
+  std::vector<float> A = {NAN,  Inf,   -Inf,  3e10f,  -3e10f,
+                          3.7f, -3.7f, -0.5f, 255.9f, 300.0f};
   auto I32 = runOp<int32_t>("cast", "f32", "i32", A);
   auto U32 = runOp<uint32_t>("cast", "f32", "u32", A);
   auto I8 = runOp<int8_t>("cast", "f32", "i8", A);
@@ -301,7 +313,8 @@ TEST(LoweringSemantics, FloatComparisonsMinMaxRoundFma) {
   auto In = runOp<uint8_t>("isnan", "f32", "bool", A);
   EXPECT_EQ(In, (std::vector<uint8_t>{1, 0, 1, 0}));
   std::vector<float> I = {INFINITY, -INFINITY, 1e38f, NAN};
-  EXPECT_EQ(runOp<uint8_t>("isinf", "f32", "bool", I), (std::vector<uint8_t>{1, 1, 0, 0}));
+  EXPECT_EQ(runOp<uint8_t>("isinf", "f32", "bool", I),
+            (std::vector<uint8_t>{1, 1, 0, 0}));
   const char *Fma = R"(
 kernel @f cube_dim(1) (%a: buffer<f32, read>, %o: buffer<f32, write>) {
   %x = load %a[0:u32] : f32
@@ -351,12 +364,14 @@ TEST(LoweringSemantics, HalfBFloatAndDouble) {
   EXPECT_EQ(HExp[1], toHalf(std::exp(0.5f)));
   auto HToF = runOp<float>("cast", "f16", "f32", HA);
   EXPECT_EQ(HToF[1], fromHalf(HA[1]));
-  std::vector<uint16_t> BA = {toBF16(1.0f), toBF16(3.0f)}, BB = {toBF16(0.0078125f), toBF16(-1.5f)};
+  std::vector<uint16_t> BA = {toBF16(1.0f), toBF16(3.0f)},
+                        BB = {toBF16(0.0078125f), toBF16(-1.5f)};
   auto BAdd = runOp<uint16_t>("add", "bf16", "bf16", BA, BB);
   for (size_t I = 0; I < BA.size(); ++I)
     EXPECT_EQ(BAdd[I], toBF16(fromBF16(BA[I]) + fromBF16(BB[I])));
   // bf16 subnormals are f32 subnormals: never flushed.
-  std::vector<uint16_t> Z = {0x0000, 0x0001, 0x8001}, Dn = {0x0001, 0x0001, 0x0001};
+  std::vector<uint16_t> Z = {0x0000, 0x0001, 0x8001},
+                        Dn = {0x0001, 0x0001, 0x0001};
   EXPECT_EQ(runOp<uint16_t>("add", "bf16", "bf16", Z, Dn),
             (std::vector<uint16_t>{0x0001, 0x0002, 0x0000}));
   EXPECT_EQ(runOp<uint16_t>("div", "bf16", "bf16", Z, Dn)[0], 0x0000);
@@ -364,9 +379,12 @@ TEST(LoweringSemantics, HalfBFloatAndDouble) {
   EXPECT_EQ(runOp<uint16_t>("cast", "f32", "bf16", Sub)[0], 0x0001);
   // Single rounding where a naive double rounding goes wrong.
   std::vector<int64_t> BigI = {4311744516ll, 1077936129ll};
-  EXPECT_EQ(runOp<uint16_t>("cast", "i64", "bf16", BigI), (std::vector<uint16_t>{0x4f81, 0x4e81}));
-  std::vector<double> DTie = {std::ldexp(1.0 + 1.0 / 256, 0) + std::ldexp(1.0, -40)};
-  EXPECT_EQ(runOp<uint16_t>("cast", "f64", "bf16", DTie)[0], 0x3f81); // above the tie
+  EXPECT_EQ(runOp<uint16_t>("cast", "i64", "bf16", BigI),
+            (std::vector<uint16_t>{0x4f81, 0x4e81}));
+  std::vector<double> DTie = {std::ldexp(1.0 + 1.0 / 256, 0) +
+                              std::ldexp(1.0, -40)};
+  EXPECT_EQ(runOp<uint16_t>("cast", "f64", "bf16", DTie)[0],
+            0x3f81); // above the tie
   const char *Fma = R"(
 kernel @bfma cube_dim(1) (%a: buffer<bf16, read>, %o: buffer<bf16, write>) {
   %x = load %a[0:u32] : bf16
@@ -443,8 +461,8 @@ kernel @lines cube_dim(8) (%a: buffer<vec<4 x f32>, read>, %b: buffer<vec<4 x f3
   }
   for (uint32_t I = 0; I < 3 * N; ++I)
     T[I] = float(I);
-  KernelArg AA{A.data(), N}, BA{Bv.data(), N}, CA{C.data(), N}, DA{D.data(), 4 * N},
-      TA{T.data(), N};
+  KernelArg AA{A.data(), N}, BA{Bv.data(), N}, CA{C.data(), N},
+      DA{D.data(), 4 * N}, TA{T.data(), N};
   K.launch({AA, BA, CA, DA, TA, val(N)}, {2, 1, 1});
   for (uint32_t I = 0; I < N; ++I) {
     float R[4], Dot = 0, Sq = 0;
@@ -461,7 +479,8 @@ kernel @lines cube_dim(8) (%a: buffer<vec<4 x f32>, read>, %b: buffer<vec<4 x f3
     EXPECT_EQ(D[4 * I + 2], std::sqrt(Sq));
     EXPECT_EQ(D[4 * I + 3], std::max(A[4 * I + 3], Bv[4 * I + 3]));
   }
-  for (uint32_t I = 0; I < 3 * N; ++I) // vec<3 x f32> is packed: stride 12 bytes
+  for (uint32_t I = 0; I < 3 * N;
+       ++I) // vec<3 x f32> is packed: stride 12 bytes
     EXPECT_EQ(T[I], 2.0f * float(I));
 }
 
@@ -506,14 +525,15 @@ kernel @oob cube_dim(16) (%a: buffer<f32, read>, %o: buffer<f32, write>,
   std::vector<uint32_t> Cnt(8, 100), Old(16, 77);
   for (int I = 0; I < 10; ++I)
     A[I] = float(I + 1);
-  K.launch({KernelArg{A.data(), 10}, KernelArg{O.data(), 6}, KernelArg{Cnt.data(), 4},
-            buf(Old), KernelArg{Neg.data(), 16}},
+  K.launch({KernelArg{A.data(), 10}, KernelArg{O.data(), 6},
+            KernelArg{Cnt.data(), 4}, buf(Old), KernelArg{Neg.data(), 16}},
            {1, 1, 1});
   for (int I = 0; I < 16; ++I) {
     EXPECT_EQ(O[I], I < 6 ? float(I + 1) : -1.0f) << I; // dropped beyond 6
-    EXPECT_EQ(Old[I], I < 4 ? 100u : 0u) << I;           // atomic oob gives 0
+    EXPECT_EQ(Old[I], I < 4 ? 100u : 0u) << I;          // atomic oob gives 0
     float Sv = I < 8 ? 5.0f : 0.0f, Lv = I < 4 ? 6.0f : 0.0f;
-    float Nv = (I - 8 >= 0 && I - 8 < 10) ? float(I - 8 + 1) : 0.0f; // negative: oob
+    float Nv =
+        (I - 8 >= 0 && I - 8 < 10) ? float(I - 8 + 1) : 0.0f; // negative: oob
     if (I == 1)
       EXPECT_EQ(Neg[1], 10.0f); // len
     else

@@ -1,4 +1,5 @@
-//===- VectorizeTest.cpp - Unit loops vectorise on the host ----------------===//
+//===- VectorizeTest.cpp - Unit loops vectorise on the host
+//----------------===//
 //
 // Optimises the lowered element-wise kernel at O3 with a TargetMachine for
 // the host (LLVM-NOTES.md pitfalls 1-2) and checks that the unit loop became
@@ -42,8 +43,8 @@ std::string optimiseFor(llvm::Module &M, llvm::StringRef CPU = "") {
     for (auto &F : llvm::sys::getHostCPUFeatures())
       Features.AddFeature(F.first(), F.second);
   std::unique_ptr<llvm::TargetMachine> TM(T->createTargetMachine(
-      Triple, CPU.empty() ? llvm::sys::getHostCPUName() : CPU, Features.getString(), {},
-      std::nullopt));
+      Triple, CPU.empty() ? llvm::sys::getHostCPUName() : CPU,
+      Features.getString(), {}, std::nullopt));
   M.setTargetTriple(Triple);
   M.setDataLayout(TM->createDataLayout());
 
@@ -60,7 +61,8 @@ std::string optimiseFor(llvm::Module &M, llvm::StringRef CPU = "") {
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  llvm::ModulePassManager MPM = PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager MPM =
+      PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   MPM.run(M, MAM);
   std::string IR;
   llvm::raw_string_ostream OS(IR);
@@ -94,7 +96,9 @@ TEST(LoweringVectorize, ElementwiseKernelVectorisesAtO3) {
     LoweredModule L = lowerOnly(VAdd, Ctx, CpuVariant{Checked, 64});
     ASSERT_TRUE(L.Module);
     std::string IR = optimiseFor(*L.Module);
-    EXPECT_TRUE(hasVectorFAdd(IR)) << (Checked ? "checked" : "unchecked") << "\n" << IR;
+    EXPECT_TRUE(hasVectorFAdd(IR))
+        << (Checked ? "checked" : "unchecked") << "\n"
+        << IR;
     // The alias scopes spare the vectoriser its runtime overlap check.
     EXPECT_EQ(IR.find("vector.memcheck"), std::string::npos) << IR;
     // No gathers: consecutive units access consecutive elements.
@@ -113,7 +117,8 @@ TEST(LoweringVectorize, ElementwiseKernelVectorisesForAVX2) {
     ASSERT_TRUE(L.Module);
     std::string IR = optimiseFor(*L.Module, "znver3");
     EXPECT_NE(IR.find("fadd <8 x float>"), std::string::npos)
-        << (Checked ? "checked" : "unchecked") << "\n" << IR;
+        << (Checked ? "checked" : "unchecked") << "\n"
+        << IR;
     EXPECT_EQ(IR.find("vector.memcheck"), std::string::npos) << IR;
   }
 }
