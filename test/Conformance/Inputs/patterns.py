@@ -612,6 +612,20 @@ def control(kf, chk):
                 else:
                     continue  # reads the slot of a unit that returned: unspecified
                 chk.eq("interchange n=%d unit %d" % (n, c * 8 + u), res["out"][c * 8 + u], want)
+    for lo, hi, st in [(250, 255, 10), (0, 255, 50), (3, 3, 1), (200, 255, 7), (0, 16, 3),
+                       (9, 2, 1)]:
+        res = K.run(kf, "uniform_for", "2", {"out": K.Buf("u32", [0] * 80), "lo": str(lo),
+                                             "hi": str(hi), "st": str(st)}, ["out"])
+        ks = list(range(lo, hi, st))
+        for c in range(2):
+            for u in range(8):
+                arr = [u] * 4
+                for k in ks:
+                    arr[k & 3] += k
+                # absolute_pos of a (4, 2) cube in a 1-D grid of 2 cubes
+                i = c * 4 + u % 4 + (u // 4) * 8
+                chk.eq("uniform_for %d..%d step %d unit %d" % (lo, hi, st, i),
+                       res["out"][5 * i:5 * i + 5], [u * len(ks)] + arr)
 
 
 def bounds(kf, chk):
