@@ -239,6 +239,9 @@ class Buf:
 
 
 _counter = [0]
+# Options added to every kiln-run command (patterns.py runs every in-bounds
+# kernel a second time with --no-bounds-check).
+EXTRA_OPTIONS = []
 
 
 def run(kfile, kernel, cubes, args, outs, extra=(), workdir=None, expect_fail=False,
@@ -263,7 +266,7 @@ def run(kfile, kernel, cubes, args, outs, extra=(), workdir=None, expect_fail=Fa
     for name in outs:
         outpaths[name] = os.path.join(workdir, "%s.%s.out" % (tag, name))
         cmd.append("--out=%s=%s" % (name, outpaths[name]))
-    cmd += list(extra)
+    cmd += list(extra) + EXTRA_OPTIONS
     p = subprocess.run(cmd, capture_output=True, text=True)
     if expect_fail:
         return p
@@ -308,16 +311,17 @@ class Checker:
         self.what = what
         self.errors = []
         self.checked = 0
+        self.prefix = ""  # put before every failure (e.g. the variant being run)
 
     def eq(self, label, got, want):
         self.checked += 1
         if got != want:
-            self.errors.append("%s: got %r, expected %r" % (label, got, want))
+            self.errors.append("%s%s: got %r, expected %r" % (self.prefix, label, got, want))
 
     def ok(self, label, cond, detail=""):
         self.checked += 1
         if not cond:
-            self.errors.append("%s: %s" % (label, detail))
+            self.errors.append("%s%s: %s" % (self.prefix, label, detail))
 
     def report(self):
         if self.errors:
