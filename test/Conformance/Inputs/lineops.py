@@ -75,6 +75,9 @@ def gen(rng, t, op):
     if K.is_int(t):
         if op in ("div", "rem", "mulhi") and rng.below(4) == 0:
             return rng.below(3) - 1 if K.signed(t) else rng.below(2)
+        if rng.below(6) == 0:
+            e = intops.edges(t)  # MIN, MAX, shift amounts >= width, ...
+            return e[rng.below(len(e))]
         return K.wrap(rng.u64() >> rng.below(64), t)
     if op in mathacc.UNARY:
         f, lo, hi, logu = mathacc.UNARY[op]
