@@ -798,8 +798,8 @@ def scratch(kf, chk):
 
 # ---------------------------------------------------------------------------
 
-PATTERNS = {name: fn for name, fn in list(globals().items()) if callable(fn) and
-            fn.__module__ == "__main__" and name not in ("r32", "fx", "add32", "rand_f32", "main")}
+PATTERNS = {fn.__name__: fn for fn in [elementwise, reduce, matmul, scan, atomics, plane, lines,
+                                        control, bounds, builtins, scratch]}
 
 
 def main():
