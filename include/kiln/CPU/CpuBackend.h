@@ -104,7 +104,7 @@ public:
   /// The object is made by lower: this moves it out.
   llvm::Expected<Artifact> finalize(const ArtifactId<CpuVariant> &Id,
                                     Lowered L) const {
-    return std::move(L);
+    return L;
   }
   /// The CPU backend never shares a finalization between kernels.
   static std::optional<llvm::StringRef> source(const Lowered &) {
