@@ -34,16 +34,19 @@ using namespace llvm;
 
 namespace {
 
+cl::OptionCategory Category("kiln-batch-bench options");
+
 cl::opt<unsigned> KernelCount("kernels", cl::desc("Distinct kernels (>= 3)"),
-                              cl::init(96));
+                              cl::init(96, cl::cat(Category));
 cl::opt<std::string> ThreadList("threads",
                                 cl::desc("Comma-separated thread counts"),
-                                cl::init("1,2"));
+                                cl::init("1,2", cl::cat(Category));
 cl::opt<unsigned> Reps("reps", cl::desc("Repetitions per thread count"),
-                       cl::init(3));
+                       cl::init(3, cl::cat(Category));
 cl::opt<bool> Phases("phases",
                      cl::desc("Also print the mean time of each compile phase "
-                              "per kind of kernel (last repetition)"));
+                              "per kind of kernel (last repetition)"),
+                     cl::cat(Category));
 
 /// An element-wise kernel whose body depends on \p I.
 std::string elementwise(unsigned I) {
@@ -184,6 +187,7 @@ double median(std::vector<double> V) {
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(Category);
   cl::ParseCommandLineOptions(argc, argv, "Kiln batch compilation benchmark\n");
   if (KernelCount < 3 || Reps == 0) {
     errs() << "kiln-batch-bench: error: need --kernels >= 3 and --reps >= 1\n";
