@@ -37,12 +37,12 @@ namespace {
 cl::OptionCategory Category("kiln-batch-bench options");
 
 cl::opt<unsigned> KernelCount("kernels", cl::desc("Distinct kernels (>= 3)"),
-                              cl::init(96, cl::cat(Category));
+                              cl::init(96), cl::cat(Category));
 cl::opt<std::string> ThreadList("threads",
                                 cl::desc("Comma-separated thread counts"),
-                                cl::init("1,2", cl::cat(Category));
+                                cl::init("1,2"), cl::cat(Category));
 cl::opt<unsigned> Reps("reps", cl::desc("Repetitions per thread count"),
-                       cl::init(3, cl::cat(Category));
+                       cl::init(3), cl::cat(Category));
 cl::opt<bool> Phases("phases",
                      cl::desc("Also print the mean time of each compile phase "
                               "per kind of kernel (last repetition)"),
