@@ -208,7 +208,8 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
   return A;
 }
 
-std::string kiln::cpuStoreFingerprint(const CodeGenOptions &CodeGen) {
+std::string kiln::cpuStoreFingerprint(const CodeGenOptions &CodeGen,
+                                      const DeviceLimits &Limits) {
   const HostInfo &H = hostInfo();
   std::string S = H.Triple + " " + H.CPU + " " + H.featureString() + " LLVM " +
                   H.LLVMVersion;
@@ -218,5 +219,7 @@ std::string kiln::cpuStoreFingerprint(const CodeGenOptions &CodeGen) {
     S += " -mcpu=" + CodeGen.CPU;
   if (!CodeGen.Features.empty())
     S += " -mattr=" + CodeGen.Features;
+  if (Limits.PlaneDim != DeviceLimits().PlaneDim)
+    S += " plane_dim=" + std::to_string(Limits.PlaneDim);
   return S;
 }

@@ -20,7 +20,7 @@ CpuTarget::CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
                      const CpuStoreOptions &StoreOpts)
     : Comp(std::move(Compiler)), Linker(Linker),
       Store(openCpuStore(StoreOpts,
-                         cpuStoreFingerprint(Comp.codeGenOptions())),
+                         cpuStoreFingerprint(Comp.codeGenOptions(), Comp.limits())),
             nullptr,
             // Shared by every executable of this build (kiln-compile warms
             // the store kiln-run and embedders load), unlike buildIdHash.

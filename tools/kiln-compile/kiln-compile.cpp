@@ -83,6 +83,19 @@ cl::opt<std::string>
                    "default: the host's"),
           cl::value_desc("FEATURES"), cl::cat(Category));
 
+cl::opt<unsigned> PlaneDim(
+    "plane-dim",
+    cl::desc("Units per plane the device runs kernels with (default 32, "
+             "1..1024); a kernel's plane_dim(N) request must match it"),
+    cl::value_desc("N"), cl::init(32), cl::cat(Category));
+
+/// The device limits the options describe.
+kiln::DeviceLimits deviceLimits() {
+  kiln::DeviceLimits Limits;
+  Limits.PlaneDim = PlaneDim;
+  return Limits;
+}
+
 cl::opt<bool> NoBoundsCheck(
     "no-bounds-check",
     cl::desc("Compile the unchecked variant (default: bounds-checked)"),
@@ -119,7 +132,7 @@ int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS) {
   Variant.BoundsChecked = !NoBoundsCheck;
   LLVMContext Ctx;
   Expected<kiln::LoweredModule> Lowered =
-      kiln::lowerKernel(K, Variant, kiln::DeviceLimits{}, Ctx);
+      kiln::lowerKernel(K, Variant, deviceLimits(), Ctx);
   if (!Lowered)
     return fail(Name, toString(Lowered.takeError()));
   Module &M = *Lowered->Module;
@@ -172,7 +185,7 @@ int compileFile(StringRef File) {
     errs() << toString(M.takeError()) << "\n";
     return 1;
   }
-  if (Error Err = kiln::verifyModule(*M, kiln::DeviceLimits{})) {
+  if (Error Err = kiln::verifyModule(*M, deviceLimits())) {
     errs() << toString(std::move(Err)) << "\n";
     return 1;
   }
@@ -286,6 +299,7 @@ int compileIntoStore() {
   }
 
   kiln::DeviceOptions DO;
+  DO.Limits = deviceLimits();
   DO.OptLevel = OptLevel - '0';
   DO.CPU = MCPU;
   DO.Features = MAttr;
@@ -362,6 +376,8 @@ int main(int argc, char **argv) {
     return fail(Tool, Twine("invalid optimisation level -O") +
                           Twine(static_cast<char>(OptLevel)) +
                           ": expected -O0, -O1, -O2 or -O3");
+  if (PlaneDim == 0 || PlaneDim > 1024)
+    return fail(Tool, "--plane-dim must be between 1 and 1024");
   if (StoreDir.getNumOccurrences())
     return compileIntoStore();
   if (Jobs.getNumOccurrences())

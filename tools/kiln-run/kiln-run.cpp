@@ -88,6 +88,12 @@ cl::opt<std::string> MAttr("mattr",
                                     "e.g. -avx512f"),
                            cl::value_desc("FEATURES"), cl::cat(Category));
 
+cl::opt<unsigned> PlaneDim(
+    "plane-dim",
+    cl::desc("Units per plane the device runs kernels with (default 32, "
+             "1..1024); a kernel's plane_dim(N) request must match it"),
+    cl::value_desc("N"), cl::init(32), cl::cat(Category));
+
 constexpr const char *Tool = "kiln-run";
 
 int fail(const Twine &Message) {
@@ -147,6 +153,8 @@ int run() {
     return fail("--store: empty folder name");
   if (Repeat == 0)
     return fail("--repeat must be at least 1");
+  if (PlaneDim == 0 || PlaneDim > 1024)
+    return fail("--plane-dim must be between 1 and 1024");
   auto CubeCount = kiln::parseCubeCount(Cubes);
   if (!CubeCount)
     return fail(CubeCount.takeError());
@@ -165,6 +173,7 @@ int run() {
 
   Start = Clock::now();
   kiln::DeviceOptions DO;
+  DO.Limits.PlaneDim = PlaneDim;
   if (Error E = kiln::verifyModule(*M, DO.Limits))
     return fail(std::move(E));
   double VerifyMs = msSince(Start);

@@ -122,8 +122,10 @@ private:
 /// The text that names the CPU store namespace for \p CodeGen: the host's
 /// triple, CPU, full feature list and LLVM version, then any option that
 /// changes the code (an optimisation level other than 3, a CPU or feature
-/// override), so that such code never mixes with the default's.
-std::string cpuStoreFingerprint(const CodeGenOptions &CodeGen);
+/// override, a plane size other than 32: the only device limit the code
+/// depends on), so that such code never mixes with the default's.
+std::string cpuStoreFingerprint(const CodeGenOptions &CodeGen,
+                                const DeviceLimits &Limits = {});
 
 /// Where a CpuTarget keeps its artifacts.
 struct CpuStoreOptions {
