@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <sys/mman.h>
 
 using namespace kiln;
 using namespace kiln::test;
@@ -559,6 +560,44 @@ TEST(LoweringSemantics, UncheckedVariantHasNoGuards) {
   C.Module->print(OS2, nullptr);
   EXPECT_NE(IR2.find("inbounds.end"), std::string::npos);
   EXPECT_NE(IR2.find("\"align\"(ptr"), std::string::npos);
+}
+
+// A u32 index against a buffer of 2^32 elements or more: every u32 index,
+// 2^32-1 included, is in bounds; with 2^32-1 elements, 2^32-1 is out of
+// bounds. The buffers are 4 GiB reservations of which one page is touched.
+TEST(LoweringSemantics, BoundsCheckU32IndexHugeBuffer) {
+  const char *Text = R"(
+kernel @huge cube_dim(2) (%p: buffer<u8, read_write>, %o: buffer<u8, write>) {
+  %u = unit_pos : u32
+  %i = sub 4294967295:u32, %u : u32
+  %x = load %p[%i] : u8
+  store %o[%u], %x
+  %y = add %x, 1:u8 : u8
+  store %p[%i], %y
+}
+)";
+  JitKernel K = compile(Text);
+  ASSERT_TRUE(K.Fn);
+  const size_t Bytes = (size_t(1) << 32) + 4096;
+  void *Map = mmap(nullptr, Bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (Map == MAP_FAILED)
+    GTEST_SKIP() << "cannot reserve 4 GiB of address space";
+  auto *P = static_cast<uint8_t *>(Map);
+  const size_t Last = 0xFFFFFFFFull;
+  for (uint64_t Count : {uint64_t(1) << 32, (uint64_t(1) << 32) + 7,
+                         uint64_t(0xFFFFFFFF)}) {
+    P[Last] = 40;
+    P[Last - 1] = 50;
+    std::vector<uint8_t> O(2, 0xAA);
+    K.launch({KernelArg{P, Count}, buf(O)}, {1, 1, 1});
+    bool LastIn = Count > Last;
+    EXPECT_EQ(O[0], LastIn ? 40 : 0) << Count;
+    EXPECT_EQ(P[Last], LastIn ? 41 : 40) << Count;
+    EXPECT_EQ(O[1], 50) << Count;
+    EXPECT_EQ(P[Last - 1], 51) << Count;
+  }
+  munmap(Map, Bytes);
 }
 
 TEST(LoweringSemantics, ConstantsBoolLinesAndIndices) {
