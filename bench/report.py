@@ -231,9 +231,6 @@ def markdown(S, data, processes, notes, run):
     o.append("| kernel | Kiln ms | Kiln rate | PoCL ms | PoCL rate | native ms | "
              "Kiln/PoCL time | Kiln vs limit | target | met | correct (Kiln/PoCL) |")
     o.append("|---|---|---|---|---|---|---|---|---|---|---|")
-    if unchecked:
-        o[-2] += " Kiln unchecked ms |"
-        o[-1] += "---|"
     for k, r in S["steady"].items():
         if "kiln_over_native_time" in r:
             vs = f"{fmt(r['kiln_over_native_time'])}x native time"
@@ -244,9 +241,29 @@ def markdown(S, data, processes, notes, run):
         o.append(f"| {k} | {fmt(r['kiln_ms'])} | {rate(r['kiln_rate'], r['unit'])} | "
                  f"{fmt(r['pocl_ms'])} | {rate(r['pocl_rate'], r['unit'])} | "
                  f"{fmt(r['native_ms'])} | {fmt(r['kiln_over_pocl_time'])}x | {vs} | "
-                 f"{r['target']} | {yesno(r['met'])} | {r['kiln_correct']}/{r['pocl_correct']} |"
-                 + (f" {fmt(r['kiln_unchecked_ms'])} |" if unchecked else ""))
+                 f"{r['target']} | {yesno(r['met'])} | {r['kiln_correct']}/{r['pocl_correct']} |")
     o.append("")
+    if unchecked:
+        o.append("### The same with Kiln's unchecked variant (`--unchecked`: no bounds checks)\n")
+        o.append("| kernel | Kiln unchecked ms | rate | checked/unchecked time | "
+                 "unchecked/PoCL time | vs limit | met | correct |")
+        o.append("|---|---|---|---|---|---|---|---|")
+        for k, r in S["steady"].items():
+            u = r["kiln_unchecked_ms"]
+            amt = WORK[k][0]
+            rt = amt / u / 1e6
+            if k in ("vadd", "saxpy"):
+                frac = rt / S["limits"]["stream_triad_GBps"]
+                vs, met = f"{fmt(100 * frac)} % of triad", frac >= 0.90
+            elif k == "matmul_tiled":
+                vs, met = f"{fmt(rt)} GFLOP/s", rt >= 30.0
+            else:
+                ratio = u / r["native_ms"]
+                vs, met = f"{fmt(ratio)}x native time", ratio <= 1.5
+            o.append(f"| {k} | {fmt(u)} | {rate(rt, r['unit'])} | {fmt(r['kiln_ms'] / u)}x | "
+                     f"{fmt(u / r['pocl_ms'])}x | {vs} | {yesno(None if u != u else met)} | "
+                     f"{correct(data, 'kiln_unchecked', k)} |")
+        o.append("")
     L = S["limits"]
     o.append("## Machine limits (native, same run, 2 threads)\n")
     o.append("| measurement | median |")
@@ -334,22 +351,33 @@ def chart(S, run):
         print("report.py: gnuplot not found, no chart", file=sys.stderr)
         return None
     rows = []
+    unchecked = any(r["kiln_unchecked_ms"] == r["kiln_unchecked_ms"]
+                    for r in S["steady"].values())
     for k, r in S["steady"].items():
+        times = [r["kiln_ms"], r["pocl_ms"], r["native_ms"]]
+        if unchecked:
+            times.insert(1, r["kiln_unchecked_ms"])
         if k in ("vadd", "saxpy"):
             ref = S["limits"]["stream_triad_GBps"]
-            rates = [r["kiln_rate"], r["pocl_rate"], r["native_rate"]]
-            norm = [x / ref for x in rates]
+            norm = [WORK[k][0] / t / 1e6 / ref for t in times]
         elif k == "matmul_tiled":
-            norm = [r["kiln_rate"] / 30.0, r["pocl_rate"] / 30.0, r["native_rate"] / 30.0]
+            norm = [WORK[k][0] / t / 1e6 / 30.0 for t in times]
         else:
-            norm = [r["native_ms"] / r["kiln_ms"], r["native_ms"] / r["pocl_ms"], 1.0]
+            norm = [r["native_ms"] / t for t in times]
         rows.append((k, norm))
     dat = run / "chart.dat"
     with dat.open("w") as f:
-        f.write("kernel Kiln PoCL native\n")
+        f.write("kernel Kiln " + ("Kiln_unchecked " if unchecked else "") + "PoCL native\n")
         for k, n in rows:
             f.write(k + "".join(" ?" if not (x > 0) else f" {x:.4f}" for x in n) + "\n")
     png = run / "chart.png"
+    colors = ["#d95f02", "#e6ab02", "#7570b3", "#1b9e77"] if unchecked else \
+        ["#d95f02", "#7570b3", "#1b9e77"]
+    series = [f"'{dat}' using 2:xtic(1) title columnheader(2) lc rgb '{colors[0]}'"]
+    for i, c in enumerate(colors[1:], start=3):
+        series.append(f"'' using {i} title columnheader({i}) lc rgb '{c}'")
+    series.append("1 with lines dt 2 lc rgb 'black' notitle")
+    plot = "plot " + ", \\\n     ".join(series)
     script = f"""
 set terminal pngcairo size 1100,560 font ",10" noenhanced
 set datafile missing "?"
@@ -366,10 +394,7 @@ set ytics (0.01, 0.03, 0.1, 0.3, 1, 3, 10)
 set grid ytics
 set key outside right top
 set xtics rotate by -20
-plot '{dat}' using 2:xtic(1) title columnheader(2) lc rgb '#d95f02', \
-     '' using 3 title columnheader(3) lc rgb '#7570b3', \
-     '' using 4 title columnheader(4) lc rgb '#1b9e77', \
-     1 with lines dt 2 lc rgb 'black' notitle
+{plot}
 """
     res = subprocess.run([gp], input=script, text=True, capture_output=True)
     if res.returncode != 0:
