@@ -11,7 +11,8 @@
 # Every sanitizer report fails the run (halt_on_error), so a clean exit means
 # no report. Environment: KILN_JOBS (default: all cores) for ninja and ctest,
 # KILN_SAN_BUILD to use another build folder, KILN_SAN_FILTER a ctest -R
-# regex (address) or a gtest filter (thread) to run a subset. Extra arguments
+# regex (address) or a gtest filter (thread) to run a subset, KILN_TBB_LIBDIR
+# a folder holding a TSan-instrumented libtbb.so.12 (thread). Extra arguments
 # are passed to ctest (address) or to each test binary (thread).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +48,13 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 # at exit is a finding too.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# utils/tsan-tbb.supp silences TBB's own bookkeeping only (Debian's libtbb is
+# not instrumented); KILN_TBB_LIBDIR points at a TSan-built libtbb.so.12
+# instead, which makes the suppressions unnecessary.
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/utils/tsan-tbb.supp}
+if [ -n "${KILN_TBB_LIBDIR:-}" ]; then
+  export LD_LIBRARY_PATH="$KILN_TBB_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 symbolizer=$(command -v llvm-symbolizer || ls /usr/lib/llvm-19/bin/llvm-symbolizer 2>/dev/null || true)
 if [ -n "$symbolizer" ]; then
   export ASAN_SYMBOLIZER_PATH=$symbolizer TSAN_SYMBOLIZER_PATH=$symbolizer
