@@ -175,6 +175,20 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
       {llvm::MDString::get(Ctx, "llvm.loop.parallel_accesses"), AccessGroup});
   llvm::MDNode *Progress = llvm::MDNode::get(
       Ctx, {llvm::MDString::get(Ctx, "llvm.loop.mustprogress")});
+  // No unrolling of a unit loop before the vectoriser has seen it: full
+  // unrolling runs first and turned short unit loops (matmul's 16-unit rows)
+  // into straight-line scalar code with a branch per bounds check, neither
+  // vectorised nor cheap to compile (Loop Strength Reduction alone took a
+  // third of the matmul's code generation). The vectorised loop gets a fresh
+  // loop ID (followup) that allows unrolling again: fully unrolling it after
+  // vectorisation is what drops reduce_sum's all-false masked iterations
+  // (without the followup it ran 5x slower). docs/Lowering.md, "Performance
+  // notes".
+  llvm::MDNode *NoUnroll = llvm::MDNode::get(
+      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.unroll.disable")});
+  llvm::MDNode *AfterVectorising = llvm::MDNode::get(
+      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.followup_vectorized"),
+            Progress});
   for (auto It = Levels.rbegin(); It != Levels.rend(); ++It) {
     if (!terminated())
       B.CreateBr(It->Latch);
@@ -185,8 +199,8 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
         B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(K.CubeDim[It->Dim])),
                        It->Body, It->Exit);
     llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Ctx, {});
-    llvm::MDNode *LoopID =
-        llvm::MDNode::getDistinct(Ctx, {Tmp.get(), Parallel, Progress});
+    llvm::MDNode *LoopID = llvm::MDNode::getDistinct(
+        Ctx, {Tmp.get(), Parallel, Progress, NoUnroll, AfterVectorising});
     LoopID->replaceOperandWith(0, LoopID);
     Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
     B.SetInsertPoint(It->Exit);

@@ -134,8 +134,8 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
   // O3's non-trivial unswitching clones the unit loop for every invariant
   // operand of such an `or` (7 vectorised copies of vadd's loop, for three
   // buffers), which doubled the compile time.
-  Value *Shift = B.CreateZExt(
-      B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)), I32);
+  Value *Shift =
+      B.CreateZExt(B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)), I32);
   A.InBounds = B.CreateICmpULT(B.CreateLShr(Idx32, Shift), Lim);
   return A;
 }

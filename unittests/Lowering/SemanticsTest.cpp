@@ -585,8 +585,8 @@ kernel @huge cube_dim(2) (%p: buffer<u8, read_write>, %o: buffer<u8, write>) {
     GTEST_SKIP() << "cannot reserve 4 GiB of address space";
   auto *P = static_cast<uint8_t *>(Map);
   const size_t Last = 0xFFFFFFFFull;
-  for (uint64_t Count : {uint64_t(1) << 32, (uint64_t(1) << 32) + 7,
-                         uint64_t(0xFFFFFFFF)}) {
+  for (uint64_t Count :
+       {uint64_t(1) << 32, (uint64_t(1) << 32) + 7, uint64_t(0xFFFFFFFF)}) {
     P[Last] = 40;
     P[Last - 1] = 50;
     std::vector<uint8_t> O(2, 0xAA);
