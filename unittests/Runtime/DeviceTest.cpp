@@ -72,7 +72,9 @@ TEST_F(DeviceTest, LaunchesFromSeveralThreads) {
   const uint32_t N = 5000;
   std::vector<std::thread> Threads;
   std::vector<std::string> Errors(4);
-  std::vector<bool> Right(4, false);
+  // char, not bool: the bits of a vector<bool> share a word, and the
+  // threads write them at once.
+  std::vector<char> Right(4, false);
   for (int T = 0; T < 4; ++T)
     Threads.emplace_back([&, T] {
       Buffer A = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
