@@ -157,6 +157,7 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
     U->setName("u");
   Unit = U;
   UnitLatch = Levels.back().Latch;
+  InnerUnitHeaders.push_back(Levels.back().Body);
   if (HasFlags) {
     // Units that returned skip the rest of the kernel.
     BasicBlock *Work = newBlock("unit.active");

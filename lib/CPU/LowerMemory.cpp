@@ -122,6 +122,8 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
                                               B.getInt64(1ull << 31)),
                       I32);
     A.InBounds = B.CreateICmpULT(Idx32, Lim);
+    if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds))
+      Guards.push_back({I, Idx32, Count, true});
     return A;
   }
   Value *Idx32 = B.CreateZExtOrTrunc(Idx, I32);
@@ -137,6 +139,8 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
   Value *Shift =
       B.CreateZExt(B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)), I32);
   A.InBounds = B.CreateICmpULT(B.CreateLShr(Idx32, Shift), Lim);
+  if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds))
+    Guards.push_back({I, Idx32, Count, false});
   return A;
 }
 

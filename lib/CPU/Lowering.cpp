@@ -258,6 +258,7 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
 
   if (Err)
     return std::move(Err);
+  versionUnitLoops();
   std::string Problems;
   llvm::raw_string_ostream OS(Problems);
   if (llvm::verifyModule(*M, &OS))

@@ -172,6 +172,25 @@ public:
   // ---- Plane operations (LowerPlane.cpp) ----
   void lowerPlaneOp(const Operation &Op);
 
+  // ---- Bounds-check versioning (LowerVersioning.cpp) ----
+  /// A bounds check of a buffer, shared or local access with an index of at
+  /// most 32 bits: in bounds iff Index32, read as unsigned, is below Count
+  /// (below min(Count, 2^31) for a signed index).
+  struct BoundsGuard {
+    llvm::Instruction *Check; ///< the i1 the access's branch tests
+    llvm::Value *Index32;     ///< the i32 index compared
+    llvm::Value *Count;       ///< i64 element count, defined in the entry
+    bool Signed;
+  };
+  std::vector<BoundsGuard> Guards;
+  /// Headers of the innermost unit loops, in emission order.
+  std::vector<llvm::BasicBlock *> InnerUnitHeaders;
+  /// Gives each innermost unit loop with provable conditions (bounds checks,
+  /// and `I < Bound` with I affine in the unit and Bound uniform) a twin
+  /// without them, entered when a check before the loop shows them true for
+  /// every unit; the original loop runs otherwise.
+  void versionUnitLoops();
+
   // ---- Inputs ----
   const Kernel &K;
   CpuVariant Variant;
