@@ -145,7 +145,17 @@ void KernelLowering::versionUnitLoops() {
           Cmp->getPredicate() != llvm::ICmpInst::ICMP_ULT ||
           !Cmp->getOperand(0)->getType()->isIntegerTy(32))
         continue;
-      const llvm::SCEV *Start, *Bound = SE.getSCEV(Cmp->getOperand(1));
+      // Only bounds fixed for the launch (literals, parameters): a bound that
+      // changes inside the cube, like reduce_sum's `%lid < %st` with `%st`
+      // halving each step, is meant to hold for some units only, and a twin
+      // for it would never run.
+      Value *BoundV = Cmp->getOperand(1);
+      auto *BoundI = llvm::dyn_cast<llvm::Instruction>(BoundV);
+      if (!llvm::isa<llvm::Constant>(BoundV) &&
+          !llvm::isa<llvm::Argument>(BoundV) &&
+          !(BoundI && BoundI->getParent() == &F->getEntryBlock()))
+        continue;
+      const llvm::SCEV *Start, *Bound = SE.getSCEV(BoundV);
       uint64_t Step;
       if (affine(Cmp->getOperand(0), Start, Step) &&
           SE.isLoopInvariant(Bound, L) && Exp.isSafeToExpandAt(Bound, At))
