@@ -88,11 +88,15 @@ void KernelLowering::lowerCubeBlock(const Block &Blk) {
     Run.clear();
   };
   for (const Operation &Op : Blk.Ops) {
-    if (!isSplit(Op)) {
+    if (!isCut(Op)) {
       Run.push_back(&Op);
       continue;
     }
     Flush();
+    if (Interchanged.contains(&Op)) {
+      lowerInterchangedFor(Op);
+      continue;
+    }
     switch (Op.opClass()) {
     case OpClass::Barrier:
       break; // the cut between two unit loops is the barrier
@@ -117,6 +121,13 @@ void KernelLowering::lowerCubeBlock(const Block &Blk) {
 }
 
 void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
+  emitUnitLoopWith([&] {
+    for (const Operation *Op : Ops)
+      lowerUnitOp(*Op);
+  });
+}
+
+void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
   SegValues.clear();
   SegmentHoistedJump = false;
   AccessGroup = llvm::MDNode::getDistinct(Ctx, {});
@@ -164,8 +175,7 @@ void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
     B.CreateCondBr(unitFinished(U), UnitLatch, Work);
     B.SetInsertPoint(Work);
   }
-  for (const Operation *Op : Ops)
-    lowerUnitOp(*Op);
+  Body();
 
   // The units of a segment are independent: vectorise without checks. No
   // llvm.loop.vectorize.enable: it vectorises nothing more here (measured on
@@ -383,6 +393,57 @@ void KernelLowering::lowerUnitFor(const Operation &Op) {
   lowerUnitBlock(Op.Regions[0]);
   Loops.pop_back();
   endFor(*this, S, T, Step);
+}
+
+void KernelLowering::lowerInterchangedFor(const Operation &Op) {
+  Type T = Op.ResultType;
+  bool Sg = T.isSigned();
+  BasicBlock *Exit = newBlock("xfor.end");
+  Value *First = firstActiveOrSkip(Exit);
+  Value *Hi = value(Op.Operands[1], First);
+  Value *Step = Op.Operands.size() > 2
+                    ? value(Op.Operands[2], First)
+                    : llvm::ConstantInt::get(Hi->getType(), 1);
+  // Iterations are computed in a type twice as wide as needed, so that
+  // lo + r*step never wraps: round r runs only when round r-1 had a unit
+  // below hi, so r*step < 2^W + step and the sum stays below 2^(W+2). A unit
+  // whose k + step overflows the type is simply past hi, as in lowerUnitFor.
+  llvm::Type *WideTy =
+      bitWidth(T.elementKind()) <= 32 ? I64 : llvm::Type::getInt128Ty(Ctx);
+  auto Widen = [&](Value *V) {
+    return Sg ? B.CreateSExt(V, WideTy) : B.CreateZExt(V, WideTy);
+  };
+  Value *HiW = Widen(Hi), *StepW = Widen(Step);
+  // A step that is not positive runs no iteration (it could never end).
+  Value *Zero = llvm::Constant::getNullValue(Step->getType());
+  Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
+  llvm::AllocaInst *Any = entryAlloca(I1, "xfor.any");
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *Round = newBlock("xfor.round");
+  B.CreateCondBr(StepOk, Round, Exit);
+  B.SetInsertPoint(Round);
+  llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
+  R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
+  B.CreateStore(B.getFalse(), Any);
+  Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
+  emitUnitLoopWith([&] {
+    Value *KW = B.CreateAdd(Widen(value(Op.Operands[0])), Offs, "", false,
+                            /*HasNSW=*/true);
+    // Both sides are extensions of W-bit values: a signed compare in the
+    // wide type is right for signed and unsigned bounds alike.
+    BasicBlock *Run = newBlock("xfor.body");
+    B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, UnitLatch);
+    B.SetInsertPoint(Run);
+    B.CreateStore(B.getTrue(), Any);
+    define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
+    lowerUnitBlock(Op.Regions[0]);
+  });
+  BasicBlock *Next = newBlock("xfor.next");
+  B.CreateCondBr(B.CreateLoad(I1, Any), Next, Exit);
+  B.SetInsertPoint(Next);
+  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)), Next);
+  B.CreateBr(Round);
+  B.SetInsertPoint(Exit);
 }
 
 void KernelLowering::lowerUnitLoop(const Operation &Op) {

@@ -161,6 +161,7 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
     if (P >= N)
       return llvm::createStringError("kernel '" + K.Name +
                                      "' has a parameter that names no value");
+  KernelReturns = kernelHasReturn(K.Body);
   analyzeBlock(K.Body);
   if (llvm::Error E = layoutScratch())
     return E;

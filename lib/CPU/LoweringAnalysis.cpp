@@ -11,6 +11,7 @@
 
 #include "LoweringImpl.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace kiln;
@@ -136,16 +137,96 @@ unsigned KernelLowering::rematDepth(const Operation &Op) const {
   return Depth;
 }
 
+bool KernelLowering::isUniform(const Operand &O) const {
+  if (O.isLiteral())
+    return true;
+  if (O.Value >= K.Values.size() || K.value(O.Value).isMemory())
+    return false;
+  const Operation *Def = DefOp[O.Value];
+  // Parameters and cube-level induction variables; plane results have a slot.
+  if (!Def)
+    return DefSeg[O.Value] == CubeSegment && !NeedsSlot[O.Value];
+  switch (Def->opClass()) {
+  case OpClass::Builtin:
+  case OpClass::BuiltinXYZ:
+    return Def->Kind == OpKind::CubePos || Def->Kind == OpKind::CubeDim ||
+           Def->Kind == OpKind::CubeCount || Def->Kind == OpKind::PlaneDim;
+  case OpClass::Const:
+    return true;
+  case OpClass::UnaryNumeric:
+  case OpClass::BinaryNumeric:
+  case OpClass::TernaryNumeric:
+  case OpClass::BinaryInt:
+  case OpClass::UnaryInt:
+  case OpClass::Compare:
+  case OpClass::BinaryBool:
+  case OpClass::UnaryBool:
+  case OpClass::Cast:
+  case OpClass::Select:
+    // Operands are defined before their user, so this recursion ends.
+    return llvm::all_of(Def->Operands,
+                        [&](const Operand &In) { return isUniform(In); });
+  default:
+    return false;
+  }
+}
+
+/// Whether \p Blk, the body of a loop \p Depth loops inside the candidate
+/// `for`, holds a jump that leaves the candidate (a break or continue of it
+/// or of an outer loop); `return` is excluded kernel-wide by the caller.
+static bool jumpsOut(const Block &Blk, unsigned Depth) {
+  for (const Operation &Op : Blk.Ops) {
+    if ((Op.Kind == OpKind::Break || Op.Kind == OpKind::Continue) &&
+        Depth == 0)
+      return true;
+    bool IsLoop =
+        Op.opClass() == OpClass::For || Op.opClass() == OpClass::Loop;
+    for (const Block &R : Op.Regions)
+      if (jumpsOut(R, IsLoop ? Depth + 1 : Depth))
+        return true;
+  }
+  return false;
+}
+
+bool KernelLowering::isInterchangeable(const Operation &Op) const {
+  Type T = Op.ResultType;
+  if (Op.opClass() != OpClass::For || KernelReturns ||
+      Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() ||
+      T.isLine() || bitWidth(T.elementKind()) > 64)
+    return false;
+  // A uniform lower bound gives every unit the same trip (matmul's k loop):
+  // running it per unit keeps its state in registers, which measured far
+  // faster than rounds with the state in scratch (docs/Lowering.md §4).
+  if (isUniform(Op.Operands[0]) || !isUniform(Op.Operands[1]) ||
+      (Op.Operands.size() > 2 && !isUniform(Op.Operands[2])))
+    return false;
+  return !jumpsOut(Op.Regions[0], 0);
+}
+
 void KernelLowering::analyzeBlock(const Block &Blk) {
   int Seg = NoSegment;
   for (const Operation &Op : Blk.Ops) {
-    if (!isSplit(Op)) {
+    if (!isSplit(Op) && isInterchangeable(Op))
+      Interchanged.insert(&Op);
+    if (!isCut(Op)) {
       if (Seg == NoSegment)
         Seg = NextSegment++;
       analyzeInSegment(Op, Seg);
       continue;
     }
     Seg = NoSegment;
+    if (Interchanged.contains(&Op)) {
+      // The body is a segment of its own: a unit loop per round. The lower
+      // bound is read per unit there; the upper bound and step at cube level.
+      int BodySeg = NextSegment++;
+      noteUse(Op.Operands[0], BodySeg);
+      for (size_t I = 1; I < Op.Operands.size(); ++I)
+        noteUse(Op.Operands[I], CubeSegment);
+      noteDef(Op.Result, BodySeg);
+      for (const Operation &Inner : Op.Regions[0].Ops)
+        analyzeInSegment(Inner, BodySeg);
+      continue;
+    }
     // Split operations read their operands at cube level.
     for (const Operand &O : Op.Operands)
       noteUse(O, CubeSegment);

@@ -20,6 +20,7 @@
 #include "kiln/CPU/Lowering.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/IRBuilder.h"
 
 #include <vector>
@@ -76,6 +77,20 @@ public:
   void noteMemUse(ValueId Mem, int Seg);
   llvm::Error layoutScratch();
   bool kernelHasReturn(const Block &Blk) const;
+  /// Whether \p O is the same for every unit of a cube: a literal, a
+  /// parameter, a cube-level induction variable, a cube-level builtin, or
+  /// pure arithmetic over those. Only valid during the analysis walk, once
+  /// the operand's definition has been seen.
+  bool isUniform(const Operand &O) const;
+  /// Whether the per-unit `for` \p Op (not a split, in a block lowered at
+  /// cube level) is run interchanged: its lower bound is per unit, its upper
+  /// bound and step are uniform, and nothing leaves its body early (no
+  /// return in the kernel, no break/continue of it or of an outer loop).
+  bool isInterchangeable(const Operation &Op) const;
+  /// Whether the block is cut at \p Op: a split, or an interchanged `for`.
+  bool isCut(const Operation &Op) {
+    return isSplit(Op) || Interchanged.contains(&Op);
+  }
 
   // ---- Types and constants (LowerOps.cpp) ----
   llvm::Type *valueType(Type T);
@@ -143,6 +158,12 @@ public:
   // ---- Control (LowerControl.cpp) ----
   void lowerCubeBlock(const Block &Blk);
   void emitUnitLoop(llvm::ArrayRef<const Operation *> Ops);
+  /// Emits one unit loop nest whose body for the current unit is \p Body.
+  void emitUnitLoopWith(llvm::function_ref<void()> Body);
+  /// Runs an interchanged `for` (isInterchangeable) as rounds r = 0, 1, ...
+  /// with a unit loop inside each: unit u runs its iteration
+  /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.
+  void lowerInterchangedFor(const Operation &Op);
   void lowerUnitOp(const Operation &Op);
   void lowerUnitBlock(const Block &Blk);
   void lowerUnitIf(const Operation &Op);
@@ -206,6 +227,10 @@ public:
 
   // ---- Analysis results ----
   llvm::DenseMap<const Operation *, bool> SplitMemo;
+  /// Per-unit `for` loops run interchanged with the unit loop (rounds of
+  /// iterations outside, units inside); each is a segment of its own.
+  llvm::DenseSet<const Operation *> Interchanged;
+  bool KernelReturns = false; ///< the kernel has a `return` anywhere
   std::vector<int> DefSeg;        ///< per value: defining segment
   std::vector<uint8_t> NeedsSlot; ///< per value: kept per unit in scratch
   /// Per value: its defining builtin or constant, recomputed where it is used
