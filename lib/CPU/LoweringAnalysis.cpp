@@ -176,11 +176,9 @@ bool KernelLowering::isUniform(const Operand &O) const {
 /// or of an outer loop); `return` is excluded kernel-wide by the caller.
 static bool jumpsOut(const Block &Blk, unsigned Depth) {
   for (const Operation &Op : Blk.Ops) {
-    if ((Op.Kind == OpKind::Break || Op.Kind == OpKind::Continue) &&
-        Depth == 0)
+    if ((Op.Kind == OpKind::Break || Op.Kind == OpKind::Continue) && Depth == 0)
       return true;
-    bool IsLoop =
-        Op.opClass() == OpClass::For || Op.opClass() == OpClass::Loop;
+    bool IsLoop = Op.opClass() == OpClass::For || Op.opClass() == OpClass::Loop;
     for (const Block &R : Op.Regions)
       if (jumpsOut(R, IsLoop ? Depth + 1 : Depth))
         return true;
@@ -190,9 +188,9 @@ static bool jumpsOut(const Block &Blk, unsigned Depth) {
 
 bool KernelLowering::isInterchangeable(const Operation &Op) const {
   Type T = Op.ResultType;
-  if (Op.opClass() != OpClass::For || KernelReturns ||
-      Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() ||
-      T.isLine() || bitWidth(T.elementKind()) > 64)
+  if (Op.opClass() != OpClass::For || KernelReturns || Op.Operands.size() < 2 ||
+      Op.Regions.empty() || !T.isInteger() || T.isLine() ||
+      bitWidth(T.elementKind()) > 64)
     return false;
   // A uniform lower bound gives every unit the same trip (matmul's k loop):
   // running it per unit keeps its state in registers, which measured far

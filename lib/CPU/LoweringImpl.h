@@ -230,7 +230,7 @@ public:
   /// Per-unit `for` loops run interchanged with the unit loop (rounds of
   /// iterations outside, units inside); each is a segment of its own.
   llvm::DenseSet<const Operation *> Interchanged;
-  bool KernelReturns = false; ///< the kernel has a `return` anywhere
+  bool KernelReturns = false;     ///< the kernel has a `return` anywhere
   std::vector<int> DefSeg;        ///< per value: defining segment
   std::vector<uint8_t> NeedsSlot; ///< per value: kept per unit in scratch
   /// Per value: its defining builtin or constant, recomputed where it is used

@@ -9,8 +9,13 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include "gtest/gtest.h"
 
@@ -52,8 +57,41 @@ LoweredModule kiln::test::lowerOnly(llvm::StringRef Text,
   return std::move(*L);
 }
 
+/// Runs LLVM's O3 pipeline on \p M for the host CPU and its features.
+static void optimiseForHost(llvm::Module &M) {
+  std::string Triple = llvm::sys::getProcessTriple();
+  std::string Err;
+  const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
+  if (!T) {
+    ADD_FAILURE() << "target: " << Err;
+    return;
+  }
+  llvm::SubtargetFeatures Features;
+  for (auto &F : llvm::sys::getHostCPUFeatures())
+    Features.AddFeature(F.first(), F.second);
+  std::unique_ptr<llvm::TargetMachine> TM(
+      T->createTargetMachine(Triple, llvm::sys::getHostCPUName(),
+                             Features.getString(), {}, std::nullopt));
+  M.setTargetTriple(Triple);
+  M.setDataLayout(TM->createDataLayout());
+  llvm::PipelineTuningOptions PTO;
+  PTO.LoopVectorization = true;
+  PTO.SLPVectorization = true;
+  llvm::PassBuilder PB(TM.get(), PTO);
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(M, MAM);
+}
+
 JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
-                              DeviceLimits Limits) {
+                              DeviceLimits Limits, bool OptimiseO3) {
   static std::once_flag Once;
   std::call_once(Once, [] {
     llvm::InitializeNativeTarget();
@@ -67,6 +105,8 @@ JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
   llvm::raw_string_ostream OS(Out.LLVMIR);
   L.Module->print(OS, nullptr);
   Out.Metadata = L.Metadata;
+  if (OptimiseO3)
+    optimiseForHost(*L.Module);
   auto JIT = llvm::orc::LLJITBuilder().create();
   if (!JIT) {
     ADD_FAILURE() << "jit: " << errorText(JIT.takeError());

@@ -38,8 +38,11 @@ struct JitKernel {
 
 /// Parses, verifies, lowers and links the first kernel of \p Text; records a
 /// gtest failure and returns an empty kernel (Fn == nullptr) on any error.
+/// With \p OptimiseO3 the module goes through LLVM's O3 pipeline for the host
+/// (vectorisers on, as the runtime does) before it is linked; LLVMIR is the
+/// module before optimisation either way.
 JitKernel compile(llvm::StringRef Text, CpuVariant Variant = {},
-                  DeviceLimits Limits = {});
+                  DeviceLimits Limits = {}, bool OptimiseO3 = false);
 
 /// Parses and verifies only, then lowers; the lowered module (verified).
 LoweredModule lowerOnly(llvm::StringRef Text, llvm::LLVMContext &Ctx,

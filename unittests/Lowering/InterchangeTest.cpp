@@ -1,0 +1,246 @@
+//===- InterchangeTest.cpp - Per-unit for loops run as rounds over units --===//
+//
+// A per-unit `for` with a per-unit lower bound and a uniform upper bound and
+// step runs interchanged (rounds outside, units inside; docs/Lowering.md
+// §4). Each test compares every unit's trip count and accumulated state with
+// a plain per-unit loop computed here, unoptimised and at O3, in both
+// bounds variants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringHarness.h"
+
+#include "gtest/gtest.h"
+
+#include <limits>
+#include <type_traits>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+constexpr uint32_t UnitsPerCube = 16, Cubes = 2,
+                   AllUnits = UnitsPerCube * Cubes;
+
+/// The kernel: each unit loads its lower bound, keeps a value defined before
+/// the loop (%w) used inside and after it, and accumulates into two vars.
+std::string kernelText(const char *T) {
+  std::string S = R"(
+kernel @xc cube_dim(8, 2) (%lo: buffer<T, read>, %acc: buffer<T, write>,
+                           %cnt: buffer<u32, write>, %hi: T, %st: T) {
+  %u = unit_pos : u32
+  %c0 = cube_pos : u32
+  %cb = mul %c0, 16:u32 : u32
+  %g = add %cb, %u : u32
+  %l = load %lo[%g] : T
+  %w = add %l, 3:T : T
+  %s = var T
+  set %s, %w
+  %c = var u32
+  set %c, 0:u32
+  for %i = %l to %hi step %st {
+    %a = get %s : T
+    %x = bxor %i, %w : T
+    %y = add %a, %x : T
+    set %s, %y
+    %cc = get %c : u32
+    %c1 = add %cc, 1:u32 : u32
+    set %c, %c1
+  }
+  %r = get %s : T
+  %r2 = add %r, %w : T
+  store %acc[%g], %r2
+  %cv = get %c : u32
+  store %cnt[%g], %cv
+}
+)";
+  std::string Out;
+  for (char Ch : S) {
+    if (Ch == 'T')
+      Out += T;
+    else
+      Out += Ch;
+  }
+  return Out;
+}
+
+template <class T> T wrapAdd(T A, T B) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(A) + static_cast<U>(B)));
+}
+
+/// The per-unit loop of KERNEL-IR.md: k = lo, lo+st, ... while k < hi, no
+/// iteration for a step that is not positive, and an end instead of a wrap.
+template <class T> void reference(T Lo, T Hi, T St, T &Acc, uint32_t &Cnt) {
+  T W = wrapAdd(Lo, T(3));
+  Acc = W;
+  Cnt = 0;
+  if (St > T(0))
+    for (__int128 Kk = Lo; Kk < static_cast<__int128>(Hi); Kk += St) {
+      Acc = wrapAdd(Acc, static_cast<T>(static_cast<T>(Kk) ^ W));
+      ++Cnt;
+    }
+  Acc = wrapAdd(Acc, W);
+}
+
+template <class T> T clampTo(__int128 V) {
+  __int128 Min = std::numeric_limits<T>::min();
+  __int128 Max = std::numeric_limits<T>::max();
+  return static_cast<T>(V < Min ? Min : V > Max ? Max : V);
+}
+
+template <class T> void runType(const char *Name) {
+  using Lim = std::numeric_limits<T>;
+  __int128 Min = Lim::min(), Max = Lim::max();
+  std::vector<__int128> His = {Min + 5, Min + 120, Max / 2, Max - 1, Max};
+  if (Lim::is_signed)
+    His.push_back(0);
+  std::vector<__int128> Steps = {0, 1, 7, 64, Max / 3, Max};
+  if (Lim::is_signed) {
+    Steps.push_back(-1);
+    Steps.push_back(Min);
+  }
+  std::string Text = kernelText(Name);
+  for (bool Checked : {true, false}) {
+    for (bool O3 : {false, true}) {
+      SCOPED_TRACE(std::string(Name) + (Checked ? " checked" : " unchecked") +
+                   (O3 ? " O3" : " O0"));
+      CpuVariant V;
+      V.BoundsChecked = Checked;
+      JitKernel K = compile(Text, V, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      EXPECT_NE(K.LLVMIR.find("xfor.round"), std::string::npos)
+          << "the loop was not interchanged";
+      for (__int128 HiW : His) {
+        for (__int128 StW : Steps) {
+          T Hi = static_cast<T>(HiW), St = static_cast<T>(StW);
+          // At most ~300 iterations a unit: lower bounds from hi - 300 on,
+          // some at or above hi (no iteration), the last one at the maximum.
+          std::vector<T> Lo(AllUnits);
+          for (uint32_t I = 0; I < AllUnits; ++I)
+            Lo[I] = clampTo<T>(HiW - 300 + __int128((I * 37) % 331));
+          Lo[AllUnits - 1] = static_cast<T>(Max);
+          Lo[3] = Hi;
+          std::vector<T> Acc(AllUnits, T(0x5a));
+          std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
+          K.launch({buf(Lo), buf(Acc), buf(Cnt), val(Hi), val(St)},
+                   {Cubes, 1, 1});
+          for (uint32_t I = 0; I < AllUnits; ++I) {
+            T WantAcc;
+            uint32_t WantCnt;
+            reference(Lo[I], Hi, St, WantAcc, WantCnt);
+            ASSERT_EQ(Cnt[I], WantCnt)
+                << "unit " << I << " lo " << int64_t(Lo[I]) << " hi "
+                << int64_t(Hi) << " step " << int64_t(St);
+            ASSERT_EQ(Acc[I], WantAcc)
+                << "unit " << I << " lo " << int64_t(Lo[I]) << " hi "
+                << int64_t(Hi) << " step " << int64_t(St);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LoweringInterchange, U8) { runType<uint8_t>("u8"); }
+TEST(LoweringInterchange, I32) { runType<int32_t>("i32"); }
+TEST(LoweringInterchange, U32) { runType<uint32_t>("u32"); }
+TEST(LoweringInterchange, I64) { runType<int64_t>("i64"); }
+TEST(LoweringInterchange, U64) { runType<uint64_t>("u64"); }
+
+// Between barriers, with a shared array and the kernel's grid-stride shape
+// (hist_local): the loop is its own segment, the barriers stay where they are.
+TEST(LoweringInterchange, GridStrideBetweenBarriers) {
+  const char *Text = R"(
+kernel @hist cube_dim(64) (%data: buffer<u32, read>,
+                           %bins: buffer<u32, read_write>, %n: u32) {
+  %lh = shared u32[64]
+  %lid = unit_pos : u32
+  store %lh[%lid], 0:u32
+  sync_cube
+  %gid = absolute_pos : u32
+  %cubes = cube_count.x : u32
+  %stride = mul %cubes, 64:u32 : u32
+  for %i = %gid to %n step %stride {
+    %v = load %data[%i] : u32
+    %old = atomic_add %lh[%v], 1:u32 : u32
+  }
+  sync_cube
+  %h = load %lh[%lid] : u32
+  %prev = atomic_add %bins[%lid], %h : u32
+}
+)";
+  for (bool O3 : {false, true}) {
+    JitKernel K = compile(Text, {}, {}, O3);
+    ASSERT_TRUE(K.Fn);
+    EXPECT_NE(K.LLVMIR.find("xfor.round"), std::string::npos);
+    for (uint32_t N : {0u, 1u, 63u, 1000u, 5000u}) {
+      std::vector<uint32_t> Data(5000);
+      for (uint32_t I = 0; I < Data.size(); ++I)
+        Data[I] = (I * 2654435761u) >> 26;
+      std::vector<uint32_t> Bins(64, 0), Want(64, 0);
+      for (uint32_t I = 0; I < N; ++I)
+        ++Want[Data[I]];
+      K.launch({buf(Data), buf(Bins), {&N, 1}}, {3, 1, 1});
+      EXPECT_EQ(Bins, Want) << "n = " << N;
+    }
+  }
+}
+
+// A uniform lower bound (matmul's k loop) and a loop with a break that leaves
+// it stay per unit.
+TEST(LoweringInterchange, OnlyPerUnitLowerBoundsWithoutEarlyExits) {
+  const char *Uniform = R"(
+kernel @u cube_dim(32) (%o: buffer<u32, write>, %n: u32) {
+  %u = unit_pos : u32
+  %s = var u32
+  set %s, 0:u32
+  for %k = 0:u32 to %n {
+    %a = get %s : u32
+    %b = add %a, %k : u32
+    set %s, %b
+  }
+  %r = get %s : u32
+  store %o[%u], %r
+}
+)";
+  const char *Break = R"(
+kernel @b cube_dim(32) (%o: buffer<u32, write>, %n: u32) {
+  %u = unit_pos : u32
+  %s = var u32
+  set %s, 0:u32
+  for %k = %u to %n {
+    %a = get %s : u32
+    %b = add %a, %k : u32
+    set %s, %b
+    %big = gt %b, 100:u32 : bool
+    if %big {
+      break
+    }
+  }
+  %r = get %s : u32
+  store %o[%u], %r
+}
+)";
+  JitKernel U = compile(Uniform);
+  ASSERT_TRUE(U.Fn);
+  EXPECT_EQ(U.LLVMIR.find("xfor.round"), std::string::npos);
+  JitKernel Br = compile(Break);
+  ASSERT_TRUE(Br.Fn);
+  EXPECT_EQ(Br.LLVMIR.find("xfor.round"), std::string::npos);
+  uint32_t N = 40;
+  std::vector<uint32_t> O(32);
+  Br.launch({buf(O), val(N)}, {1, 1, 1});
+  for (uint32_t I = 0; I < 32; ++I) {
+    uint32_t S = 0;
+    for (uint32_t Kk = I; Kk < N; ++Kk) {
+      S += Kk;
+      if (S > 100)
+        break;
+    }
+    EXPECT_EQ(O[I], S) << "unit " << I;
+  }
+}
+
+} // namespace
