@@ -404,10 +404,10 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   Value *Step = Op.Operands.size() > 2
                     ? value(Op.Operands[2], First)
                     : llvm::ConstantInt::get(Hi->getType(), 1);
-  // Iterations are computed in a type twice as wide as needed, so that
-  // lo + r*step never wraps: round r runs only when round r-1 had a unit
-  // below hi, so r*step < 2^W + step and the sum stays below 2^(W+2). A unit
-  // whose k + step overflows the type is simply past hi, as in lowerUnitFor.
+  // Iterations are computed in a type wider than needed, so that lo + r*step
+  // never wraps: round r runs only when minlo + r*step < hi, so r*step < 2^W
+  // and every unit's sum stays below 2^(W+1). A unit whose k + step
+  // overflows the type is simply past hi, as in lowerUnitFor.
   llvm::Type *WideTy =
       bitWidth(T.elementKind()) <= 32 ? I64 : llvm::Type::getInt128Ty(Ctx);
   auto Widen = [&](Value *V) {
@@ -417,15 +417,36 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   // A step that is not positive runs no iteration (it could never end).
   Value *Zero = llvm::Constant::getNullValue(Step->getType());
   Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
-  llvm::AllocaInst *Any = entryAlloca(I1, "xfor.any");
+  BasicBlock *Start = newBlock("xfor.start");
+  B.CreateCondBr(StepOk, Start, Exit);
+  B.SetInsertPoint(Start);
+  // The smallest lower bound decides how many rounds run. A flag set by the
+  // units that ran (a phi through the round's unit loop) let jump threading
+  // split that loop, which then did not vectorise.
+  llvm::AllocaInst *MinLo = entryAlloca(WideTy, "xfor.minlo");
+  B.CreateStore(llvm::ConstantInt::get(
+                    WideTy, llvm::APInt::getSignedMaxValue(
+                                WideTy->getIntegerBitWidth())),
+                MinLo);
+  emitUnitLoopWith([&] {
+    Value *Lo = Widen(value(Op.Operands[0]));
+    B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                          B.CreateLoad(WideTy, MinLo), Lo),
+                  MinLo);
+  });
+  Value *Min = B.CreateLoad(WideTy, MinLo);
   BasicBlock *Pre = B.GetInsertBlock();
   BasicBlock *Round = newBlock("xfor.round");
-  B.CreateCondBr(StepOk, Round, Exit);
+  BasicBlock *Units = newBlock("xfor.units");
+  B.CreateBr(Round);
   B.SetInsertPoint(Round);
   llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
   R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
-  B.CreateStore(B.getFalse(), Any);
   Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
+  B.CreateCondBr(
+      B.CreateICmpSLT(B.CreateAdd(Min, Offs, "", false, /*HasNSW=*/true), HiW),
+      Units, Exit);
+  B.SetInsertPoint(Units);
   emitUnitLoopWith([&] {
     Value *KW = B.CreateAdd(Widen(value(Op.Operands[0])), Offs, "", false,
                             /*HasNSW=*/true);
@@ -434,14 +455,11 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
     BasicBlock *Run = newBlock("xfor.body");
     B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, UnitLatch);
     B.SetInsertPoint(Run);
-    B.CreateStore(B.getTrue(), Any);
     define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
     lowerUnitBlock(Op.Regions[0]);
   });
-  BasicBlock *Next = newBlock("xfor.next");
-  B.CreateCondBr(B.CreateLoad(I1, Any), Next, Exit);
-  B.SetInsertPoint(Next);
-  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)), Next);
+  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)),
+                 B.GetInsertBlock());
   B.CreateBr(Round);
   B.SetInsertPoint(Exit);
 }

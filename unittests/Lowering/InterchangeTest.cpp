@@ -116,11 +116,13 @@ template <class T> void runType(const char *Name) {
         for (__int128 StW : Steps) {
           T Hi = static_cast<T>(HiW), St = static_cast<T>(StW);
           // At most ~300 iterations a unit: lower bounds from hi - 300 on,
-          // some at or above hi (no iteration), the last one at the maximum.
+          // some at or above hi (no iteration).
           std::vector<T> Lo(AllUnits);
           for (uint32_t I = 0; I < AllUnits; ++I)
             Lo[I] = clampTo<T>(HiW - 300 + __int128((I * 37) % 331));
-          Lo[AllUnits - 1] = static_cast<T>(Max);
+          // Units 0 and 31 never run: the rounds must follow the smallest
+          // lower bound, not unit 0's.
+          Lo[0] = Lo[AllUnits - 1] = static_cast<T>(Max);
           Lo[3] = Hi;
           std::vector<T> Acc(AllUnits, T(0x5a));
           std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
