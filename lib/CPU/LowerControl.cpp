@@ -424,10 +424,10 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   // units that ran (a phi through the round's unit loop) let jump threading
   // split that loop, which then did not vectorise.
   llvm::AllocaInst *MinLo = entryAlloca(WideTy, "xfor.minlo");
-  B.CreateStore(llvm::ConstantInt::get(
-                    WideTy, llvm::APInt::getSignedMaxValue(
-                                WideTy->getIntegerBitWidth())),
-                MinLo);
+  B.CreateStore(
+      llvm::ConstantInt::get(
+          WideTy, llvm::APInt::getSignedMaxValue(WideTy->getIntegerBitWidth())),
+      MinLo);
   emitUnitLoopWith([&] {
     Value *Lo = Widen(value(Op.Operands[0]));
     B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
