@@ -46,7 +46,7 @@ struct MathCase {
   const char *Op;
   std::function<double(double, double)> Ref;
   float Lo, Hi;   ///< first operand range
-  float Lo2, Hi2; ///< second operand range (binary only)
+  float Lo2 = 0, Hi2 = 0; ///< second operand range (binary only)
   bool Binary = false;
   bool LogScale = false;
   double Bound = 4.0;

@@ -126,11 +126,12 @@ void checkPlanes(uint32_t Cut) {
       // A lane outside the plane gives the unit's own value; a lane whose
       // unit returned gives an unspecified value (not checked).
       auto CheckLane = [&](int Field, uint64_t Src) {
-        if (Src >= Len)
+        if (Src >= Len) {
           EXPECT_EQ(R[Field], X(Uu)) << G << " field " << Field;
-        else if (Base + Src < Cut)
+        } else if (Base + Src < Cut) {
           EXPECT_EQ(R[Field], X(Base + uint32_t(Src)))
               << G << " field " << Field;
+        }
       };
       EXPECT_EQ(R[0], Sum) << G;
       EXPECT_EQ(R[1], Mn) << G;
