@@ -110,7 +110,7 @@ Expected<Outcome> runVadd(kiln::Device &D, const kiln::LoadedKernel &K,
                              kiln::ArgBinding::buffer(*C),
                              kiln::ArgBinding::u32(N)};
   if (Error E = launch(D, K, {(N + 255) / 256, 1, 1}, Args, Ms))
-    return std::move(E);
+    return E; // implicitly moved (C++20)
   Outcome O;
   O.Ok = true;
   for (uint32_t I = 0; I < N && O.Ok; ++I) {
@@ -142,7 +142,7 @@ Expected<Outcome> runSaxpy(kiln::Device &D, const kiln::LoadedKernel &K,
                              kiln::ArgBinding::f32(Alpha),
                              kiln::ArgBinding::u32(N)};
   if (Error E = launch(D, K, {(N + 255) / 256, 1, 1}, Args, Ms))
-    return std::move(E);
+    return E; // implicitly moved (C++20)
   Outcome O;
   O.Ok = true;
   for (uint32_t I = 0; I < N && O.Ok; ++I)
@@ -167,7 +167,7 @@ Expected<Outcome> runTanh4(kiln::Device &D, const kiln::LoadedKernel &K,
   kiln::ArgBinding Args[] = {kiln::ArgBinding::buffer(*In),
                              kiln::ArgBinding::buffer(*Out)};
   if (Error E = launch(D, K, {N / 64, 1, 1}, Args, Ms))
-    return std::move(E);
+    return E; // implicitly moved (C++20)
   Outcome O;
   O.Ok = true;
   for (uint32_t I = 0; I < 4 * N && O.Ok; ++I) {
@@ -194,7 +194,7 @@ Expected<Outcome> runReduce(kiln::Device &D, const kiln::LoadedKernel &K,
                              kiln::ArgBinding::buffer(*Partial),
                              kiln::ArgBinding::u32(N)};
   if (Error E = launch(D, K, {Cubes, 1, 1}, Args, Ms))
-    return std::move(E);
+    return E; // implicitly moved (C++20)
   Outcome O;
   O.Ok = true;
   double Total = 0, WantTotal = 0;
@@ -237,7 +237,7 @@ Expected<Outcome> runHistogram(kiln::Device &D, const kiln::LoadedKernel &K,
                              kiln::ArgBinding::buffer(*Bins),
                              kiln::ArgBinding::u32(N)};
   if (Error E = launch(D, K, {64, 1, 1}, Args, Ms))
-    return std::move(E);
+    return E; // implicitly moved (C++20)
   Outcome O;
   O.Ok = true;
   uint64_t Sum = 0;
@@ -272,7 +272,7 @@ Expected<Outcome> runMatmul(kiln::Device &D, const kiln::LoadedKernel &K,
                              kiln::ArgBinding::buffer(*C),
                              kiln::ArgBinding::u32(N)};
   if (Error E = launch(D, K, {N / 16, N / 16, 1}, Args, Ms))
-    return std::move(E);
+    return E; // implicitly moved (C++20)
   Outcome O;
   O.Ok = true;
   // Small integers and halves: every partial sum is exact in f32.

@@ -46,7 +46,9 @@ ArtifactCodec<CpuArtifact>::encode(const CpuArtifact &A) {
   std::vector<uint8_t> Out;
   Out.reserve(4 + 4 + 8 + 4 + A.Features.size() + 4 + Meta.size() + 8 +
               A.Object.size());
-  Out.insert(Out.end(), CodecMagic, CodecMagic + 4);
+  // The magic as a little-endian word: inserting the char array here trips a
+  // false -Wstringop-overflow in GCC 12's vector::insert.
+  put32(Out, support::endian::read32le(CodecMagic));
   put32(Out, CodecVersion);
   put64(Out, A.IRHash);
   put32(Out, static_cast<uint32_t>(A.Features.size()));
@@ -152,7 +154,7 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
   {
     auto P = Log.time(cpu_phase::Verify);
     if (Error E = verifyKernel(Src.K, Limits, Src.FileName))
-      return std::move(E);
+      return E; // implicitly moved (C++20)
   }
   if (Rec.enabled())
     Rec.record(RecordingKind::KernelIR, printKernel(Src.K));
@@ -176,7 +178,7 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
   {
     auto P = Log.time(cpu_phase::Optimize);
     if (Error E = optimizeModule(M, **TM, CodeGen.OptLevel))
-      return std::move(E);
+      return E; // implicitly moved (C++20)
   }
   // Code generation runs IR passes on the module: the assembly, when asked
   // for, comes from a copy so that the object is the same with or without
