@@ -67,50 +67,7 @@ kernel @reduce cube_dim(256) (%in: buffer<f32, read>, %partial: buffer<f32, writ
 }
 
 TEST(LoweringKernels, TiledMatmul2D) {
-  const char *Text = R"(
-kernel @matmul cube_dim(16, 16) (%A: buffer<f32, read>, %B: buffer<f32, read>,
-                                 %C: buffer<f32, write>, %N: u32) {
-  %As = shared f32[256]
-  %Bs = shared f32[256]
-  %col = absolute_pos.x : u32
-  %row = absolute_pos.y : u32
-  %lc = unit_pos.x : u32
-  %lr = unit_pos.y : u32
-  %acc = var f32
-  set %acc, 0.0:f32
-  %tiles = shr %N, 4:u32 : u32
-  %lrow = mul %lr, 16:u32 : u32
-  %lidx = add %lrow, %lc : u32
-  %rowN = mul %row, %N : u32
-  for %t = 0:u32 to %tiles {
-    %t16 = mul %t, 16:u32 : u32
-    %ai0 = add %rowN, %t16 : u32
-    %ai = add %ai0, %lc : u32
-    %av = load %A[%ai] : f32
-    store %As[%lidx], %av
-    %brow = add %t16, %lr : u32
-    %bi0 = mul %brow, %N : u32
-    %bi = add %bi0, %col : u32
-    %bv = load %B[%bi] : f32
-    store %Bs[%lidx], %bv
-    sync_cube
-    for %k = 0:u32 to 16:u32 {
-      %aidx = add %lrow, %k : u32
-      %a = load %As[%aidx] : f32
-      %k16 = mul %k, 16:u32 : u32
-      %bidx = add %k16, %lc : u32
-      %b = load %Bs[%bidx] : f32
-      %old = get %acc : f32
-      %new = fma %a, %b, %old : f32
-      set %acc, %new
-    }
-    sync_cube
-  }
-  %ci = add %rowN, %col : u32
-  %result = get %acc : f32
-  store %C[%ci], %result
-}
-)";
+  const char *Text = TiledMatmulKernel;
   JitKernel K = compile(Text);
   ASSERT_TRUE(K.Fn);
   uint32_t N = 48;
