@@ -338,53 +338,34 @@ void KernelBuilder::set(Arg Var, Arg Value) {
   append(std::move(Op));
 }
 
-ValueId KernelBuilder::var(Type Ty) {
+ValueId KernelBuilder::declareMemory(OpKind Kind, ValueKind Memory,
+                                     Type Elem, uint64_t Count) {
   if (checkArgs({}))
     return NoValue;
   Operation Op;
-  Op.Kind = OpKind::Var;
-  Op.ResultType = Ty;
+  Op.Kind = Kind;
+  Op.ResultType = Elem;
+  Op.ArraySize = Count;
   ValueInfo Info;
-  Info.Kind = ValueKind::Var;
-  Info.Ty = Ty;
+  Info.Kind = Memory;
+  Info.Ty = Elem;
+  Info.Count = Count;
   Op.Result = define(std::move(Info));
   ValueId Id = Op.Result;
   append(std::move(Op));
   return Id;
+}
+
+ValueId KernelBuilder::var(Type Ty) {
+  return declareMemory(OpKind::Var, ValueKind::Var, Ty, 0);
 }
 
 ValueId KernelBuilder::shared(Type Elem, uint64_t Count) {
-  if (checkArgs({}))
-    return NoValue;
-  Operation Op;
-  Op.Kind = OpKind::Shared;
-  Op.ResultType = Elem;
-  Op.ArraySize = Count;
-  ValueInfo Info;
-  Info.Kind = ValueKind::Shared;
-  Info.Ty = Elem;
-  Info.Count = Count;
-  Op.Result = define(std::move(Info));
-  ValueId Id = Op.Result;
-  append(std::move(Op));
-  return Id;
+  return declareMemory(OpKind::Shared, ValueKind::Shared, Elem, Count);
 }
 
 ValueId KernelBuilder::localArray(Type Elem, uint64_t Count) {
-  if (checkArgs({}))
-    return NoValue;
-  Operation Op;
-  Op.Kind = OpKind::LocalArray;
-  Op.ResultType = Elem;
-  Op.ArraySize = Count;
-  ValueInfo Info;
-  Info.Kind = ValueKind::Local;
-  Info.Ty = Elem;
-  Info.Count = Count;
-  Op.Result = define(std::move(Info));
-  ValueId Id = Op.Result;
-  append(std::move(Op));
-  return Id;
+  return declareMemory(OpKind::LocalArray, ValueKind::Local, Elem, Count);
 }
 
 void KernelBuilder::syncCube() {

@@ -45,8 +45,9 @@ void expectSameOperation(const Operation &A, const Operation &B) {
   SCOPED_TRACE(opName(A.Kind).str());
   EXPECT_EQ(A.Kind, B.Kind);
   EXPECT_EQ(A.Result, B.Result);
-  if (A.Result != NoValue || A.opClass() == OpClass::Const)
+  if (A.Result != NoValue || A.opClass() == OpClass::Const) {
     EXPECT_EQ(A.ResultType, B.ResultType);
+  }
   ASSERT_EQ(A.Operands.size(), B.Operands.size());
   for (size_t I = 0; I < A.Operands.size(); ++I)
     expectSameOperand(A.Operands[I], B.Operands[I]);
@@ -81,8 +82,9 @@ void expectSameKernel(const Kernel &A, const Kernel &B) {
     EXPECT_EQ(A.Values[I].Kind, B.Values[I].Kind);
     EXPECT_EQ(A.Values[I].Ty, B.Values[I].Ty);
     EXPECT_EQ(A.Values[I].Count, B.Values[I].Count);
-    if (A.Values[I].Kind == ValueKind::Buffer)
+    if (A.Values[I].Kind == ValueKind::Buffer) {
       EXPECT_EQ(A.Values[I].Access, B.Values[I].Access);
+    }
   }
   expectSameBlock(A.Body, B.Body);
 }

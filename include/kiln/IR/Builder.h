@@ -160,6 +160,9 @@ private:
   bool fail(const llvm::Twine &Message);
   bool checkArgs(llvm::ArrayRef<Arg> Args);
   ValueId define(ValueInfo Info);
+  /// Appends a var/shared/local_array declaration (Count 0 for a var).
+  ValueId declareMemory(OpKind Kind, ValueKind Memory, Type Elem,
+                        uint64_t Count);
   Block &currentBlock();
   void append(Operation Op);
   void jump(OpKind Kind);
