@@ -28,8 +28,9 @@ TEST(HostInfo, FeaturesSortedAndSigned) {
   for (size_t I = 0; I < H.Features.size(); ++I) {
     ASSERT_GE(H.Features[I].size(), 2u);
     EXPECT_TRUE(H.Features[I][0] == '+' || H.Features[I][0] == '-');
-    if (I)
+    if (I) {
       EXPECT_LT(H.Features[I - 1].substr(1), H.Features[I].substr(1));
+    }
   }
   EXPECT_EQ(H.featureString().find(",,"), std::string::npos);
 }

@@ -45,7 +45,7 @@ namespace {
 struct FakeSource {
   std::string Text;
   bool Fails = false;
-  std::string Shared; ///< a source text other kernels may share
+  std::string Shared = {}; ///< a source text other kernels may share
   int SleepMs = 0;
 };
 
