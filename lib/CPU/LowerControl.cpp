@@ -423,21 +423,35 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   // The smallest lower bound decides how many rounds run. A flag set by the
   // units that ran (a phi through the round's unit loop) let jump threading
   // split that loop, which then did not vectorise.
+  // The largest lower bound tells whether every unit is in range in a round:
+  // such a "full" round runs a copy of the unit loop without the per-unit
+  // range test (hist_local: all rounds but the last).
   llvm::AllocaInst *MinLo = entryAlloca(WideTy, "xfor.minlo");
+  llvm::AllocaInst *MaxLo = entryAlloca(WideTy, "xfor.maxlo");
+  unsigned WW = WideTy->getIntegerBitWidth();
   B.CreateStore(
-      llvm::ConstantInt::get(
-          WideTy, llvm::APInt::getSignedMaxValue(WideTy->getIntegerBitWidth())),
+      llvm::ConstantInt::get(WideTy, llvm::APInt::getSignedMaxValue(WW)),
       MinLo);
+  B.CreateStore(
+      llvm::ConstantInt::get(WideTy, llvm::APInt::getSignedMinValue(WW)),
+      MaxLo);
   emitUnitLoopWith([&] {
     Value *Lo = Widen(value(Op.Operands[0]));
     B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
                                           B.CreateLoad(WideTy, MinLo), Lo),
                   MinLo);
+    B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smax,
+                                          B.CreateLoad(WideTy, MaxLo), Lo),
+                  MaxLo);
   });
   Value *Min = B.CreateLoad(WideTy, MinLo);
+  Value *Max = B.CreateLoad(WideTy, MaxLo);
   BasicBlock *Pre = B.GetInsertBlock();
   BasicBlock *Round = newBlock("xfor.round");
   BasicBlock *Units = newBlock("xfor.units");
+  BasicBlock *Full = newBlock("xfor.full");
+  BasicBlock *Partial = newBlock("xfor.partial");
+  BasicBlock *Next = newBlock("xfor.next");
   B.CreateBr(Round);
   B.SetInsertPoint(Round);
   llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
@@ -447,19 +461,32 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
       B.CreateICmpSLT(B.CreateAdd(Min, Offs, "", false, /*HasNSW=*/true), HiW),
       Units, Exit);
   B.SetInsertPoint(Units);
-  emitUnitLoopWith([&] {
-    Value *KW = B.CreateAdd(Widen(value(Op.Operands[0])), Offs, "", false,
-                            /*HasNSW=*/true);
-    // Both sides are extensions of W-bit values: a signed compare in the
-    // wide type is right for signed and unsigned bounds alike.
-    BasicBlock *Run = newBlock("xfor.body");
-    B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, UnitLatch);
-    B.SetInsertPoint(Run);
-    define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
-    lowerUnitBlock(Op.Regions[0]);
-  });
-  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)),
-                 B.GetInsertBlock());
+  // Max and Offs are both below 2^W (Offs as for Min above): no wrap.
+  B.CreateCondBr(
+      B.CreateICmpSLT(B.CreateAdd(Max, Offs, "", false, /*HasNSW=*/true), HiW),
+      Full, Partial);
+  auto EmitRound = [&](bool Checked) {
+    emitUnitLoopWith([&] {
+      Value *KW = B.CreateAdd(Widen(value(Op.Operands[0])), Offs, "", false,
+                              /*HasNSW=*/true);
+      if (Checked) {
+        // Both sides are extensions of W-bit values: a signed compare in the
+        // wide type is right for signed and unsigned bounds alike.
+        BasicBlock *Run = newBlock("xfor.body");
+        B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, UnitLatch);
+        B.SetInsertPoint(Run);
+      }
+      define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
+      lowerUnitBlock(Op.Regions[0]);
+    });
+    B.CreateBr(Next);
+  };
+  B.SetInsertPoint(Full);
+  EmitRound(/*Checked=*/false);
+  B.SetInsertPoint(Partial);
+  EmitRound(/*Checked=*/true);
+  B.SetInsertPoint(Next);
+  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)), Next);
   B.CreateBr(Round);
   B.SetInsertPoint(Exit);
 }

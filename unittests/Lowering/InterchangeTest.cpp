@@ -151,6 +151,53 @@ TEST(LoweringInterchange, U32) { runType<uint32_t>("u32"); }
 TEST(LoweringInterchange, I64) { runType<int64_t>("i64"); }
 TEST(LoweringInterchange, U64) { runType<uint64_t>("u64"); }
 
+/// Grid-stride lower bounds (base + unit), so that every round but the last
+/// ones has all units in range and runs the copy without the range test
+/// (xfor.full); \p Hi is put on and around each round's edge.
+template <class T> void runFullRounds(const char *Name) {
+  using Lim = std::numeric_limits<T>;
+  std::string Text = kernelText(Name);
+  std::vector<__int128> Bases = {0, 5, __int128(Lim::max()) - 200};
+  if (Lim::is_signed)
+    Bases.push_back(__int128(Lim::min()));
+  for (bool O3 : {false, true}) {
+    SCOPED_TRACE(std::string(Name) + (O3 ? " O3" : " O0"));
+    JitKernel K = compile(Text, {}, {}, O3);
+    ASSERT_TRUE(K.Fn);
+    EXPECT_NE(K.LLVMIR.find("xfor.full"), std::string::npos)
+        << "no round without the range test";
+    for (__int128 Base : Bases) {
+      for (__int128 Step : {__int128(AllUnits), __int128(AllUnits - 3)}) {
+        for (__int128 Rel : {0, 1, 31, 32, 33, 64, 95, 96, 97, 150}) {
+          T Hi = clampTo<T>(Base + Rel), St = static_cast<T>(Step);
+          std::vector<T> Lo(AllUnits);
+          for (uint32_t I = 0; I < AllUnits; ++I)
+            Lo[I] = static_cast<T>(Base + I);
+          std::vector<T> Acc(AllUnits, T(0x5a));
+          std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
+          K.launch({buf(Lo), buf(Acc), buf(Cnt), val(Hi), val(St)},
+                   {Cubes, 1, 1});
+          for (uint32_t I = 0; I < AllUnits; ++I) {
+            T WantAcc;
+            uint32_t WantCnt;
+            reference(Lo[I], Hi, St, WantAcc, WantCnt);
+            ASSERT_EQ(Cnt[I], WantCnt) << "unit " << I << " lo "
+                                       << int64_t(Lo[I]) << " hi "
+                                       << int64_t(Hi) << " step " << int64_t(St);
+            ASSERT_EQ(Acc[I], WantAcc) << "unit " << I << " lo "
+                                       << int64_t(Lo[I]) << " hi "
+                                       << int64_t(Hi) << " step " << int64_t(St);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LoweringInterchange, FullRoundsU8) { runFullRounds<uint8_t>("u8"); }
+TEST(LoweringInterchange, FullRoundsI32) { runFullRounds<int32_t>("i32"); }
+TEST(LoweringInterchange, FullRoundsU64) { runFullRounds<uint64_t>("u64"); }
+
 // Between barriers, with a shared array and the kernel's grid-stride shape
 // (hist_local): the loop is its own segment, the barriers stay where they are.
 TEST(LoweringInterchange, GridStrideBetweenBarriers) {
