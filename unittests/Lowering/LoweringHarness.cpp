@@ -3,6 +3,8 @@
 
 #include "LoweringHarness.h"
 
+#include "kiln/CPU/CodeGen.h"
+
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Verifier.h"
 
@@ -10,12 +12,10 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include "gtest/gtest.h"
 
@@ -57,37 +57,16 @@ LoweredModule kiln::test::lowerOnly(llvm::StringRef Text,
   return std::move(*L);
 }
 
-/// Runs LLVM's O3 pipeline on \p M for the host CPU and its features.
+/// Runs the backend's own O3 pipeline (kiln::optimizeModule) on \p M for
+/// the host CPU and its features.
 static void optimiseForHost(llvm::Module &M) {
-  std::string Triple = llvm::sys::getProcessTriple();
-  std::string Err;
-  const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
-  if (!T) {
-    ADD_FAILURE() << "target: " << Err;
+  auto TM = createTargetMachine(CodeGenOptions{});
+  if (!TM) {
+    ADD_FAILURE() << "target: " << llvm::toString(TM.takeError());
     return;
   }
-  llvm::SubtargetFeatures Features;
-  for (auto &F : llvm::sys::getHostCPUFeatures())
-    Features.AddFeature(F.first(), F.second);
-  std::unique_ptr<llvm::TargetMachine> TM(
-      T->createTargetMachine(Triple, llvm::sys::getHostCPUName(),
-                             Features.getString(), {}, std::nullopt));
-  M.setTargetTriple(Triple);
-  M.setDataLayout(TM->createDataLayout());
-  llvm::PipelineTuningOptions PTO;
-  PTO.LoopVectorization = true;
-  PTO.SLPVectorization = true;
-  llvm::PassBuilder PB(TM.get(), PTO);
-  llvm::LoopAnalysisManager LAM;
-  llvm::FunctionAnalysisManager FAM;
-  llvm::CGSCCAnalysisManager CGAM;
-  llvm::ModuleAnalysisManager MAM;
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(M, MAM);
+  if (llvm::Error E = optimizeModule(M, **TM, 3))
+    ADD_FAILURE() << llvm::toString(std::move(E));
 }
 
 JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,

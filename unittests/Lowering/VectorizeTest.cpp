@@ -9,8 +9,9 @@
 
 #include "LoweringHarness.h"
 
+#include "kiln/CPU/CodeGen.h"
+
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
@@ -24,46 +25,20 @@ using namespace kiln::test;
 
 namespace {
 
-/// Optimises \p M at O3 for \p CPU (the host when empty, with the host's
-/// features) and returns the optimised IR.
+/// Optimises \p M with the backend's own O3 pipeline (kiln::optimizeModule)
+/// for \p CPU (the host with its features when empty) and returns the
+/// optimised IR.
 std::string optimiseFor(llvm::Module &M, llvm::StringRef CPU = "") {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  std::string Triple = llvm::sys::getProcessTriple();
-  std::string Err;
-  const llvm::Target *T = llvm::TargetRegistry::lookupTarget(Triple, Err);
-  EXPECT_TRUE(T) << Err;
-  if (!T)
+  CodeGenOptions Opts;
+  Opts.CPU = CPU.str();
+  auto TM = createTargetMachine(Opts);
+  EXPECT_TRUE(!!TM) << (TM ? "" : llvm::toString(TM.takeError()));
+  if (!TM)
     return "";
-  llvm::SubtargetFeatures Features;
-  if (CPU.empty())
-    for (auto &F : llvm::sys::getHostCPUFeatures())
-      Features.AddFeature(F.first(), F.second);
-  std::unique_ptr<llvm::TargetMachine> TM(T->createTargetMachine(
-      Triple, CPU.empty() ? llvm::sys::getHostCPUName() : CPU,
-      Features.getString(), {}, std::nullopt));
-  M.setTargetTriple(Triple);
-  M.setDataLayout(TM->createDataLayout());
-
-  llvm::PipelineTuningOptions PTO;
-  PTO.LoopVectorization = true;
-  PTO.SLPVectorization = true;
-  llvm::PassBuilder PB(TM.get(), PTO);
-  llvm::LoopAnalysisManager LAM;
-  llvm::FunctionAnalysisManager FAM;
-  llvm::CGSCCAnalysisManager CGAM;
-  llvm::ModuleAnalysisManager MAM;
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  llvm::ModulePassManager MPM =
-      PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  MPM.run(M, MAM);
+  if (llvm::Error E = optimizeModule(M, **TM, 3)) {
+    ADD_FAILURE() << llvm::toString(std::move(E));
+    return "";
+  }
   std::string IR;
   llvm::raw_string_ostream OS(IR);
   M.print(OS, nullptr);
