@@ -60,6 +60,11 @@ private:
   bool parseOpName(Operation &Op);
   bool parseOperand(Kernel &K, Operand &O);
   bool parseLiteralOperand(Operand &O);
+  /// After "TEXT:", parses the literal's scalar type and converts TEXT into
+  /// \p Out. \p What names the literal in the error for a line type ("a
+  /// literal operand", "an index").
+  bool parseTypedLiteral(const Token &Text, llvm::StringRef What,
+                         Literal &Out);
   bool parseIndexedOperand(Kernel &K, Operation &Op);
   bool parseOperands(Kernel &K, Operation &Op);
   bool parseConst(Operation &Op);
@@ -535,18 +540,25 @@ bool Parser::parseLiteralOperand(Operand &O) {
                                "' needs a type: write it as '" +
                                Text.Text.take_front(40) + ":TYPE'");
   consume();
+  if (parseTypedLiteral(Text, "a literal operand", O.Lit))
+    return true;
+  O.Value = NoValue;
+  return false;
+}
+
+bool Parser::parseTypedLiteral(const Token &Text, llvm::StringRef What,
+                               Literal &Out) {
   Type Ty;
   SourceLoc TypeLoc = Tok.Loc;
   if (parseType(Ty))
     return true;
   if (Ty.isLine())
-    return error(TypeLoc, "a literal operand must have a scalar type, found '" +
+    return error(TypeLoc, What + " must have a scalar type, found '" +
                               Ty.str() + "'");
   llvm::Expected<uint64_t> Bits = parseLiteral(Text.Text, Ty.elementKind());
   if (!Bits)
     return error(Text.Loc, llvm::toString(Bits.takeError()));
-  O.Lit = Literal{Ty, *Bits};
-  O.Value = NoValue;
+  Out = Literal{Ty, *Bits};
   return false;
 }
 
@@ -580,17 +592,8 @@ bool Parser::parseIndexedOperand(Kernel &K, Operation &Op) {
     consume();
     if (is(TokenKind::Colon)) {
       consume();
-      Type Ty;
-      SourceLoc TypeLoc = Tok.Loc;
-      if (parseType(Ty))
+      if (parseTypedLiteral(Text, "an index", Index.Lit))
         return true;
-      if (Ty.isLine())
-        return error(TypeLoc, "an index must have a scalar type, found '" +
-                                  Ty.str() + "'");
-      llvm::Expected<uint64_t> Bits = parseLiteral(Text.Text, Ty.elementKind());
-      if (!Bits)
-        return error(Text.Loc, llvm::toString(Bits.takeError()));
-      Index.Lit = Literal{Ty, *Bits};
     } else {
       llvm::Expected<uint64_t> Bits = parseLiteral(Text.Text, ScalarKind::U32);
       if (!Bits)
