@@ -94,13 +94,10 @@ void KernelLowering::analyzeInSegment(const Operation &Op, int Seg) {
       analyzeInSegment(Inner, Seg);
 }
 
-unsigned KernelLowering::rematDepth(const Operation &Op) const {
-  constexpr unsigned No = ~0u;
-  switch (Op.opClass()) {
-  case OpClass::Builtin:
-  case OpClass::BuiltinXYZ:
-  case OpClass::Const:
-    return 0;
+/// Whether operations of \p Class compute their result from their operands
+/// alone (no memory, no math library call, no per-unit or plane state).
+static bool isPureArithmetic(OpClass Class) {
+  switch (Class) {
   case OpClass::UnaryNumeric:
   case OpClass::BinaryNumeric:
   case OpClass::TernaryNumeric:
@@ -111,10 +108,20 @@ unsigned KernelLowering::rematDepth(const Operation &Op) const {
   case OpClass::UnaryBool:
   case OpClass::Cast:
   case OpClass::Select:
-    break;
+    return true;
   default:
-    return No;
+    return false;
   }
+}
+
+unsigned KernelLowering::rematDepth(const Operation &Op) const {
+  constexpr unsigned No = ~0u;
+  OpClass Class = Op.opClass();
+  if (Class == OpClass::Builtin || Class == OpClass::BuiltinXYZ ||
+      Class == OpClass::Const)
+    return 0;
+  if (!isPureArithmetic(Class))
+    return No;
   if (Op.ResultType.isFloat() || Op.ResultType.isLine())
     return No;
   unsigned Depth = 1;
@@ -153,21 +160,12 @@ bool KernelLowering::isUniform(const Operand &O) const {
            Def->Kind == OpKind::CubeCount || Def->Kind == OpKind::PlaneDim;
   case OpClass::Const:
     return true;
-  case OpClass::UnaryNumeric:
-  case OpClass::BinaryNumeric:
-  case OpClass::TernaryNumeric:
-  case OpClass::BinaryInt:
-  case OpClass::UnaryInt:
-  case OpClass::Compare:
-  case OpClass::BinaryBool:
-  case OpClass::UnaryBool:
-  case OpClass::Cast:
-  case OpClass::Select:
+  default:
+    if (!isPureArithmetic(Def->opClass()))
+      return false;
     // Operands are defined before their user, so this recursion ends.
     return llvm::all_of(Def->Operands,
                         [&](const Operand &In) { return isUniform(In); });
-  default:
-    return false;
   }
 }
 
