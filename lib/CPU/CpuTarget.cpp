@@ -29,7 +29,10 @@ CpuTarget::CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
 Expected<LoadedKernel> CpuTarget::load(const Id &Key, const CpuArtifact &A) {
   ArrayRef<char> Object(reinterpret_cast<const char *>(A.Object.data()),
                         A.Object.size());
-  return Linker.load(Object, A.Meta);
+  Expected<LoadedKernel> L = Linker.load(Object, A.Meta);
+  if (L)
+    L->setBufferAlignment(Key.Var.BufferAlignment);
+  return L;
 }
 
 bool CpuTarget::store(const Id &Key, CpuArtifact A,

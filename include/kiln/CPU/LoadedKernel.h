@@ -39,6 +39,10 @@ public:
   const std::shared_ptr<const CubeMetadata> &metadataPtr() const {
     return Metadata;
   }
+  /// The buffer alignment the code assumes (its variant's), checked by every
+  /// launch; 1 when nothing is assumed.
+  uint32_t bufferAlignment() const { return BufferAlignment; }
+  void setBufferAlignment(uint32_t Bytes) { BufferAlignment = Bytes ? Bytes : 1; }
   /// How many LoadedKernel copies share this kernel's code (0 when empty).
   long useCount() const { return Code.use_count(); }
 
@@ -48,12 +52,14 @@ public:
     Entry = nullptr;
     Metadata.reset();
     Code.reset();
+    BufferAlignment = 1;
   }
 
 private:
   CubeFunction Entry = nullptr;
   std::shared_ptr<const CubeMetadata> Metadata;
   std::shared_ptr<void> Code;
+  uint32_t BufferAlignment = 1;
 };
 
 } // namespace kiln

@@ -110,6 +110,12 @@ public:
     std::lock_guard<std::mutex> Lock(M);
     return LoadedMap.size();
   }
+  /// Drops the loaded kernel \p Key (it stays alive while callers hold
+  /// copies); whether it was loaded.
+  bool erase(const Id &Key) {
+    std::lock_guard<std::mutex> Lock(M);
+    return LoadedMap.erase(Key) != 0;
+  }
   /// Drops every loaded kernel (they stay alive while callers hold copies).
   void clear() {
     std::lock_guard<std::mutex> Lock(M);
