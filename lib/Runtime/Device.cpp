@@ -47,38 +47,39 @@ double seconds(CompilationLogger::Duration D) {
 }
 } // namespace
 
+/// The logs of the getKernel/getKernels call this thread is serving: the
+/// loader hands each log to its sink on the calling thread, so calls from
+/// several threads each see their own without a device-wide lock.
+static thread_local std::vector<CompilationLogger> *CallLogs = nullptr;
+
 struct Device::Impl {
   DeviceOptions Opts;
   std::unique_ptr<JITLinker> Linker;
   CpuTarget Target;
   KernelLoader<CpuTarget> Loader;
   Executor Exec;
-  /// Serves one getKernel/getKernels call at a time, so that the logs the
-  /// loader hands its sink belong to the call being served.
-  std::mutex ServeLock;
-  std::vector<CompilationLogger> Logs;
-  /// The buffer alignment each loaded kernel's variant assumes, by its
-  /// metadata (shared by every copy of a LoadedKernel).
-  std::unordered_map<const CubeMetadata *, uint32_t> Alignments;
-  std::mutex AlignmentsLock;
 
   Impl(DeviceOptions O, std::unique_ptr<JITLinker> L)
       : Opts(std::move(O)), Linker(std::move(L)),
         Target(CpuCompiler(codeGenOf(Opts), Opts.Limits), *Linker,
                CpuStoreOptions{Opts.StoreDir, storeModeOf(Opts.StoreMode)}),
-        Loader(Target, LoaderOptions{[this](const CompilationLogger &Log) {
-                 Logs.push_back(Log);
+        Loader(Target, LoaderOptions{[](const CompilationLogger &Log) {
+                 if (CallLogs)
+                   CallLogs->push_back(Log);
                }}),
         Exec(Opts.Threads) {}
 
-  KernelStats statsOf(const CpuTarget::Id &Key);
+  KernelStats statsOf(const CpuTarget::Id &Key,
+                      const std::vector<CompilationLogger> &Logs);
   std::vector<Expected<LoadedKernel>>
   serve(llvm::ArrayRef<KernelRequest> Requests, const KernelBatchOptions &BO,
         std::vector<KernelStats> *Stats);
 };
 
 /// The stats of \p Key from the logs of the call being served.
-KernelStats Device::Impl::statsOf(const CpuTarget::Id &Key) {
+KernelStats
+Device::Impl::statsOf(const CpuTarget::Id &Key,
+                      const std::vector<CompilationLogger> &Logs) {
   KernelStats S;
   S.HasStore = Target.persists();
   std::string Name = Key.str();
@@ -142,18 +143,20 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
       continue;
     }
     Sources.push_back(CpuSource{*R.K, R.FileName});
+    uint64_t Hash = R.IRHash ? *R.IRHash : hashKernel(*R.K);
     std::string Id = R.Id.empty() ? kernelIdFromIR(*R.K) : R.Id;
-    LR.push_back({CpuTarget::Id{KernelId(std::move(Id), hashKernel(*R.K)),
-                                R.Variant},
+    LR.push_back({CpuTarget::Id{KernelId(std::move(Id), Hash), R.Variant},
                   &Sources.back()});
   }
 
-  std::lock_guard<std::mutex> Serving(ServeLock);
-  Logs.clear();
+  std::vector<CompilationLogger> Logs;
+  std::vector<CompilationLogger> *OuterLogs = CallLogs;
+  CallLogs = &Logs;
   BatchOptions Batch;
   Batch.Threads = BO.Threads ? BO.Threads : Opts.BatchThreads;
   Batch.Progress = BO.Progress;
   std::vector<Expected<LoadedKernel>> Loaded = Loader.getBatch(LR, Batch);
+  CallLogs = OuterLogs;
 
   std::vector<Expected<LoadedKernel>> Results;
   Results.reserve(Requests.size());
@@ -170,12 +173,13 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
     }
     const CpuTarget::Id &Key = LR[J].Key;
     Expected<LoadedKernel> &L = Loaded[J++];
-    if (L) {
-      std::lock_guard<std::mutex> G(AlignmentsLock);
-      Alignments[L->metadataPtr().get()] = Key.Var.BufferAlignment;
-    }
     if (Stats) {
-      KernelStats S = statsOf(Key);
+      KernelStats S = statsOf(Key, Logs);
+      // Served by another thread's call that was loading it: no log here.
+      if (S.Origin == KernelOrigin::Failed && L) {
+        S.Origin = KernelOrigin::Memory;
+        S.Memoised = true;
+      }
       auto [It, New] = StoredOf.try_emplace(Key, false);
       if (New)
         It->second = Target.takeStoreOutcome(Key).value_or(false);
@@ -258,12 +262,14 @@ Device::getKernels(llvm::ArrayRef<KernelRequest> Requests,
 Error Device::launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
                      llvm::ArrayRef<ArgBinding> Args) {
-  uint32_t Alignment = 1;
-  if (Kernel.valid()) {
-    std::lock_guard<std::mutex> G(P->AlignmentsLock);
-    if (auto It = P->Alignments.find(Kernel.metadataPtr().get());
-        It != P->Alignments.end())
-      Alignment = It->second;
-  }
-  return P->Exec.launch(Kernel, CubeCount, Args, Alignment);
+  return P->Exec.launch(Kernel, CubeCount, Args);
 }
+
+bool Device::unloadKernel(const Kernel &K, llvm::StringRef KernelId,
+                          uint64_t IRHash, const CpuVariant &Variant) {
+  std::string Id = KernelId.empty() ? kernelIdFromIR(K) : KernelId.str();
+  return P->Loader.erase(
+      CpuTarget::Id{kiln::KernelId(std::move(Id), IRHash), Variant});
+}
+
+size_t Device::loadedCount() const { return P->Loader.loadedCount(); }

@@ -198,6 +198,9 @@ struct Executor::Impl {
   }
 };
 
+/// The executor whose enqueued task this thread is running, if any.
+static thread_local const void *RunningTaskOf = nullptr;
+
 Executor::Executor(unsigned Threads) : P(std::make_unique<Impl>(Threads)) {}
 Executor::~Executor() = default;
 
@@ -217,6 +220,8 @@ Error Executor::launch(const LoadedKernel &Kernel,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "launch of an empty kernel handle");
   const CubeMetadata &M = Kernel.metadata();
+  if (RequiredAlignment == 0)
+    RequiredAlignment = Kernel.bufferAlignment();
   if (Error E = validateLaunch(M, CubeCount, Args, RequiredAlignment))
     return E;
   // Far beyond anything the device limits allow: a corrupt metadata.
@@ -252,7 +257,7 @@ Error Executor::launch(const LoadedKernel &Kernel,
   }
 
   std::atomic<bool> OutOfMemory{false};
-  P->Arena.execute([&] {
+  auto RunCubes = [&] {
     tbb::parallel_for(tbb::blocked_range<uint32_t>(0, Total, Grain),
                       [&](const tbb::blocked_range<uint32_t> &R) {
                         void *S = P->slotScratch(ScratchBytes);
@@ -262,10 +267,26 @@ Error Executor::launch(const LoadedKernel &Kernel,
                         }
                         Fn(&LA, R.begin(), R.end(), S);
                       });
-  });
+  };
+  // From a stream's task (already in the arena), isolate: the thread that
+  // waits for these cubes must not pick up another stream's task meanwhile,
+  // or this launch would finish only when that one does.
+  if (RunningTaskOf == P.get())
+    tbb::this_task_arena::isolate(RunCubes);
+  else
+    P->Arena.execute(RunCubes);
   if (OutOfMemory)
     return launchError(M, "cannot allocate a scratch area of " +
                               Twine(ScratchBytes) +
                               " bytes: some cubes did not run");
   return Error::success();
+}
+
+void Executor::enqueue(std::function<void()> Work) {
+  P->Arena.enqueue([Impl = P.get(), Work = std::move(Work)] {
+    const void *Outer = RunningTaskOf;
+    RunningTaskOf = Impl;
+    Work();
+    RunningTaskOf = Outer;
+  });
 }

@@ -6,9 +6,10 @@
 // or as one parallel batch), and launches them on its executor. No LLVM
 // type appears here; errors are llvm::Error values.
 //
-// Thread safety: getKernel() and getKernels() may be called from several
-// threads; they are served one call at a time (a batch compiles its misses
-// in parallel). launch() may be called from any thread.
+// Thread safety: every member may be called from several threads at once.
+// getKernel() and getKernels() serve memory hits without waiting for another
+// thread's compilation; a kernel another call is compiling is waited for
+// (the loader's per-id in-flight compile), not compiled twice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,6 +92,9 @@ struct KernelRequest {
   CpuVariant Variant{};
   std::string FileName;
   std::string Id;
+  /// hashKernel(*K) when the caller has it already (a kernel handle asking
+  /// for another variant): the kernel is then not printed and hashed again.
+  std::optional<uint64_t> IRHash;
 };
 
 /// How getKernels() compiles.
@@ -137,6 +141,15 @@ public:
              const KernelBatchOptions &Opts = {},
              std::vector<KernelStats> *Stats = nullptr);
 
+  /// Forgets the loaded kernel (\p K under \p KernelId, empty: derived from
+  /// the IR, with IR hash \p IRHash, for \p Variant): the next getKernel
+  /// serves it from the store or compiles it. Copies of its LoadedKernel
+  /// keep its code alive. Whether it was loaded.
+  bool unloadKernel(const Kernel &K, llvm::StringRef KernelId,
+                    uint64_t IRHash, const CpuVariant &Variant);
+  /// Kernels (id and variant pairs) held in memory.
+  size_t loadedCount() const;
+
   /// Whether a persistent store is enabled (the store the options name, or
   /// the environment's when they name none).
   bool hasStore() const;
@@ -144,7 +157,8 @@ public:
   std::string storeFolder();
 
   /// Runs every cube of a launch of \p Kernel (validated first: see
-  /// validateLaunch) and returns when all are done.
+  /// validateLaunch, with the alignment the kernel's variant assumes) and
+  /// returns when all are done.
   llvm::Error launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
                      llvm::ArrayRef<ArgBinding> Args);

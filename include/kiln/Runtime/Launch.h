@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace kiln {
@@ -93,8 +94,9 @@ public:
   /// The arena's concurrency.
   unsigned concurrency() const;
 
-  /// Validates (validateLaunch) and runs every cube of the launch, returning
-  /// when all are done. A launch with a single range of cubes runs inline on
+  /// Validates (validateLaunch, with \p RequiredAlignment, or the kernel's
+  /// own bufferAlignment() when it is 0) and runs every cube of the launch,
+  /// returning when all are done. A launch with a single range of cubes runs inline on
   /// the calling thread. Scratch arenas (64-byte aligned, at least the
   /// kernel's ScratchBytes) are kept and reused by later launches: one per
   /// slot of the task arena for parallel launches, one per calling thread
@@ -102,7 +104,12 @@ public:
   llvm::Error launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
                      llvm::ArrayRef<ArgBinding> Args,
-                     uint32_t RequiredAlignment = 1);
+                     uint32_t RequiredAlignment = 0);
+
+  /// Queues \p Work to run on one of the arena's threads and returns at
+  /// once (tbb::task_arena::enqueue). Launches made from inside it run their
+  /// cubes isolated: the thread waiting for them takes no unrelated work.
+  void enqueue(std::function<void()> Work);
 
   /// Scratch arenas allocated (or grown) so far: stays put while launches
   /// reuse them.
