@@ -1,0 +1,671 @@
+/*===- kiln-c/kiln.h - Kiln's C API -------------------------------*- C -*-===*\
+|*                                                                            *|
+|* The C99 interface to Kiln, for runtimes written in C, Rust, Python, Zig or *|
+|* anything else with a C FFI. It is a thin layer over the C++ API           *|
+|* (kiln/kiln.h): the same model, the same error codes, the same messages.   *|
+|* docs/C-API.md is the short reference; docs/API.md explains the model.     *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+/*
+ * THE MODEL
+ *
+ *   kiln_device   the CPU device: loads (compiles) kernels, runs the cubes.
+ *   kiln_kernel   a loaded kernel, launched any number of times.
+ *   kiln_buffer   host memory: allocated by Kiln, or the caller's, wrapped.
+ *   kiln_stream   an in-order queue of launches and copies on a device;
+ *                 submitting returns at once.
+ *   kiln_event    a point in a stream, waited on by the host or by another
+ *                 stream.
+ *   kiln_arg      one launch argument: a view of a buffer (byte offset,
+ *                 element type, element count, access) or a value.
+ *
+ * ERRORS
+ *
+ * Every function that can fail returns a kiln_status: KILN_OK (0) or an error
+ * code. Results come back through out-parameters (named out_*), written only
+ * on success, except that an out-parameter for a new handle is set to NULL on
+ * failure (when the out-parameter itself is not NULL).
+ *
+ * Each thread has a *last-error message*, returned by kiln_last_error():
+ *   - every function returning kiln_status sets it: to the error's message
+ *     on failure, to "" on success (success clears it);
+ *   - the functions that cannot fail (kiln_last_error, kiln_status_name, the
+ *     kiln_arg_* and kiln_scalar/kiln_line constructors that return a value)
+ *     leave it as it is;
+ *   - the message of a failed *operation* is the C++ API's message as is: a
+ *     kernel that does not verify gives every located diagnostic,
+ *     "FILE:LINE:COL: error: MESSAGE", one a line; an invalid launch names
+ *     the parameter ("argument 3 (%n): expected a value of type u32, ...");
+ *   - a misuse found by the C layer itself (a NULL handle or pointer, a
+ *     destroyed handle, a malformed kiln_arg) is KILN_ERROR_INVALID_ARGUMENT
+ *     with a message that starts with the function's name and names the
+ *     argument: "kiln_stream_launch: stream is NULL",
+ *     "kiln_stream_launch: stream handle was destroyed",
+ *     "kiln_stream_launch: args[2].view.buffer is NULL".
+ *     Nothing has been done when such an error is returned: in particular a
+ *     stream is not failed by it.
+ * The pointer returned by kiln_last_error() stays valid until the next call
+ * on the same thread of a function that sets it.
+ *
+ * No C++ exception ever leaves this API: memory exhaustion inside a call is
+ * KILN_ERROR_OUT_OF_MEMORY, anything else unexpected KILN_ERROR_INTERNAL.
+ *
+ * HANDLES AND THEIR LIFETIME
+ *
+ * A handle (kiln_device, kiln_kernel, kiln_buffer, kiln_stream, kiln_event)
+ * is an opaque value made by a *_create / *_allocate / *_wrap / *_load / *_record
+ * function and released by the matching *_destroy. Handles are not pointers
+ * to memory: never dereference one. NULL is never a valid handle, and a
+ * handle may be copied freely (it is a value; all copies name one object).
+ *
+ * Using a handle after it was destroyed is a bug of the caller's, like using
+ * memory after free(). Kiln nevertheless detects it: a handle is an index
+ * into a per-type table of Kiln's together with a generation number and a
+ * type tag; destroying it bumps the generation of its slot, and every
+ * function checks the handle against the table first. So a destroyed handle
+ * (even once its slot has been reused by a newer handle), a handle of the
+ * wrong type, or a made-up value gives KILN_ERROR_INVALID_ARGUMENT
+ * ("kiln_event_query: event handle was destroyed") and never touches freed
+ * memory. The check is exact as long as a slot is reused less than 2^31
+ * times (the generation's range); the table's memory is never given back.
+ *
+ * Destroying a handle releases the caller's reference only: work already
+ * queued that uses the object (a launch binding a buffer, a stream's queued
+ * work, a kernel being launched) keeps what it needs alive until it has run.
+ *
+ * THREADS
+ *
+ * Every function may be called from any thread, and concurrently with any
+ * other, with the rules of the C++ API: one stream is one in-order queue
+ * (submissions from several threads interleave in the order they arrive).
+ * Destroying a handle while another thread still uses it is a bug of the
+ * caller's, but it is memory-safe: the other call either runs on the object
+ * as it was or fails with KILN_ERROR_INVALID_ARGUMENT.
+ *
+ * Handles are 64-bit values; Kiln supports 64-bit hosts only.
+ */
+
+#ifndef KILN_C_KILN_H
+#define KILN_C_KILN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===-- Status codes and errors -------------------------------------------===*/
+
+/** What went wrong; the values are kiln::api::ErrorCode's and never change. */
+typedef enum kiln_status {
+  /** Success. */
+  KILN_OK = 0,
+  /** A NULL, destroyed or out-of-range argument of a call. */
+  KILN_ERROR_INVALID_ARGUMENT = 1,
+  /** The kernel does not parse or does not verify; the message holds every
+   * located diagnostic ("FILE:LINE:COL: error: ..."). */
+  KILN_ERROR_INVALID_KERNEL = 2,
+  /** The launch does not fit the kernel: argument count, kinds, types,
+   * access, alignment, overlap, cube count. The message names the
+   * parameter. */
+  KILN_ERROR_INVALID_LAUNCH = 3,
+  /** Memory could not be had. */
+  KILN_ERROR_OUT_OF_MEMORY = 4,
+  /** The persistent store could not be used as asked. */
+  KILN_ERROR_STORE = 5,
+  /** No such kernel (a name not in the text, an id not loaded). */
+  KILN_ERROR_NOT_FOUND = 6,
+  /** The work was not run because earlier work on its stream failed, or its
+   * device was destroyed. */
+  KILN_ERROR_CANCELLED = 7,
+  /** Anything else: a bug of Kiln's, or a host that cannot run it. */
+  KILN_ERROR_INTERNAL = 8
+} kiln_status;
+
+/** The calling thread's last-error message: "" when the last call that sets
+ * it succeeded (see ERRORS above). Never NULL. Valid until the next call on
+ * this thread of a function that returns kiln_status. Never fails; does not
+ * change the message. */
+const char *kiln_last_error(void);
+
+/** "ok", "invalid argument", "invalid kernel", "invalid launch", "out of
+ * memory", "store failure", "not found", "cancelled", "internal error"; and
+ * "unknown status" for a value that is none of those. A static string. Never
+ * fails; does not change the last-error message. */
+const char *kiln_status_name(kiln_status status);
+
+/*===-- Element types -----------------------------------------------------===*/
+
+/** The IR's scalar types, in the IR's order (docs/LangRef.md). */
+typedef enum kiln_scalar_type {
+  KILN_BOOL = 0,
+  KILN_I8 = 1,
+  KILN_I16 = 2,
+  KILN_I32 = 3,
+  KILN_I64 = 4,
+  KILN_U8 = 5,
+  KILN_U16 = 6,
+  KILN_U32 = 7,
+  KILN_U64 = 8,
+  KILN_F16 = 9,
+  KILN_BF16 = 10,
+  KILN_F32 = 11,
+  KILN_F64 = 12
+} kiln_scalar_type;
+
+/** The element type of a buffer view or of a value: a scalar (lanes 0), or a
+ * line `vec<N x T>` of N = lanes in {1, 2, 3, 4, 8, 16} (lanes packed in
+ * memory: a vec<3 x f32> is 12 bytes). {KILN_F32, 0} is f32; {KILN_F32, 1}
+ * is vec<1 x f32>, a different type. A zeroed kiln_element_type is bool. */
+typedef struct kiln_element_type {
+  kiln_scalar_type scalar;
+  uint32_t lanes;
+} kiln_element_type;
+
+/** {scalar, 0}. Never fails; does not change the last-error message. */
+kiln_element_type kiln_scalar(kiln_scalar_type scalar);
+/** {scalar, lanes}: vec<lanes x scalar>. Not checked here (a bad lane count
+ * is refused where the type is used). Never fails; does not change the
+ * last-error message. */
+kiln_element_type kiln_line(kiln_scalar_type scalar, uint32_t lanes);
+
+/** Parses the IR spelling of a type ("f32", "vec<4 x f32>") into
+ * *out_type.
+ * KILN_ERROR_INVALID_ARGUMENT: text or out_type NULL, or text is not a
+ * type. */
+kiln_status kiln_element_type_parse(const char *text,
+                                    kiln_element_type *out_type);
+
+/** The bytes of one element of \p type into *out_bytes (a vec<3 x f32> is
+ * 12, bool 1).
+ * KILN_ERROR_INVALID_ARGUMENT: out_bytes NULL, a scalar out of range or a
+ * lane count not in {0, 1, 2, 3, 4, 8, 16}. */
+kiln_status kiln_element_type_size(kiln_element_type type,
+                                   uint32_t *out_bytes);
+
+/** What a kernel may do with a buffer parameter, or what a binding allows. */
+typedef enum kiln_access {
+  KILN_ACCESS_READ = 0,
+  KILN_ACCESS_WRITE = 1,
+  KILN_ACCESS_READ_WRITE = 2
+} kiln_access;
+
+/** A cube count or a cube shape. All three must be set: {n, 1, 1} is n cubes
+ * in a line; a zero anywhere is a count of no cubes. */
+typedef struct kiln_dim3 {
+  uint32_t x, y, z;
+} kiln_dim3;
+
+/*===-- Handles -----------------------------------------------------------===*/
+
+/** The CPU device. */
+typedef struct kiln_device_s *kiln_device;
+/** A loaded kernel. */
+typedef struct kiln_kernel_s *kiln_kernel;
+/** Host memory a launch binds. */
+typedef struct kiln_buffer_s *kiln_buffer;
+/** An in-order queue of work on a device. */
+typedef struct kiln_stream_s *kiln_stream;
+/** A point in a stream's work. */
+typedef struct kiln_event_s *kiln_event;
+
+/*===-- Launch arguments --------------------------------------------------===*/
+
+/** The kind of a kiln_arg. 0 is no kind: a zeroed kiln_arg is refused. */
+typedef enum kiln_arg_kind {
+  KILN_ARG_NONE = 0,
+  /** A view of a buffer, for a buffer parameter: kiln_arg.view. */
+  KILN_ARG_BUFFER = 1,
+  /** A value, for a value parameter: kiln_arg.value. */
+  KILN_ARG_VALUE = 2
+} kiln_arg_kind;
+
+/** kiln_buffer_view.count meaning "every whole element from byte_offset to
+ * the end of the buffer". */
+#define KILN_WHOLE_BUFFER UINT64_MAX
+
+/** The bytes a value argument holds at most: a vec<16 x f64>. */
+#define KILN_MAX_VALUE_BYTES 128
+
+/** A typed window into a buffer (a tensor in a runtime's memory pool): count
+ * elements of type starting byte_offset bytes in. Any byte offset that is a
+ * multiple of the element's alignment (its scalar's size) may be bound.
+ * Checked at launch (bounds, alignment, access), not when made. */
+typedef struct kiln_buffer_view {
+  kiln_buffer buffer;
+  uint64_t byte_offset;
+  /** Elements, or KILN_WHOLE_BUFFER. */
+  uint64_t count;
+  kiln_element_type type;
+  /** What the binding allows: a KILN_ACCESS_READ binding is refused for a
+   * parameter the kernel may write. */
+  kiln_access access;
+} kiln_buffer_view;
+
+/** A value given by its bytes: size bytes of bytes[], in the host's byte
+ * order, lanes packed, bool one byte (0 or 1). A size other than the type's
+ * is refused at launch. */
+typedef struct kiln_value {
+  kiln_element_type type;
+  size_t size;
+  uint8_t bytes[KILN_MAX_VALUE_BYTES];
+} kiln_value;
+
+/** One launch argument, in parameter order: kind says which member counts
+ * (the other is ignored). The buffer handle of a view is not owned by the
+ * kiln_arg; it must be live when the launch is submitted (the launch then
+ * keeps the memory alive until it has run). */
+typedef struct kiln_arg {
+  kiln_arg_kind kind;
+  kiln_buffer_view view;
+  kiln_value value;
+} kiln_arg;
+
+/* Constructors. They never fail and do not change the last-error message;
+ * what they make is checked when it is launched. */
+
+/** A view of count elements of type, byte_offset bytes into buffer
+ * (count may be KILN_WHOLE_BUFFER). */
+kiln_arg kiln_arg_view(kiln_buffer buffer, kiln_element_type type,
+                       uint64_t byte_offset, uint64_t count,
+                       kiln_access access);
+/** The whole buffer as elements of type (its size / the element's size). */
+kiln_arg kiln_arg_buffer(kiln_buffer buffer, kiln_element_type type,
+                         kiln_access access);
+kiln_arg kiln_arg_f32(float v);
+kiln_arg kiln_arg_f64(double v);
+kiln_arg kiln_arg_i32(int32_t v);
+kiln_arg kiln_arg_u32(uint32_t v);
+kiln_arg kiln_arg_i64(int64_t v);
+kiln_arg kiln_arg_u64(uint64_t v);
+kiln_arg kiln_arg_bool(bool v);
+
+/** A value of \p type from its \p size bytes at \p bytes (f16, bf16, lines
+ * and the other types without a constructor above) into *out_arg.
+ * KILN_ERROR_INVALID_ARGUMENT: out_arg NULL, bytes NULL with a non-zero
+ * size, size above KILN_MAX_VALUE_BYTES. (A size that is not the type's is
+ * refused at launch, with the parameter named.) */
+kiln_status kiln_arg_value(kiln_element_type type, const void *bytes,
+                           size_t size, kiln_arg *out_arg);
+
+/*===-- Devices -----------------------------------------------------------===*/
+
+/** Which persistent store a device uses. */
+typedef enum kiln_store_mode {
+  /** KILN_CACHE decides (the default; on unless KILN_CACHE=0). */
+  KILN_STORE_ENVIRONMENT = 0,
+  /** None: kernels are kept in memory only. */
+  KILN_STORE_OFF = 1,
+  /** Read and write, whatever KILN_CACHE says. */
+  KILN_STORE_READ_WRITE = 2,
+  /** Serve stored kernels, never write. */
+  KILN_STORE_READ_ONLY = 3
+} kiln_store_mode;
+
+/** How a device is made. Start from kiln_device_config_init(): a zeroed
+ * struct is valid too, but asks for opt_level 0. Strings are copied by
+ * kiln_device_create; NULL and "" mean the default. */
+typedef struct kiln_device_config {
+  /** Threads the cubes run on; 0: all cores. */
+  uint32_t threads;
+  /** Compile threads of batch loads; 0: all cores. */
+  uint32_t batch_threads;
+  /** LLVM optimisation level, 0..3 (kiln_device_config_init: 3). */
+  uint32_t opt_level;
+  /** The CPU to compile for; NULL or "": the host CPU. */
+  const char *cpu;
+  /** `-mattr`-style feature overrides; NULL or "": the host's. */
+  const char *features;
+  /** The store root; NULL or "": KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln,
+   * else ~/.cache/kiln. */
+  const char *store_dir;
+  kiln_store_mode store_mode;
+  /** Shared memory a cube may use; 0: the default (64 KiB). */
+  uint64_t max_shared_bytes;
+  /** Units a cube may have; 0: the default (1024). */
+  uint32_t max_units_per_cube;
+} kiln_device_config;
+
+/** What kiln_device_get_info reports. */
+typedef struct kiln_device_info {
+  /** Threads the cubes run on. */
+  uint32_t concurrency;
+  /** Whether a persistent store is in use. */
+  bool has_store;
+  /** Kernels the device holds in memory. */
+  size_t loaded_kernel_count;
+} kiln_device_info;
+
+/** Fills *config with the defaults (all zero but opt_level 3).
+ * KILN_ERROR_INVALID_ARGUMENT: config NULL. */
+kiln_status kiln_device_config_init(kiln_device_config *config);
+
+/** A new device into *out_device, configured by *config (NULL: the
+ * defaults of kiln_device_config_init). Owned by the caller: release it with
+ * kiln_device_destroy.
+ * KILN_ERROR_INVALID_ARGUMENT: out_device NULL, opt_level above 3, a
+ * store_mode out of range. KILN_ERROR_STORE: the store cannot be used as
+ * asked. KILN_ERROR_INTERNAL: a host without a JIT. */
+kiln_status kiln_device_create(const kiln_device_config *config,
+                               kiln_device *out_device);
+
+/** Destroys the device: *drains* its streams (waits for the work already
+ * queued to run), then makes every handle still held on it (kernels,
+ * streams, events) fail with KILN_ERROR_CANCELLED ("the device was
+ * destroyed"). Those handles stay valid handles and must still be destroyed.
+ * May block while work drains.
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL, destroyed or not a device. */
+kiln_status kiln_device_destroy(kiln_device device);
+
+/** The device's concurrency, whether it uses a store and how many kernels
+ * it holds, into *out_info.
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, out_info NULL. */
+kiln_status kiln_device_get_info(kiln_device device,
+                                 kiln_device_info *out_info);
+
+/** Waits for the work of every stream of the device. Returns the first
+ * failure among them (with its message), KILN_OK if none; the streams stay
+ * failed (see kiln_stream_reset_error).
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL or destroyed. */
+kiln_status kiln_device_synchronize(kiln_device device);
+
+/** Runs a launch and returns when every cube is done (no stream): \p kernel
+ * on \p cube_count cubes with \p arg_count arguments at \p args (NULL when
+ * arg_count is 0), one per kernel parameter in order. The arguments are
+ * copied: \p args may be reused as soon as the call returns.
+ * KILN_ERROR_INVALID_ARGUMENT: device or kernel NULL/destroyed, args NULL
+ * with a non-zero arg_count, a malformed kiln_arg (no kind, NULL or
+ * destroyed buffer, element type out of range, value size above
+ * KILN_MAX_VALUE_BYTES). KILN_ERROR_INVALID_LAUNCH: the arguments do not fit
+ * the kernel (count, kinds, types, access, bounds, alignment), the message
+ * names the parameter. KILN_ERROR_OUT_OF_MEMORY: no scratch memory.
+ * KILN_ERROR_CANCELLED: the device was destroyed. */
+kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
+                               kiln_dim3 cube_count, const kiln_arg *args,
+                               size_t arg_count);
+
+/*===-- Kernels -----------------------------------------------------------===*/
+
+/** Whether a kernel's code checks buffer bounds. The zero value is the
+ * default, which is checked. */
+typedef enum kiln_bounds_check {
+  /** The default: checked. */
+  KILN_BOUNDS_CHECK_DEFAULT = 0,
+  /** An out-of-bounds load reads 0, an out-of-bounds store is dropped. */
+  KILN_BOUNDS_CHECK_ON = 1,
+  /** No checks: an out-of-bounds access is the kernel's bug. */
+  KILN_BOUNDS_CHECK_OFF = 2
+} kiln_bounds_check;
+
+/** How a kernel is loaded. A zeroed struct (or kiln_kernel_options_init, or
+ * passing NULL) gives the defaults. Strings are copied by the call. */
+typedef struct kiln_kernel_options {
+  /** The runtime's own id for the kernel: it must change whenever the kernel
+   * does (the store still checks a hash of the IR). NULL or "": an id
+   * derived from the kernel's canonical text. */
+  const char *id;
+  /** The file named in diagnostics; NULL or "": "<input>". */
+  const char *file_name;
+  kiln_bounds_check bounds_check;
+} kiln_kernel_options;
+
+/** Where a kernel's code first came from. */
+typedef enum kiln_kernel_origin {
+  /** The device already held it. */
+  KILN_ORIGIN_MEMORY = 0,
+  /** Loaded from the persistent store. */
+  KILN_ORIGIN_STORE = 1,
+  /** Compiled. */
+  KILN_ORIGIN_COMPILED = 2
+} kiln_kernel_origin;
+
+/** What kiln_kernel_get_info reports. The strings belong to the kernel
+ * handle: valid until it is destroyed or unloaded. */
+typedef struct kiln_kernel_info {
+  /** The kernel's name, without '@'. */
+  const char *name;
+  /** The id it is kept under (kiln_kernel_options.id or the derived one). */
+  const char *id;
+  kiln_dim3 cube_dim;
+  uint32_t plane_dim;
+  size_t parameter_count;
+  kiln_kernel_origin origin;
+  bool bounds_checked;
+} kiln_kernel_info;
+
+/** One parameter of a kernel (kiln_kernel_get_parameter). name belongs to
+ * the kernel handle: valid until it is destroyed or unloaded. */
+typedef struct kiln_parameter_info {
+  /** Without '%'. */
+  const char *name;
+  bool is_buffer;
+  /** A buffer's element type, or the value's type. */
+  kiln_element_type type;
+  /** Buffers only: what the kernel may do with it. */
+  kiln_access access;
+} kiln_parameter_info;
+
+/** Fills *options with the defaults (all zero).
+ * KILN_ERROR_INVALID_ARGUMENT: options NULL. */
+kiln_status kiln_kernel_options_init(kiln_kernel_options *options);
+
+/** Loads the kernel named \p name ("vadd" or "@vadd"; NULL or "": the
+ * text's only kernel) of the NUL-terminated `.kiln` text \p text on \p device: from the
+ * device's memory, its store, or compiled. \p options may be NULL (the
+ * defaults). The new handle goes to *out_kernel, owned by the caller: release
+ * it with kiln_kernel_destroy or kiln_device_unload_kernel. The text is not
+ * kept.
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, text or out_kernel
+ * NULL, options->bounds_check out of range, no name given for a text that
+ * does not hold exactly one kernel. KILN_ERROR_INVALID_KERNEL: the text does
+ * not parse or the kernel does not verify; kiln_last_error() holds every
+ * located diagnostic ("FILE:LINE:COL: error: ...", FILE being
+ * options->file_name or "<input>"). KILN_ERROR_NOT_FOUND: no kernel of that
+ * name in the text.
+ * KILN_ERROR_STORE, KILN_ERROR_INTERNAL: the store or the compiler failed.
+ * KILN_ERROR_CANCELLED: the device was destroyed. */
+kiln_status kiln_device_load_kernel(kiln_device device, const char *text,
+                                    const char *name,
+                                    const kiln_kernel_options *options,
+                                    kiln_kernel *out_kernel);
+
+/** The kernel \p device loaded under the id \p id (kiln_kernel_options.id
+ * or kiln_kernel_info.id) with that bounds checking, without the IR: no
+ * parsing, printing or hashing. A new handle into *out_kernel, owned by the
+ * caller.
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, id or out_kernel
+ * NULL, bounds_check out of range. KILN_ERROR_NOT_FOUND: not loaded (or
+ * unloaded). */
+kiln_status kiln_device_find_kernel(kiln_device device, const char *id,
+                                    kiln_bounds_check bounds_check,
+                                    kiln_kernel *out_kernel);
+
+/** Makes \p device forget \p kernel (kiln_device_find_kernel and
+ * kiln_device_load_kernel no longer serve it from memory) and destroys the
+ * handle \p kernel. Its code is freed once no other handle and no queued
+ * launch holds it. On an error the handle is left as it was.
+ * KILN_ERROR_INVALID_ARGUMENT: device or kernel NULL/destroyed, or the C++
+ * API's refusal (a kernel of another device). */
+kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel);
+
+/** Releases the handle. The device still holds the kernel (see
+ * kiln_device_unload_kernel); launches already queued still run.
+ * KILN_ERROR_INVALID_ARGUMENT: kernel NULL, destroyed or not a kernel. */
+kiln_status kiln_kernel_destroy(kiln_kernel kernel);
+
+/** The kernel's name, id, shape, parameter count, origin and bounds
+ * checking into *out_info.
+ * KILN_ERROR_INVALID_ARGUMENT: kernel NULL/destroyed, out_info NULL. */
+kiln_status kiln_kernel_get_info(kiln_kernel kernel,
+                                 kiln_kernel_info *out_info);
+
+/** Parameter number \p index (from 0) of the kernel into *out_info.
+ * KILN_ERROR_INVALID_ARGUMENT: kernel NULL/destroyed, out_info NULL, index
+ * not below the parameter count. */
+kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
+                                      kiln_parameter_info *out_info);
+
+/*===-- Buffers -----------------------------------------------------------===*/
+
+/** \p size bytes of zeroed memory, 64-byte aligned, into *out_buffer, owned
+ * by the caller (kiln_buffer_destroy). Zero bytes gives a valid, empty
+ * buffer.
+ * KILN_ERROR_INVALID_ARGUMENT: out_buffer NULL. KILN_ERROR_OUT_OF_MEMORY:
+ * the memory cannot be had (or exceeds the host's physical memory). */
+kiln_status kiln_buffer_allocate(uint64_t size, kiln_buffer *out_buffer);
+
+/** The caller's memory: \p size bytes at \p data, not owned, not copied, as
+ * a buffer into *out_buffer (kiln_buffer_destroy releases the handle, never
+ * the memory). The memory must stay valid until every piece of work that
+ * uses it has run (synchronize the streams before freeing it).
+ * KILN_ERROR_INVALID_ARGUMENT: out_buffer NULL, data NULL with a non-zero
+ * size. */
+kiln_status kiln_buffer_wrap(void *data, uint64_t size,
+                             kiln_buffer *out_buffer);
+
+/** The buffer's first byte into *out_data (may be NULL for an empty
+ * buffer). Reading or writing it while queued work uses the buffer is a
+ * race: synchronize first.
+ * KILN_ERROR_INVALID_ARGUMENT: buffer NULL/destroyed, out_data NULL. */
+kiln_status kiln_buffer_data(kiln_buffer buffer, void **out_data);
+
+/** The buffer's size in bytes into *out_size.
+ * KILN_ERROR_INVALID_ARGUMENT: buffer NULL/destroyed, out_size NULL. */
+kiln_status kiln_buffer_size(kiln_buffer buffer, uint64_t *out_size);
+
+/** Releases the handle. Memory Kiln allocated is freed once no queued work
+ * uses it any more (destroying a buffer that a queued launch binds is
+ * safe).
+ * KILN_ERROR_INVALID_ARGUMENT: buffer NULL, destroyed or not a buffer. */
+kiln_status kiln_buffer_destroy(kiln_buffer buffer);
+
+/*===-- Streams -----------------------------------------------------------===*/
+
+/*
+ * A stream runs its work one item at a time, in submission order; work of
+ * different streams runs at once. A failure of its *work* makes the stream
+ * *failed*: a launch that does not validate (KILN_ERROR_INVALID_LAUNCH,
+ * found when it is submitted), a launch that fails when it runs (a scratch
+ * area that cannot be had), a wait on an event whose stream had failed
+ * (KILN_ERROR_CANCELLED). Every item queued after the failure is then
+ * skipped, and every later submission returns the stream's failure (its
+ * code and message) without queuing anything, until kiln_stream_reset_error.
+ * Other streams and the device are unaffected.
+ * A call refused with KILN_ERROR_INVALID_ARGUMENT (a NULL or destroyed
+ * handle, a copy range outside its buffer, a kernel of another device)
+ * queues nothing and leaves the stream as it was.
+ */
+
+/** A new stream on \p device into *out_stream, owned by the caller
+ * (kiln_stream_destroy).
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, out_stream NULL.
+ * KILN_ERROR_CANCELLED: the device was destroyed. */
+kiln_status kiln_stream_create(kiln_device device, kiln_stream *out_stream);
+
+/** Releases the handle without waiting: the work already queued still runs
+ * (call kiln_stream_synchronize first to wait for it).
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL, destroyed or not a stream. */
+kiln_status kiln_stream_destroy(kiln_stream stream);
+
+/** Queues a launch of \p kernel on \p cube_count cubes with \p arg_count
+ * arguments at \p args (NULL when arg_count is 0) and returns at once. The
+ * launch is checked here (and the kernel variant for the bindings'
+ * alignment and overlap chosen, compiled if new); \p args may be reused as
+ * soon as the call returns. Buffers bound stay alive until the launch has
+ * run.
+ * Returns the errors of kiln_device_launch (a kernel of another device is
+ * KILN_ERROR_INVALID_ARGUMENT). KILN_ERROR_INVALID_LAUNCH also fails the
+ * stream; on a failed stream nothing is queued and the stream's failure is
+ * returned. */
+kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
+                               kiln_dim3 cube_count, const kiln_arg *args,
+                               size_t arg_count);
+
+/** Queues a copy of \p size bytes from host memory \p src into \p dst at
+ * \p dst_offset. \p src must stay valid and unchanged until the copy has
+ * run (synchronize, or wait on an event recorded after it).
+ * KILN_ERROR_INVALID_ARGUMENT: stream or dst NULL/destroyed, src NULL with
+ * a non-zero size, a range outside the buffer. On a failed stream: its
+ * failure. */
+kiln_status kiln_stream_copy_to_buffer(kiln_stream stream, kiln_buffer dst,
+                                       uint64_t dst_offset, const void *src,
+                                       uint64_t size);
+
+/** Queues a copy of \p size bytes of \p src at \p src_offset into host
+ * memory \p dst, which must stay valid until the copy has run.
+ * KILN_ERROR_INVALID_ARGUMENT: stream or src NULL/destroyed, dst NULL with
+ * a non-zero size, a range outside the buffer. On a failed stream: its
+ * failure. */
+kiln_status kiln_stream_copy_from_buffer(kiln_stream stream, void *dst,
+                                         kiln_buffer src, uint64_t src_offset,
+                                         uint64_t size);
+
+/** Queues a copy of \p size bytes from \p src at \p src_offset into \p dst
+ * at \p dst_offset (the ranges may overlap: memmove).
+ * KILN_ERROR_INVALID_ARGUMENT: stream, dst or src NULL/destroyed, a range
+ * outside a buffer. On a failed stream: its failure. */
+kiln_status kiln_stream_copy_buffer(kiln_stream stream, kiln_buffer dst,
+                                    uint64_t dst_offset, kiln_buffer src,
+                                    uint64_t src_offset, uint64_t size);
+
+/** A new event into *out_event, complete once everything queued on the
+ * stream so far has run (or been skipped). Owned by the caller
+ * (kiln_event_destroy). On a failed stream the event is made complete at
+ * once, with the stream's failure as its status (and KILN_OK is returned).
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL/destroyed, out_event NULL.
+ * KILN_ERROR_CANCELLED: the device was destroyed. */
+kiln_status kiln_stream_record_event(kiln_stream stream,
+                                     kiln_event *out_event);
+
+/** Later work on \p stream waits until \p event (recorded on any stream) is
+ * complete. When the event completes with a failure (its stream had
+ * failed), \p stream fails with KILN_ERROR_CANCELLED, with a message that
+ * quotes that failure.
+ * KILN_ERROR_INVALID_ARGUMENT: stream or event NULL/destroyed. On a failed
+ * stream: its failure. */
+kiln_status kiln_stream_wait_event(kiln_stream stream, kiln_event event);
+
+/** Waits until everything queued on the stream so far has run. Returns the
+ * stream's status: KILN_OK, or its failure (the message in
+ * kiln_last_error()); the stream stays failed.
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed. */
+kiln_status kiln_stream_synchronize(kiln_stream stream);
+
+/** The stream's status, never blocking: KILN_OK, or the failure that
+ * stopped it (its message in kiln_last_error()).
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed (a message that
+ * starts with "kiln_stream_status:", which a stream failure never does). */
+kiln_status kiln_stream_status(kiln_stream stream);
+
+/** Waits for the queued work, then clears the stream's failure so that new
+ * work runs again. The code of the failure it cleared (KILN_OK if none)
+ * goes to *out_cleared when out_cleared is not NULL (read the message first
+ * with kiln_stream_status). Returns KILN_OK when the stream was reset.
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed. */
+kiln_status kiln_stream_reset_error(kiln_stream stream,
+                                    kiln_status *out_cleared);
+
+/*===-- Events ------------------------------------------------------------===*/
+
+/** Releases the handle. Streams waiting on the event still wait for it.
+ * KILN_ERROR_INVALID_ARGUMENT: event NULL, destroyed or not an event. */
+kiln_status kiln_event_destroy(kiln_event event);
+
+/** Waits until the event is complete. Returns the status of the work before
+ * it: KILN_OK, or the first failure of its stream (that code, and its
+ * message in kiln_last_error()).
+ * KILN_ERROR_INVALID_ARGUMENT: event NULL or destroyed. */
+kiln_status kiln_event_synchronize(kiln_event event);
+
+/** Whether the event is complete, into *out_complete; never blocks.
+ * KILN_ERROR_INVALID_ARGUMENT: event NULL/destroyed, out_complete NULL. */
+kiln_status kiln_event_query(kiln_event event, bool *out_complete);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_C_KILN_H */

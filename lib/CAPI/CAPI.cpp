@@ -1,0 +1,986 @@
+//===- CAPI.cpp - The C API on the C++ API --------------------------------===//
+//
+// include/kiln-c/kiln.h, implemented on include/kiln/kiln.h only. Every entry
+// point runs its body through guard(): C++ exceptions stop there (bad_alloc
+// becomes KILN_ERROR_OUT_OF_MEMORY, anything else KILN_ERROR_INTERNAL) and
+// the thread's last-error message is set (cleared on success). Handles are
+// looked up in the tables of Handles.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln-c/kiln.h"
+
+#include "Handles.h"
+#include "kiln/kiln.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+using namespace kiln;
+using namespace kiln::capi;
+
+namespace {
+
+//===-- The last error ----------------------------------------------------===//
+
+/// The calling thread's last-error message. Fallback holds a message made
+/// without allocating (for out of memory).
+struct LastError {
+  std::string Message;
+  char Fallback[192] = {};
+  bool UseFallback = false;
+
+  const char *get() const {
+    return UseFallback ? Fallback : Message.c_str();
+  }
+};
+
+LastError &lastError() {
+  thread_local LastError E;
+  return E;
+}
+
+void clearError() {
+  LastError &E = lastError();
+  E.Message.clear();
+  E.UseFallback = false;
+}
+
+/// May throw std::bad_alloc (guard() then says out of memory).
+void setError(std::string Message) {
+  LastError &E = lastError();
+  E.UseFallback = false;
+  E.Message = std::move(Message);
+}
+
+void setFallbackError(const char *Function, const char *What) {
+  LastError &E = lastError();
+  std::snprintf(E.Fallback, sizeof(E.Fallback), "%s: %s", Function, What);
+  E.UseFallback = true;
+}
+
+kiln_status toStatus(api::ErrorCode Code) {
+  int V = static_cast<int>(Code);
+  if (V < KILN_OK || V > KILN_ERROR_INTERNAL)
+    return KILN_ERROR_INTERNAL;
+  return static_cast<kiln_status>(V);
+}
+
+//===-- Handles -----------------------------------------------------------===//
+
+// The tables are never destroyed: handles may be used (and threads may exit)
+// during static destruction.
+Registry<std::shared_ptr<api::Device>> &devices() {
+  static auto *R =
+      new Registry<std::shared_ptr<api::Device>>(HandleKind::Device);
+  return *R;
+}
+Registry<api::Kernel> &kernels() {
+  static auto *R = new Registry<api::Kernel>(HandleKind::Kernel);
+  return *R;
+}
+Registry<api::Buffer> &buffers() {
+  static auto *R = new Registry<api::Buffer>(HandleKind::Buffer);
+  return *R;
+}
+Registry<api::Stream> &streams() {
+  static auto *R = new Registry<api::Stream>(HandleKind::Stream);
+  return *R;
+}
+Registry<api::Event> &events() {
+  static auto *R = new Registry<api::Event>(HandleKind::Event);
+  return *R;
+}
+
+template <typename H> uint64_t bitsOf(H Handle) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(Handle));
+}
+template <typename H> H handleOf(uint64_t Bits) {
+  return reinterpret_cast<H>(static_cast<uintptr_t>(Bits));
+}
+
+//===-- One call ----------------------------------------------------------===//
+
+/// The context of one entry point: its name, for the messages of the errors
+/// the C layer finds.
+class Call {
+public:
+  explicit Call(const char *Function) : Function(Function) {}
+  const char *function() const { return Function; }
+
+  /// KILN_ERROR_INVALID_ARGUMENT, "FUNCTION: MESSAGE".
+  template <typename... Ts>
+  kiln_status invalid(fmt::format_string<Ts...> Format, Ts &&...Args) {
+    setError(fmt::format("{}: {}", Function,
+                         fmt::format(Format, std::forward<Ts>(Args)...)));
+    return KILN_ERROR_INVALID_ARGUMENT;
+  }
+
+  /// The C++ API's status: its code, and its message as the last error.
+  kiln_status status(const api::Status &S) {
+    if (S.ok())
+      return KILN_OK;
+    kiln_status Code = toStatus(S.code());
+    setError(S.message().empty()
+                 ? fmt::format("{}: {}", Function, kiln_status_name(Code))
+                 : S.message());
+    return Code;
+  }
+
+  /// InvalidArgument for a null \p Pointer named \p Name.
+  kiln_status require(const void *Pointer, std::string_view Name) {
+    return Pointer ? KILN_OK : invalid("{} is NULL", Name);
+  }
+
+  /// The C++ handle behind \p Handle (argument \p Name) into \p Out.
+  template <typename T>
+  kiln_status lookup(Registry<T> &R, uint64_t Handle, std::string_view Name,
+                     const char *KindName, T &Out) {
+    return explain(R.get(Handle, Out), Handle, Name, KindName);
+  }
+
+  /// Destroys \p Handle: its C++ handle is moved into \p Out.
+  template <typename T>
+  kiln_status take(Registry<T> &R, uint64_t Handle, std::string_view Name,
+                   const char *KindName, std::optional<T> &Out) {
+    return explain(R.take(Handle, Out), Handle, Name, KindName);
+  }
+
+  /// A new handle for \p Value into \p Out.
+  template <typename T, typename H>
+  kiln_status insert(Registry<T> &R, T Value, const char *KindName, H *Out) {
+    uint64_t Bits = R.insert(std::move(Value));
+    if (!Bits) {
+      setError(fmt::format("{}: too many live {} handles", Function, KindName));
+      return KILN_ERROR_OUT_OF_MEMORY;
+    }
+    *Out = handleOf<H>(Bits);
+    return KILN_OK;
+  }
+
+private:
+  kiln_status explain(LookupResult R, uint64_t Handle, std::string_view Name,
+                      const char *KindName) {
+    switch (R) {
+    case LookupResult::Ok:
+      return KILN_OK;
+    case LookupResult::Null:
+      return invalid("{} is NULL", Name);
+    case LookupResult::WrongKind:
+      if (const char *Other = handleKindName(handleKindOf(Handle)))
+        return invalid("{} is a {} handle, not a {}", Name, Other, KindName);
+      return invalid("{} is not a valid {} handle", Name, KindName);
+    case LookupResult::Invalid:
+      return invalid("{} is not a valid {} handle", Name, KindName);
+    case LookupResult::Destroyed:
+      return invalid("{} handle was destroyed", Name);
+    }
+    return invalid("{} is not a valid {} handle", Name, KindName);
+  }
+
+  const char *Function;
+};
+
+/// Runs \p Body for entry point \p Function: no exception leaves, and the
+/// last error is cleared on success.
+template <typename Fn>
+kiln_status guard(const char *Function, Fn &&Body) noexcept {
+  try {
+    Call C(Function);
+    kiln_status S = Body(C);
+    if (S == KILN_OK)
+      clearError();
+    return S;
+  } catch (const std::bad_alloc &) {
+    setFallbackError(Function, "out of memory");
+    return KILN_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &E) {
+    try {
+      setError(fmt::format("{}: internal error: {}", Function, E.what()));
+    } catch (...) {
+      setFallbackError(Function, "internal error");
+    }
+    return KILN_ERROR_INTERNAL;
+  } catch (...) {
+    setFallbackError(Function, "internal error (an unknown exception)");
+    return KILN_ERROR_INTERNAL;
+  }
+}
+
+//===-- Conversions -------------------------------------------------------===//
+
+bool validLanes(uint32_t Lanes) {
+  switch (Lanes) {
+  case 0:
+  case 1:
+  case 2:
+  case 3:
+  case 4:
+  case 8:
+  case 16:
+    return true;
+  }
+  return false;
+}
+
+/// \p T as the C++ API's type; InvalidArgument naming \p Name when it is
+/// none.
+kiln_status toElementType(Call &C, kiln_element_type T, std::string_view Name,
+                          api::ElementType &Out) {
+  int Scalar = static_cast<int>(T.scalar);
+  if (Scalar < KILN_BOOL || Scalar > KILN_F64)
+    return C.invalid("{}.scalar is {}, not a kiln_scalar_type", Name, Scalar);
+  if (!validLanes(T.lanes))
+    return C.invalid("{}.lanes is {}, not one of 0, 1, 2, 3, 4, 8, 16", Name,
+                     T.lanes);
+  Out = api::ElementType::line(static_cast<api::ScalarType>(Scalar), T.lanes);
+  return KILN_OK;
+}
+
+kiln_element_type fromElementType(api::ElementType T) {
+  return {static_cast<kiln_scalar_type>(static_cast<int>(T.Scalar)), T.Lanes};
+}
+
+kiln_status toAccess(Call &C, kiln_access A, std::string_view Name,
+                     api::Access &Out) {
+  switch (A) {
+  case KILN_ACCESS_READ:
+    Out = api::Access::Read;
+    return KILN_OK;
+  case KILN_ACCESS_WRITE:
+    Out = api::Access::Write;
+    return KILN_OK;
+  case KILN_ACCESS_READ_WRITE:
+    Out = api::Access::ReadWrite;
+    return KILN_OK;
+  }
+  return C.invalid("{} is {}, not a kiln_access", Name, static_cast<int>(A));
+}
+
+kiln_access fromAccess(api::Access A) {
+  switch (A) {
+  case api::Access::Read:
+    return KILN_ACCESS_READ;
+  case api::Access::Write:
+    return KILN_ACCESS_WRITE;
+  case api::Access::ReadWrite:
+    break;
+  }
+  return KILN_ACCESS_READ_WRITE;
+}
+
+kiln_status toBoundsChecked(Call &C, kiln_bounds_check B,
+                            std::string_view Name, bool &Out) {
+  switch (B) {
+  case KILN_BOUNDS_CHECK_DEFAULT:
+  case KILN_BOUNDS_CHECK_ON:
+    Out = true;
+    return KILN_OK;
+  case KILN_BOUNDS_CHECK_OFF:
+    Out = false;
+    return KILN_OK;
+  }
+  return C.invalid("{} is {}, not a kiln_bounds_check", Name,
+                   static_cast<int>(B));
+}
+
+api::Dim3 toDim3(kiln_dim3 D) { return {D.x, D.y, D.z}; }
+kiln_dim3 fromDim3(api::Dim3 D) { return {D.X, D.Y, D.Z}; }
+
+/// \p Args as the C++ API's arguments.
+kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
+                   std::vector<api::Arg> &Out) {
+  if (Count && !Args)
+    return C.invalid("args is NULL but arg_count is {}", Count);
+  Out.reserve(Count);
+  for (size_t I = 0; I < Count; ++I) {
+    const kiln_arg &A = Args[I];
+    std::string Name = fmt::format("args[{}]", I);
+    api::ElementType Type;
+    if (A.kind == KILN_ARG_BUFFER) {
+      const kiln_buffer_view &V = A.view;
+      api::Buffer B;
+      api::Access Access;
+      if (kiln_status E = C.lookup(buffers(), bitsOf(V.buffer),
+                                   Name + ".view.buffer", "kiln_buffer", B))
+        return E;
+      if (kiln_status E = toElementType(C, V.type, Name + ".view.type", Type))
+        return E;
+      if (kiln_status E = toAccess(C, V.access, Name + ".view.access", Access))
+        return E;
+      uint64_t ElementCount = V.count;
+      if (ElementCount == KILN_WHOLE_BUFFER) {
+        uint64_t Size = B.size();
+        ElementCount = V.byte_offset >= Size
+                           ? 0
+                           : (Size - V.byte_offset) / Type.sizeInBytes();
+      }
+      Out.push_back(
+          api::Arg::buffer(B.view(Type, V.byte_offset, ElementCount), Access));
+    } else if (A.kind == KILN_ARG_VALUE) {
+      if (kiln_status E = toElementType(C, A.value.type, Name + ".value.type",
+                                        Type))
+        return E;
+      if (A.value.size > KILN_MAX_VALUE_BYTES)
+        return C.invalid("{}.value.size is {}, more than {}", Name,
+                         A.value.size, KILN_MAX_VALUE_BYTES);
+      Out.push_back(api::Arg::value(Type, A.value.bytes, A.value.size));
+    } else {
+      return C.invalid("{}.kind is {}, neither KILN_ARG_BUFFER nor "
+                       "KILN_ARG_VALUE (a zeroed kiln_arg?)",
+                       Name, static_cast<int>(A.kind));
+    }
+  }
+  return KILN_OK;
+}
+
+kiln_arg valueArg(kiln_scalar_type Scalar, const void *Bytes, size_t Size) {
+  kiln_arg A;
+  std::memset(&A, 0, sizeof(A));
+  A.kind = KILN_ARG_VALUE;
+  A.value.type = {Scalar, 0};
+  A.value.size = Size;
+  std::memcpy(A.value.bytes, Bytes, Size);
+  return A;
+}
+
+} // namespace
+
+//===-- Errors and types --------------------------------------------------===//
+
+const char *kiln_last_error(void) { return lastError().get(); }
+
+const char *kiln_status_name(kiln_status status) {
+  int V = static_cast<int>(status);
+  if (V < KILN_OK || V > KILN_ERROR_INTERNAL)
+    return "unknown status";
+  return api::errorCodeName(static_cast<api::ErrorCode>(V));
+}
+
+kiln_element_type kiln_scalar(kiln_scalar_type scalar) { return {scalar, 0}; }
+
+kiln_element_type kiln_line(kiln_scalar_type scalar, uint32_t lanes) {
+  return {scalar, lanes};
+}
+
+kiln_status kiln_element_type_parse(const char *text,
+                                    kiln_element_type *out_type) {
+  return guard("kiln_element_type_parse", [&](Call &C) {
+    if (kiln_status E = C.require(text, "text"))
+      return E;
+    if (kiln_status E = C.require(out_type, "out_type"))
+      return E;
+    api::Result<api::ElementType> T = api::ElementType::parse(text);
+    if (!T.ok())
+      return C.invalid("{}", T.status().message());
+    *out_type = fromElementType(*T);
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_element_type_size(kiln_element_type type,
+                                   uint32_t *out_bytes) {
+  return guard("kiln_element_type_size", [&](Call &C) {
+    if (kiln_status E = C.require(out_bytes, "out_bytes"))
+      return E;
+    api::ElementType T;
+    if (kiln_status E = toElementType(C, type, "type", T))
+      return E;
+    *out_bytes = T.sizeInBytes();
+    return KILN_OK;
+  });
+}
+
+//===-- Arguments ---------------------------------------------------------===//
+
+kiln_arg kiln_arg_view(kiln_buffer buffer, kiln_element_type type,
+                       uint64_t byte_offset, uint64_t count,
+                       kiln_access access) {
+  kiln_arg A;
+  std::memset(&A, 0, sizeof(A));
+  A.kind = KILN_ARG_BUFFER;
+  A.view.buffer = buffer;
+  A.view.byte_offset = byte_offset;
+  A.view.count = count;
+  A.view.type = type;
+  A.view.access = access;
+  return A;
+}
+
+kiln_arg kiln_arg_buffer(kiln_buffer buffer, kiln_element_type type,
+                         kiln_access access) {
+  return kiln_arg_view(buffer, type, 0, KILN_WHOLE_BUFFER, access);
+}
+
+kiln_arg kiln_arg_f32(float v) { return valueArg(KILN_F32, &v, sizeof(v)); }
+kiln_arg kiln_arg_f64(double v) { return valueArg(KILN_F64, &v, sizeof(v)); }
+kiln_arg kiln_arg_i32(int32_t v) { return valueArg(KILN_I32, &v, sizeof(v)); }
+kiln_arg kiln_arg_u32(uint32_t v) { return valueArg(KILN_U32, &v, sizeof(v)); }
+kiln_arg kiln_arg_i64(int64_t v) { return valueArg(KILN_I64, &v, sizeof(v)); }
+kiln_arg kiln_arg_u64(uint64_t v) { return valueArg(KILN_U64, &v, sizeof(v)); }
+kiln_arg kiln_arg_bool(bool v) {
+  uint8_t Byte = v ? 1 : 0;
+  return valueArg(KILN_BOOL, &Byte, 1);
+}
+
+kiln_status kiln_arg_value(kiln_element_type type, const void *bytes,
+                           size_t size, kiln_arg *out_arg) {
+  return guard("kiln_arg_value", [&](Call &C) {
+    if (kiln_status E = C.require(out_arg, "out_arg"))
+      return E;
+    if (size > KILN_MAX_VALUE_BYTES)
+      return C.invalid("size is {}, more than {}", size, KILN_MAX_VALUE_BYTES);
+    if (size && !bytes)
+      return C.invalid("bytes is NULL but size is {}", size);
+    kiln_arg A;
+    std::memset(&A, 0, sizeof(A));
+    A.kind = KILN_ARG_VALUE;
+    A.value.type = type;
+    A.value.size = size;
+    if (size)
+      std::memcpy(A.value.bytes, bytes, size);
+    *out_arg = A;
+    return KILN_OK;
+  });
+}
+
+//===-- Devices -----------------------------------------------------------===//
+
+kiln_status kiln_device_config_init(kiln_device_config *config) {
+  return guard("kiln_device_config_init", [&](Call &C) {
+    if (kiln_status E = C.require(config, "config"))
+      return E;
+    std::memset(config, 0, sizeof(*config));
+    config->opt_level = 3;
+    config->store_mode = KILN_STORE_ENVIRONMENT;
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_device_create(const kiln_device_config *config,
+                               kiln_device *out_device) {
+  return guard("kiln_device_create", [&](Call &C) {
+    if (kiln_status E = C.require(out_device, "out_device"))
+      return E;
+    *out_device = nullptr;
+    api::DeviceConfig Config;
+    if (config) {
+      Config.Threads = config->threads;
+      Config.BatchThreads = config->batch_threads;
+      Config.OptLevel = config->opt_level;
+      Config.CPU = config->cpu ? config->cpu : "";
+      Config.Features = config->features ? config->features : "";
+      Config.StoreDir = config->store_dir ? config->store_dir : "";
+      switch (config->store_mode) {
+      case KILN_STORE_ENVIRONMENT:
+        Config.Store = api::StoreMode::Environment;
+        break;
+      case KILN_STORE_OFF:
+        Config.Store = api::StoreMode::Off;
+        break;
+      case KILN_STORE_READ_WRITE:
+        Config.Store = api::StoreMode::ReadWrite;
+        break;
+      case KILN_STORE_READ_ONLY:
+        Config.Store = api::StoreMode::ReadOnly;
+        break;
+      default:
+        return C.invalid("config->store_mode is {}, not a kiln_store_mode",
+                         static_cast<int>(config->store_mode));
+      }
+      Config.MaxSharedBytes = config->max_shared_bytes;
+      Config.MaxUnitsPerCube = config->max_units_per_cube;
+    }
+    api::Result<api::Device> D = api::Device::create(Config);
+    if (!D.ok())
+      return C.status(D.status());
+    return C.insert(devices(),
+                    std::make_shared<api::Device>(std::move(*D)),
+                    "kiln_device", out_device);
+  });
+}
+
+kiln_status kiln_device_destroy(kiln_device device) {
+  // Dropped after guard() has released every lock: ~Device drains streams.
+  std::optional<std::shared_ptr<api::Device>> Dead;
+  kiln_status S = guard("kiln_device_destroy", [&](Call &C) {
+    return C.take(devices(), bitsOf(device), "device", "kiln_device", Dead);
+  });
+  Dead.reset();
+  return S;
+}
+
+kiln_status kiln_device_get_info(kiln_device device,
+                                 kiln_device_info *out_info) {
+  return guard("kiln_device_get_info", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
+                                 "kiln_device", D))
+      return E;
+    if (kiln_status E = C.require(out_info, "out_info"))
+      return E;
+    kiln_device_info Info;
+    std::memset(&Info, 0, sizeof(Info));
+    Info.concurrency = D->concurrency();
+    Info.has_store = D->hasStore();
+    Info.loaded_kernel_count = D->loadedKernelCount();
+    *out_info = Info;
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_device_synchronize(kiln_device device) {
+  return guard("kiln_device_synchronize", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
+                                 "kiln_device", D))
+      return E;
+    return C.status(D->synchronize());
+  });
+}
+
+kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
+                               kiln_dim3 cube_count, const kiln_arg *args,
+                               size_t arg_count) {
+  return guard("kiln_device_launch", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    api::Kernel K;
+    std::vector<api::Arg> Args;
+    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
+                                 "kiln_device", D))
+      return E;
+    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
+                                 "kiln_kernel", K))
+      return E;
+    if (kiln_status E = toArgs(C, args, arg_count, Args))
+      return E;
+    return C.status(D->launch(K, toDim3(cube_count), Args));
+  });
+}
+
+//===-- Kernels -----------------------------------------------------------===//
+
+kiln_status kiln_kernel_options_init(kiln_kernel_options *options) {
+  return guard("kiln_kernel_options_init", [&](Call &C) {
+    if (kiln_status E = C.require(options, "options"))
+      return E;
+    std::memset(options, 0, sizeof(*options));
+    options->bounds_check = KILN_BOUNDS_CHECK_DEFAULT;
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_device_load_kernel(kiln_device device, const char *text,
+                                    const char *name,
+                                    const kiln_kernel_options *options,
+                                    kiln_kernel *out_kernel) {
+  return guard("kiln_device_load_kernel", [&](Call &C) {
+    if (kiln_status E = C.require(out_kernel, "out_kernel"))
+      return E;
+    *out_kernel = nullptr;
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
+                                 "kiln_device", D))
+      return E;
+    if (kiln_status E = C.require(text, "text"))
+      return E;
+    api::KernelOptions Options;
+    if (options) {
+      Options.Id = options->id ? options->id : "";
+      Options.FileName = options->file_name ? options->file_name : "";
+      if (kiln_status E = toBoundsChecked(C, options->bounds_check,
+                                          "options->bounds_check",
+                                          Options.BoundsChecked))
+        return E;
+    }
+    api::Result<api::Kernel> K =
+        D->loadKernel(text, name ? std::string_view(name) : std::string_view(),
+                      Options);
+    if (!K.ok())
+      return C.status(K.status());
+    return C.insert(kernels(), std::move(*K), "kiln_kernel", out_kernel);
+  });
+}
+
+kiln_status kiln_device_find_kernel(kiln_device device, const char *id,
+                                    kiln_bounds_check bounds_check,
+                                    kiln_kernel *out_kernel) {
+  return guard("kiln_device_find_kernel", [&](Call &C) {
+    if (kiln_status E = C.require(out_kernel, "out_kernel"))
+      return E;
+    *out_kernel = nullptr;
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
+                                 "kiln_device", D))
+      return E;
+    if (kiln_status E = C.require(id, "id"))
+      return E;
+    bool Checked = true;
+    if (kiln_status E =
+            toBoundsChecked(C, bounds_check, "bounds_check", Checked))
+      return E;
+    api::Result<api::Kernel> K = D->findKernel(id, Checked);
+    if (!K.ok())
+      return C.status(K.status());
+    return C.insert(kernels(), std::move(*K), "kiln_kernel", out_kernel);
+  });
+}
+
+kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel) {
+  std::optional<api::Kernel> Dead;
+  kiln_status S = guard("kiln_device_unload_kernel", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    api::Kernel K;
+    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
+                                 "kiln_device", D))
+      return E;
+    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
+                                 "kiln_kernel", K))
+      return E;
+    if (kiln_status E = C.status(D->unloadKernel(K)))
+      return E;
+    return C.take(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", Dead);
+  });
+  Dead.reset();
+  return S;
+}
+
+kiln_status kiln_kernel_destroy(kiln_kernel kernel) {
+  std::optional<api::Kernel> Dead;
+  kiln_status S = guard("kiln_kernel_destroy", [&](Call &C) {
+    return C.take(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", Dead);
+  });
+  Dead.reset();
+  return S;
+}
+
+kiln_status kiln_kernel_get_info(kiln_kernel kernel,
+                                 kiln_kernel_info *out_info) {
+  return guard("kiln_kernel_get_info", [&](Call &C) {
+    api::Kernel K;
+    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
+                                 "kiln_kernel", K))
+      return E;
+    if (kiln_status E = C.require(out_info, "out_info"))
+      return E;
+    kiln_kernel_info Info;
+    std::memset(&Info, 0, sizeof(Info));
+    // The strings live in the kernel's shared state, which the handle's
+    // slot keeps alive.
+    Info.name = K.name().c_str();
+    Info.id = K.id().c_str();
+    Info.cube_dim = fromDim3(K.cubeDim());
+    Info.plane_dim = K.planeDim();
+    Info.parameter_count = K.parameters().size();
+    switch (K.origin()) {
+    case api::KernelOrigin::Memory:
+      Info.origin = KILN_ORIGIN_MEMORY;
+      break;
+    case api::KernelOrigin::Store:
+      Info.origin = KILN_ORIGIN_STORE;
+      break;
+    case api::KernelOrigin::Compiled:
+      Info.origin = KILN_ORIGIN_COMPILED;
+      break;
+    }
+    Info.bounds_checked = K.boundsChecked();
+    *out_info = Info;
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
+                                      kiln_parameter_info *out_info) {
+  return guard("kiln_kernel_get_parameter", [&](Call &C) {
+    api::Kernel K;
+    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
+                                 "kiln_kernel", K))
+      return E;
+    if (kiln_status E = C.require(out_info, "out_info"))
+      return E;
+    std::span<const api::ParameterInfo> Params = K.parameters();
+    if (index >= Params.size())
+      return C.invalid("index {} is out of range: kernel '{}' has {} "
+                       "parameters",
+                       index, K.name(), Params.size());
+    const api::ParameterInfo &P = Params[index];
+    kiln_parameter_info Info;
+    std::memset(&Info, 0, sizeof(Info));
+    Info.name = P.Name.c_str();
+    Info.is_buffer = P.IsBuffer;
+    Info.type = fromElementType(P.Type);
+    Info.access = fromAccess(P.BufferAccess);
+    *out_info = Info;
+    return KILN_OK;
+  });
+}
+
+//===-- Buffers -----------------------------------------------------------===//
+
+kiln_status kiln_buffer_allocate(uint64_t size, kiln_buffer *out_buffer) {
+  return guard("kiln_buffer_allocate", [&](Call &C) {
+    if (kiln_status E = C.require(out_buffer, "out_buffer"))
+      return E;
+    *out_buffer = nullptr;
+    api::Result<api::Buffer> B = api::Buffer::allocate(size);
+    if (!B.ok())
+      return C.status(B.status());
+    return C.insert(buffers(), std::move(*B), "kiln_buffer", out_buffer);
+  });
+}
+
+kiln_status kiln_buffer_wrap(void *data, uint64_t size,
+                             kiln_buffer *out_buffer) {
+  return guard("kiln_buffer_wrap", [&](Call &C) {
+    if (kiln_status E = C.require(out_buffer, "out_buffer"))
+      return E;
+    *out_buffer = nullptr;
+    if (!data && size)
+      return C.invalid("data is NULL but size is {}", size);
+    api::Result<api::Buffer> B = api::Buffer::wrap(data, size);
+    if (!B.ok())
+      return C.status(B.status());
+    return C.insert(buffers(), std::move(*B), "kiln_buffer", out_buffer);
+  });
+}
+
+kiln_status kiln_buffer_data(kiln_buffer buffer, void **out_data) {
+  return guard("kiln_buffer_data", [&](Call &C) {
+    api::Buffer B;
+    if (kiln_status E = C.lookup(buffers(), bitsOf(buffer), "buffer",
+                                 "kiln_buffer", B))
+      return E;
+    if (kiln_status E = C.require(out_data, "out_data"))
+      return E;
+    *out_data = B.data();
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_buffer_size(kiln_buffer buffer, uint64_t *out_size) {
+  return guard("kiln_buffer_size", [&](Call &C) {
+    api::Buffer B;
+    if (kiln_status E = C.lookup(buffers(), bitsOf(buffer), "buffer",
+                                 "kiln_buffer", B))
+      return E;
+    if (kiln_status E = C.require(out_size, "out_size"))
+      return E;
+    *out_size = B.size();
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_buffer_destroy(kiln_buffer buffer) {
+  std::optional<api::Buffer> Dead;
+  kiln_status S = guard("kiln_buffer_destroy", [&](Call &C) {
+    return C.take(buffers(), bitsOf(buffer), "buffer", "kiln_buffer", Dead);
+  });
+  Dead.reset();
+  return S;
+}
+
+//===-- Streams -----------------------------------------------------------===//
+
+kiln_status kiln_stream_create(kiln_device device, kiln_stream *out_stream) {
+  return guard("kiln_stream_create", [&](Call &C) {
+    if (kiln_status E = C.require(out_stream, "out_stream"))
+      return E;
+    *out_stream = nullptr;
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
+                                 "kiln_device", D))
+      return E;
+    api::Result<api::Stream> S = D->createStream();
+    if (!S.ok())
+      return C.status(S.status());
+    return C.insert(streams(), std::move(*S), "kiln_stream", out_stream);
+  });
+}
+
+kiln_status kiln_stream_destroy(kiln_stream stream) {
+  std::optional<api::Stream> Dead;
+  kiln_status S = guard("kiln_stream_destroy", [&](Call &C) {
+    return C.take(streams(), bitsOf(stream), "stream", "kiln_stream", Dead);
+  });
+  Dead.reset();
+  return S;
+}
+
+kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
+                               kiln_dim3 cube_count, const kiln_arg *args,
+                               size_t arg_count) {
+  return guard("kiln_stream_launch", [&](Call &C) {
+    api::Stream S;
+    api::Kernel K;
+    std::vector<api::Arg> Args;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
+                                 "kiln_kernel", K))
+      return E;
+    if (kiln_status E = toArgs(C, args, arg_count, Args))
+      return E;
+    return C.status(S.launch(K, toDim3(cube_count), Args));
+  });
+}
+
+kiln_status kiln_stream_copy_to_buffer(kiln_stream stream, kiln_buffer dst,
+                                       uint64_t dst_offset, const void *src,
+                                       uint64_t size) {
+  return guard("kiln_stream_copy_to_buffer", [&](Call &C) {
+    api::Stream S;
+    api::Buffer B;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    if (kiln_status E =
+            C.lookup(buffers(), bitsOf(dst), "dst", "kiln_buffer", B))
+      return E;
+    if (!src && size)
+      return C.invalid("src is NULL but size is {}", size);
+    return C.status(S.copyToBuffer(B, dst_offset, src, size));
+  });
+}
+
+kiln_status kiln_stream_copy_from_buffer(kiln_stream stream, void *dst,
+                                         kiln_buffer src, uint64_t src_offset,
+                                         uint64_t size) {
+  return guard("kiln_stream_copy_from_buffer", [&](Call &C) {
+    api::Stream S;
+    api::Buffer B;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    if (kiln_status E =
+            C.lookup(buffers(), bitsOf(src), "src", "kiln_buffer", B))
+      return E;
+    if (!dst && size)
+      return C.invalid("dst is NULL but size is {}", size);
+    return C.status(S.copyFromBuffer(dst, B, src_offset, size));
+  });
+}
+
+kiln_status kiln_stream_copy_buffer(kiln_stream stream, kiln_buffer dst,
+                                    uint64_t dst_offset, kiln_buffer src,
+                                    uint64_t src_offset, uint64_t size) {
+  return guard("kiln_stream_copy_buffer", [&](Call &C) {
+    api::Stream S;
+    api::Buffer Dst, Src;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    if (kiln_status E =
+            C.lookup(buffers(), bitsOf(dst), "dst", "kiln_buffer", Dst))
+      return E;
+    if (kiln_status E =
+            C.lookup(buffers(), bitsOf(src), "src", "kiln_buffer", Src))
+      return E;
+    return C.status(S.copyBuffer(Dst, dst_offset, Src, src_offset, size));
+  });
+}
+
+kiln_status kiln_stream_record_event(kiln_stream stream,
+                                     kiln_event *out_event) {
+  return guard("kiln_stream_record_event", [&](Call &C) {
+    if (kiln_status E = C.require(out_event, "out_event"))
+      return E;
+    *out_event = nullptr;
+    api::Stream S;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    api::Result<api::Event> Ev = S.record();
+    if (!Ev.ok())
+      return C.status(Ev.status());
+    return C.insert(events(), std::move(*Ev), "kiln_event", out_event);
+  });
+}
+
+kiln_status kiln_stream_wait_event(kiln_stream stream, kiln_event event) {
+  return guard("kiln_stream_wait_event", [&](Call &C) {
+    api::Stream S;
+    api::Event Ev;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    if (kiln_status E =
+            C.lookup(events(), bitsOf(event), "event", "kiln_event", Ev))
+      return E;
+    return C.status(S.wait(Ev));
+  });
+}
+
+kiln_status kiln_stream_synchronize(kiln_stream stream) {
+  return guard("kiln_stream_synchronize", [&](Call &C) {
+    api::Stream S;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    return C.status(S.synchronize());
+  });
+}
+
+kiln_status kiln_stream_status(kiln_stream stream) {
+  return guard("kiln_stream_status", [&](Call &C) {
+    api::Stream S;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    return C.status(S.status());
+  });
+}
+
+kiln_status kiln_stream_reset_error(kiln_stream stream,
+                                    kiln_status *out_cleared) {
+  return guard("kiln_stream_reset_error", [&](Call &C) {
+    api::Stream S;
+    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
+                                 "kiln_stream", S))
+      return E;
+    api::Status Cleared = S.resetError();
+    if (out_cleared)
+      *out_cleared = Cleared.ok() ? KILN_OK : toStatus(Cleared.code());
+    return KILN_OK;
+  });
+}
+
+//===-- Events ------------------------------------------------------------===//
+
+kiln_status kiln_event_destroy(kiln_event event) {
+  std::optional<api::Event> Dead;
+  kiln_status S = guard("kiln_event_destroy", [&](Call &C) {
+    return C.take(events(), bitsOf(event), "event", "kiln_event", Dead);
+  });
+  Dead.reset();
+  return S;
+}
+
+kiln_status kiln_event_synchronize(kiln_event event) {
+  return guard("kiln_event_synchronize", [&](Call &C) {
+    api::Event Ev;
+    if (kiln_status E =
+            C.lookup(events(), bitsOf(event), "event", "kiln_event", Ev))
+      return E;
+    return C.status(Ev.synchronize());
+  });
+}
+
+kiln_status kiln_event_query(kiln_event event, bool *out_complete) {
+  return guard("kiln_event_query", [&](Call &C) {
+    api::Event Ev;
+    if (kiln_status E =
+            C.lookup(events(), bitsOf(event), "event", "kiln_event", Ev))
+      return E;
+    if (kiln_status E = C.require(out_complete, "out_complete"))
+      return E;
+    *out_complete = Ev.isComplete();
+    return KILN_OK;
+  });
+}
