@@ -18,12 +18,14 @@
 #include "kiln/Runtime/Device.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
 
 #include <chrono>
 #include <csignal>
@@ -117,8 +119,26 @@ double msSince(std::chrono::steady_clock::time_point Start) {
       .count();
 }
 
-void stat(StringRef Phase, double Ms) {
-  errs() << Tool << ": " << Phase << ": " << format("%.3f", Ms) << " ms\n";
+/// One line of --stats: "kiln-run: PHASE: 1.234 ms".
+void stat(std::string_view Phase, double Ms) {
+  fmt::print(stderr, "{}: {}: {:.3f} ms\n", Tool, Phase, Ms);
+}
+
+/// How --stats says the kernel was obtained.
+const char *originText(const kiln::KernelStats &KS) {
+  switch (KS.Origin) {
+  case kiln::KernelOrigin::Store:
+    return "loaded from the store";
+  case kiln::KernelOrigin::Compiled:
+    return KS.Stored     ? "compiled, stored"
+           : KS.HasStore ? "compiled, not stored"
+                         : "compiled, not stored (no store)";
+  case kiln::KernelOrigin::Memory:
+    return "loaded from memory";
+  case kiln::KernelOrigin::Failed:
+    return "failed";
+  }
+  llvm_unreachable("unknown kernel origin");
 }
 
 /// The index of buffer parameter \p Name, or an error for \p Option.
@@ -233,25 +253,8 @@ int run() {
     return fail(Loaded.takeError());
 
   if (Stats) {
-    errs() << Tool << ": kernel " << kiln::kernelIdFromIR(*K) << " ("
-           << Variant.str() << "): ";
-    switch (KS.Origin) {
-    case kiln::KernelOrigin::Store:
-      errs() << "loaded from the store";
-      break;
-    case kiln::KernelOrigin::Compiled:
-      errs() << "compiled, "
-             << (KS.Stored ? "stored"
-                           : KS.HasStore ? "not stored" : "not stored (no store)");
-      break;
-    case kiln::KernelOrigin::Memory:
-      errs() << "loaded from memory";
-      break;
-    case kiln::KernelOrigin::Failed:
-      errs() << "failed";
-      break;
-    }
-    errs() << "\n";
+    fmt::print(stderr, "{}: kernel {} ({}): {}\n", Tool,
+               kiln::kernelIdFromIR(*K), Variant.str(), originText(KS));
     stat("parse", ParseMs);
     stat("verify", VerifyMs);
     if (KS.HasStore)
@@ -271,8 +274,7 @@ int run() {
     if (Error E = (*Dev)->launch(*Loaded, *CubeCount, Inputs->Bindings))
       return fail(std::move(E));
     if (Stats)
-      stat(Repeat == 1 ? Twine("launch").str()
-                       : ("launch " + Twine(R + 1)).str(),
+      stat(Repeat == 1 ? "launch" : fmt::format("launch {}", R + 1),
            msSince(Start));
   }
 

@@ -12,10 +12,11 @@
 #include "kiln/Store/StoreScan.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
 
 #include <ctime>
 #include <dirent.h>
@@ -86,9 +87,11 @@ static void expectArgs(size_t N) {
          (N ? Twine("one argument: the bundle file") : Twine("no argument")));
 }
 
+// Reports go to stdout through fmt; errors go to stderr through errs().
+
 static int runStats(StringRef Root) {
   std::vector<NamespaceDir> All = scanStore(Root);
-  outs() << "store: " << Root << '\n';
+  fmt::print("store: {}\n", Root.str());
   uint64_t Entries = 0, Bytes = 0;
   for (const NamespaceDir &NS : All) {
     uint64_t Disk = 0, Before = 0;
@@ -100,22 +103,25 @@ static int runStats(StringRef Root) {
         consumeError(H.takeError());
     }
     StoreCounters C = readStoreCounters(NS.Path + "/" + StatsFileName);
-    outs() << "namespace " << NS.Backend << '/' << NS.Hex << '\n'
-           << "  fingerprint: "
-           << (NS.Description.empty() ? "(unknown)" : NS.Description) << '\n'
-           << "  entries: " << NS.Entries.size() << '\n'
-           << "  bytes on disk: " << Disk << '\n'
-           << "  bytes before compression: " << Before << '\n'
-           << "  hits: " << C.Hits << '\n'
-           << "  misses: " << C.Misses << '\n'
-           << "  writes: " << C.Writes << '\n'
-           << "  refusals: " << C.Refusals << '\n'
-           << "  corrupt entries purged: " << C.CorruptPurged << '\n';
+    fmt::print("namespace {}/{}\n"
+               "  fingerprint: {}\n"
+               "  entries: {}\n"
+               "  bytes on disk: {}\n"
+               "  bytes before compression: {}\n"
+               "  hits: {}\n"
+               "  misses: {}\n"
+               "  writes: {}\n"
+               "  refusals: {}\n"
+               "  corrupt entries purged: {}\n",
+               NS.Backend, NS.Hex,
+               NS.Description.empty() ? "(unknown)" : NS.Description,
+               NS.Entries.size(), Disk, Before, C.Hits, C.Misses, C.Writes,
+               C.Refusals, C.CorruptPurged);
     Entries += NS.Entries.size();
     Bytes += Disk;
   }
-  outs() << "total: " << Entries << " entries, " << Bytes
-         << " bytes on disk in " << All.size() << " namespaces\n";
+  fmt::print("total: {} entries, {} bytes on disk in {} namespaces\n", Entries,
+             Bytes, All.size());
   return 0;
 }
 
@@ -124,15 +130,14 @@ static int runList(StringRef Root) {
     for (const EntryFile &E : NS.Entries) {
       Expected<EntryHeader> H = readHeader(E);
       if (!H) {
-        outs() << E.Name << " (unreadable: " << toString(H.takeError()) << ") "
-               << E.Size << " " << timeText(E.LastUseNs) << ' ' << NS.Backend
-               << '/' << NS.Hex << '\n';
+        fmt::print("{} (unreadable: {}) {} {} {}/{}\n", E.Name,
+                   toString(H.takeError()), E.Size, timeText(E.LastUseNs),
+                   NS.Backend, NS.Hex);
         continue;
       }
-      outs() << H->Info.KernelId << ' '
-             << (H->Info.Variant.empty() ? "-" : H->Info.Variant) << ' '
-             << E.Size << ' ' << timeText(E.LastUseNs) << ' ' << NS.Backend
-             << '/' << NS.Hex << '\n';
+      fmt::print("{} {} {} {} {}/{}\n", H->Info.KernelId,
+                 H->Info.Variant.empty() ? "-" : H->Info.Variant, E.Size,
+                 timeText(E.LastUseNs), NS.Backend, NS.Hex);
     }
   return 0;
 }
@@ -144,18 +149,14 @@ static int runVerify(StringRef Root) {
       ++Checked;
       if (Error Err = verifyEntryFile(NS, E)) {
         ++Bad;
-        outs() << E.Path << ": bad: " << toString(std::move(Err));
-        if (Purge && ::unlink(E.Path.c_str()) == 0) {
-          ++Removed;
-          outs() << " (removed)";
-        }
-        outs() << '\n';
+        bool Unlinked = Purge && ::unlink(E.Path.c_str()) == 0;
+        Removed += Unlinked;
+        fmt::print("{}: bad: {}{}\n", E.Path, toString(std::move(Err)),
+                   Unlinked ? " (removed)" : "");
       }
     }
-  outs() << "checked " << Checked << " entries: " << Bad << " bad";
-  if (Purge)
-    outs() << ", " << Removed << " removed";
-  outs() << '\n';
+  fmt::print("checked {} entries: {} bad{}\n", Checked, Bad,
+             Purge ? fmt::format(", {} removed", Removed) : "");
   return Bad ? 1 : 0;
 }
 
@@ -168,8 +169,8 @@ static int runPrune(StringRef Root) {
     Limit = *N;
   }
   PruneResult R = pruneStore(Root, Limit);
-  outs() << "pruned " << R.Removed << " entries: " << R.BytesBefore
-         << " bytes -> " << R.BytesAfter << " bytes (limit " << Limit << ")\n";
+  fmt::print("pruned {} entries: {} bytes -> {} bytes (limit {})\n", R.Removed,
+             R.BytesBefore, R.BytesAfter, Limit);
   return 0;
 }
 
@@ -203,8 +204,7 @@ static int runClear(StringRef Root) {
     Removed += clearFolder(NS.Path);
     ::rmdir((Root + "/" + NS.Backend).str().c_str()); // only when empty
   }
-  outs() << "removed " << Removed << " entries from " << All.size()
-         << " namespaces\n";
+  fmt::print("removed {} entries from {} namespaces\n", Removed, All.size());
   return 0;
 }
 
@@ -266,11 +266,11 @@ int main(int argc, char **argv) {
     Expected<BundleSummary> S = exportBundle(Root, Args[0], NamespaceFilter);
     if (!S)
       fail(toString(S.takeError()));
-    outs() << "exported " << S->Entries << " entries of " << S->Namespaces
-           << " namespaces to " << Args[0];
-    if (S->Skipped)
-      outs() << " (" << S->Skipped << " bad entries left out)";
-    outs() << '\n';
+    fmt::print("exported {} entries of {} namespaces to {}{}\n", S->Entries,
+               S->Namespaces, Args[0],
+               S->Skipped
+                   ? fmt::format(" ({} bad entries left out)", S->Skipped)
+                   : "");
     return 0;
   }
   if (Command == "import") {
@@ -278,11 +278,10 @@ int main(int argc, char **argv) {
     Expected<BundleSummary> S = importBundle(Root, Args[0]);
     if (!S)
       fail(toString(S.takeError()));
-    outs() << "imported " << S->Entries << " entries into " << S->Namespaces
-           << " namespaces";
-    if (S->Skipped)
-      outs() << " (" << S->Skipped << " already present or bad)";
-    outs() << '\n';
+    fmt::print(
+        "imported {} entries into {} namespaces{}\n", S->Entries, S->Namespaces,
+        S->Skipped ? fmt::format(" ({} already present or bad)", S->Skipped)
+                   : "");
     return 0;
   }
   fail("unknown command '" + Command +
