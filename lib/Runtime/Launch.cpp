@@ -69,10 +69,10 @@ ArgBinding ArgBinding::boolean(bool V) {
 
 //===-- Validation --------------------------------------------------------===//
 
-static Error launchError(const CubeMetadata &M, const Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "launch of kernel '" + M.KernelName +
-                                     "': " + Msg);
+static Error launchError(const CubeMetadata &M, const Twine &Msg,
+                         std::error_code EC = llvm::inconvertibleErrorCode()) {
+  return llvm::createStringError(EC, "launch of kernel '" + M.KernelName +
+                                         "': " + Msg);
 }
 
 static std::string describe(const ParamMetadata &P) {
@@ -250,8 +250,10 @@ Error Executor::launch(const LoadedKernel &Kernel,
   if (Threads <= 1 || Total <= Grain) {
     void *S = P->grow(P->Inline.local(), ScratchBytes);
     if (!S)
-      return launchError(M, "cannot allocate a scratch area of " +
-                                Twine(ScratchBytes) + " bytes");
+      return launchError(M,
+                         "cannot allocate a scratch area of " +
+                             Twine(ScratchBytes) + " bytes",
+                         std::make_error_code(std::errc::not_enough_memory));
     Fn(&LA, 0, Total, S);
     return Error::success();
   }
@@ -276,9 +278,11 @@ Error Executor::launch(const LoadedKernel &Kernel,
   else
     P->Arena.execute(RunCubes);
   if (OutOfMemory)
-    return launchError(M, "cannot allocate a scratch area of " +
-                              Twine(ScratchBytes) +
-                              " bytes: some cubes did not run");
+    return launchError(M,
+                       "cannot allocate a scratch area of " +
+                           Twine(ScratchBytes) +
+                           " bytes: some cubes did not run",
+                       std::make_error_code(std::errc::not_enough_memory));
   return Error::success();
 }
 

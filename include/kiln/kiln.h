@@ -1,0 +1,482 @@
+//===- kiln/kiln.h - Kiln's public C++ API ----------------------*- C++ -*-===//
+//
+// What an embedding GPU runtime uses, and all it needs to include: no LLVM
+// type, no LLVM header, no exception. docs/API.md explains the model;
+// docs/GettingStarted.md goes from nothing to a running kernel.
+//
+//   Device    the CPU device: compiles kernels (memory, store or compiler),
+//             owns the task arena the cubes run on.
+//   Kernel    a handle on a loaded kernel, obtained once; launching it never
+//             prints, parses or hashes the kernel again.
+//   Buffer    host memory (owned by Kiln, or the embedder's, wrapped);
+//   BufferView  a typed window into a buffer: byte offset, element type,
+//             element count. Tensors of a runtime's pool are views.
+//   Stream    an in-order queue of launches and copies; launch() returns
+//             at once. Event: a point in a stream, waited on by the host or
+//             by another stream.
+//   Status / Result<T>: an ErrorCode to branch on, and a message that says
+//             what was wrong and where.
+//
+// Thread safety: every member of Device, Kernel, Stream and Event may be
+// called from several threads at once, except that one Stream object is an
+// in-order queue (submissions from several threads interleave in whatever
+// order they arrive). Handles (Kernel, Buffer, Stream, Event) are cheap
+// copies of a shared reference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace kiln {
+
+/// The IR kernel of kiln/IR/Kernel.h, as kiln/IR/Builder.h makes it. Only
+/// needed by embedders that build kernels in memory instead of as text.
+struct Kernel;
+
+namespace api {
+
+//===-- Errors ------------------------------------------------------------===//
+
+/// What went wrong, for an embedder to branch on. The values are those of
+/// the C API's kiln_status (kiln-c/kiln.h) and never change.
+enum class ErrorCode : int {
+  Ok = 0,
+  /// A null, empty, destroyed or out-of-range argument of an API call.
+  InvalidArgument = 1,
+  /// The kernel does not parse or does not verify; the message holds every
+  /// located diagnostic ("FILE:LINE:COL: error: ...").
+  InvalidKernel = 2,
+  /// The launch does not fit the kernel: argument count, kinds, types,
+  /// access, alignment, overlap, cube count. The message names the parameter.
+  InvalidLaunch = 3,
+  /// Memory could not be had (a buffer, a scratch area).
+  OutOfMemory = 4,
+  /// The persistent store could not be used as asked.
+  StoreFailure = 5,
+  /// No such kernel (a name not in the text, an id not loaded).
+  NotFound = 6,
+  /// The work was not run because earlier work on its stream failed, or its
+  /// device was destroyed.
+  Cancelled = 7,
+  /// Anything else: a bug of Kiln's or a host that cannot run it.
+  Internal = 8,
+};
+
+/// "ok", "invalid argument", "invalid kernel", ...
+const char *errorCodeName(ErrorCode Code);
+
+/// Success, or an error code with its message.
+class [[nodiscard]] Status {
+public:
+  /// Success.
+  Status() = default;
+  Status(ErrorCode Code, std::string Message)
+      : Code(Code), Message(std::move(Message)) {}
+  static Status success() { return Status(); }
+
+  bool ok() const { return Code == ErrorCode::Ok; }
+  ErrorCode code() const { return Code; }
+  /// Empty on success.
+  const std::string &message() const { return Message; }
+  /// "invalid launch: launch of kernel 'vadd': ..." ("ok" on success).
+  std::string str() const;
+
+private:
+  ErrorCode Code = ErrorCode::Ok;
+  std::string Message;
+};
+
+/// A value or the Status saying why there is none.
+template <typename T> class [[nodiscard]] Result {
+public:
+  Result(T Value) : V(std::in_place_index<0>, std::move(Value)) {}
+  /// \p Error must not be a success.
+  Result(Status Error) : V(std::in_place_index<1>, std::move(Error)) {
+    if (std::get<1>(V).ok())
+      std::get<1>(V) = Status(ErrorCode::Internal, "Result made of a success");
+  }
+
+  bool ok() const { return V.index() == 0; }
+  /// Success when ok().
+  Status status() const { return ok() ? Status() : std::get<1>(V); }
+  /// Only when ok().
+  T &value() & { return std::get<0>(V); }
+  const T &value() const & { return std::get<0>(V); }
+  T &&value() && { return std::get<0>(std::move(V)); }
+  T &operator*() & { return value(); }
+  const T &operator*() const & { return value(); }
+  T *operator->() { return &value(); }
+  const T *operator->() const { return &value(); }
+
+private:
+  std::variant<T, Status> V;
+};
+
+//===-- Types -------------------------------------------------------------===//
+
+/// The IR's scalar types, in the IR's order (docs/LangRef.md).
+enum class ScalarType : uint8_t {
+  Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64,
+};
+
+/// The element type of a buffer or a value: a scalar, or a line
+/// `vec<N x T>` of N in {1, 2, 3, 4, 8, 16} lanes (packed in memory).
+struct ElementType {
+  ScalarType Scalar = ScalarType::F32;
+  uint8_t Lanes = 0; ///< 0: a scalar; otherwise a line of this many lanes
+
+  static constexpr ElementType scalar(ScalarType S) { return {S, 0}; }
+  static constexpr ElementType line(ScalarType S, unsigned Lanes) {
+    return {S, static_cast<uint8_t>(Lanes)};
+  }
+  /// Parses the IR spelling: "f32", "vec<4 x f32>".
+  static Result<ElementType> parse(std::string_view Text);
+
+  /// Bytes of one element (a `vec<3 x f32>` is 12).
+  unsigned sizeInBytes() const;
+  /// The alignment a binding of this element type needs: its scalar's size.
+  unsigned alignment() const;
+  /// The IR spelling.
+  std::string str() const;
+  friend bool operator==(const ElementType &, const ElementType &) = default;
+};
+
+/// What a kernel may do with a buffer parameter, or what a binding allows.
+enum class Access : uint8_t { Read, Write, ReadWrite };
+
+/// A cube count or a cube shape.
+struct Dim3 {
+  uint32_t X = 1, Y = 1, Z = 1;
+};
+
+//===-- Buffers and views -------------------------------------------------===//
+
+namespace detail {
+struct BufferState;
+struct KernelState;
+struct DeviceState;
+struct StreamState;
+struct EventState;
+} // namespace detail
+
+class BufferView;
+
+/// Host memory a launch binds. A shared handle: work queued on a stream
+/// keeps the memory alive until it has run, so dropping the last handle
+/// early is safe. A default-constructed Buffer is null (valid() is false).
+class Buffer {
+public:
+  /// Bytes a Kiln-allocated buffer is aligned to.
+  static constexpr uint64_t Alignment = 64;
+
+  /// \p Bytes of zeroed memory, 64-byte aligned. Zero bytes gives a valid,
+  /// empty buffer. OutOfMemory when it cannot be had (or exceeds the host's
+  /// physical memory).
+  static Result<Buffer> allocate(uint64_t Bytes);
+  /// The embedder's memory: \p Bytes at \p Data, not owned, not copied. It
+  /// must stay valid until every piece of work that uses it has run.
+  /// InvalidArgument for a null \p Data with a non-zero size.
+  static Result<Buffer> wrap(void *Data, uint64_t Bytes);
+
+  Buffer() = default;
+  bool valid() const { return S != nullptr; }
+  void *data() const;
+  uint64_t size() const;
+
+  /// \p Count elements of \p Type starting \p ByteOffset bytes in. Checked
+  /// when bound (bounds, alignment), not here.
+  BufferView view(ElementType Type, uint64_t ByteOffset, uint64_t Count) const;
+  /// The whole buffer as elements of \p Type (size() / element size).
+  BufferView view(ElementType Type) const;
+
+private:
+  friend struct detail::BufferState;
+  std::shared_ptr<detail::BufferState> S;
+};
+
+/// A typed window into a buffer (a tensor in a runtime's memory pool). Any
+/// byte offset that is a multiple of the element's alignment may be bound;
+/// the kernel variant that runs assumes only what the binding gives.
+class BufferView {
+public:
+  BufferView() = default;
+  BufferView(Buffer B, ElementType Type, uint64_t ByteOffset, uint64_t Count)
+      : B(std::move(B)), Type(Type), ByteOffset(ByteOffset), Count(Count) {}
+
+  const Buffer &buffer() const { return B; }
+  ElementType type() const { return Type; }
+  uint64_t byteOffset() const { return ByteOffset; }
+  uint64_t count() const { return Count; }
+  uint64_t sizeInBytes() const { return Count * Type.sizeInBytes(); }
+  /// The first element's address (null for a null buffer).
+  void *data() const;
+
+private:
+  Buffer B;
+  ElementType Type;
+  uint64_t ByteOffset = 0;
+  uint64_t Count = 0;
+};
+
+/// One launch argument, in parameter order: a view (for a buffer parameter)
+/// or a value (its bytes are copied into the argument).
+class Arg {
+public:
+  static constexpr size_t MaxValueBytes = 128; ///< vec<16 x f64>
+
+  /// \p Access is what the binding allows: a Read binding is refused for a
+  /// parameter the kernel may write.
+  static Arg buffer(BufferView View, Access Allowed = Access::ReadWrite);
+  /// A value of \p Type given by its bytes (packed lanes; bool is one byte).
+  /// A size other than the type's is refused at launch.
+  static Arg value(ElementType Type, const void *Bytes, size_t Size);
+  static Arg f32(float V);
+  static Arg f64(double V);
+  static Arg i32(int32_t V);
+  static Arg u32(uint32_t V);
+  static Arg i64(int64_t V);
+  static Arg u64(uint64_t V);
+  static Arg boolean(bool V);
+
+  bool isBuffer() const { return IsBuffer; }
+  const BufferView &view() const { return View; }
+  Access access() const { return BufferAccess; }
+  ElementType type() const { return IsBuffer ? View.type() : ValueType; }
+  const uint8_t *valueBytes() const { return Bytes.data(); }
+  size_t valueSize() const { return Size; }
+
+private:
+  bool IsBuffer = false;
+  BufferView View;
+  Access BufferAccess = Access::ReadWrite;
+  ElementType ValueType;
+  std::array<uint8_t, MaxValueBytes> Bytes{};
+  size_t Size = 0;
+};
+
+//===-- Kernels -----------------------------------------------------------===//
+
+/// One parameter of a loaded kernel.
+struct ParameterInfo {
+  std::string Name; ///< without '%'
+  bool IsBuffer = false;
+  ElementType Type; ///< a buffer's element type, or the value's type
+  Access BufferAccess = Access::ReadWrite; ///< buffers only
+};
+
+/// Where a kernel handle's code first came from.
+enum class KernelOrigin { Memory, Store, Compiled };
+
+/// How a kernel is compiled.
+struct KernelOptions {
+  /// The runtime's own id for the kernel: it must change whenever the kernel
+  /// does (the store still checks a hash of the IR). Empty: an id derived
+  /// from the kernel's canonical text.
+  std::string Id;
+  /// The file named in diagnostics; empty: "<input>" for text, "<builder>"
+  /// for a kernel made in memory.
+  std::string FileName;
+  /// Bounds-checked code (an out-of-bounds load reads 0, a store is
+  /// dropped) or not (an out-of-bounds access is the kernel's bug).
+  bool BoundsChecked = true;
+};
+
+/// A handle on a loaded kernel. Copies share it. Launching a handle needs
+/// no lookup: the variants it has linked are kept in the handle. The
+/// handle keeps the kernel's code (and its device's compiler and linker)
+/// alive; Device::unloadKernel makes the device forget it.
+class Kernel {
+public:
+  Kernel() = default;
+  bool valid() const { return S != nullptr; }
+  const std::string &name() const;
+  /// The id it is kept under (KernelOptions::Id or the derived one).
+  const std::string &id() const;
+  Dim3 cubeDim() const;
+  uint32_t planeDim() const;
+  std::span<const ParameterInfo> parameters() const;
+  KernelOrigin origin() const;
+  bool boundsChecked() const;
+
+private:
+  friend struct detail::KernelState;
+  std::shared_ptr<detail::KernelState> S;
+};
+
+//===-- Streams and events ------------------------------------------------===//
+
+/// A point in a stream's work. Complete once everything queued before it on
+/// its stream has run (or been skipped after a failure).
+class Event {
+public:
+  Event() = default;
+  bool valid() const { return S != nullptr; }
+  /// Whether it is complete; never blocks.
+  bool isComplete() const;
+  /// Waits until it is complete; the status of the work before it: success,
+  /// or the first failure of its stream (that failure's code and message).
+  Status synchronize() const;
+
+private:
+  friend struct detail::EventState;
+  std::shared_ptr<detail::EventState> S;
+};
+
+/// An in-order queue of work on its device's arena. Work of one stream runs
+/// one item at a time, in submission order; work of different streams runs
+/// at once. A failure (a launch that does not validate, a scratch area that
+/// cannot be had) makes the stream *failed*: every later item is skipped
+/// until resetError(). Other streams and the device are unaffected.
+class Stream {
+public:
+  Stream() = default;
+  bool valid() const { return S != nullptr; }
+
+  /// Queues a launch and returns at once. The launch is checked here (the
+  /// kernel variant for the bindings' real alignment and overlap is chosen,
+  /// compiled if it is new); an error is returned and also fails the stream.
+  /// On a failed stream nothing is queued and the stream's error comes back.
+  /// Buffers bound stay alive until the launch has run.
+  Status launch(const Kernel &K, Dim3 CubeCount, std::span<const Arg> Args);
+  Status launch(const Kernel &K, Dim3 CubeCount,
+                std::initializer_list<Arg> Args) {
+    return launch(K, CubeCount, std::span<const Arg>(Args.begin(), Args.size()));
+  }
+  /// Queues a copy of \p Bytes from host memory \p Src into \p Dst at
+  /// \p DstOffset. \p Src must stay valid until the copy has run.
+  Status copyToBuffer(const Buffer &Dst, uint64_t DstOffset, const void *Src,
+                      uint64_t Bytes);
+  /// Queues a copy of \p Bytes of \p Src at \p SrcOffset into host memory
+  /// \p Dst, which must stay valid until the copy has run.
+  Status copyFromBuffer(void *Dst, const Buffer &Src, uint64_t SrcOffset,
+                        uint64_t Bytes);
+  /// Queues a copy between buffers (the ranges may overlap: memmove).
+  Status copyBuffer(const Buffer &Dst, uint64_t DstOffset, const Buffer &Src,
+                    uint64_t SrcOffset, uint64_t Bytes);
+  /// An event complete once everything queued so far has run. On a failed
+  /// stream it is complete at once, with the stream's failure (so a stream
+  /// waiting for it fails too).
+  Result<Event> record();
+  /// Later work on this stream waits until \p E is complete. When \p E's
+  /// stream failed, this stream fails with Cancelled and that message.
+  Status wait(const Event &E);
+  /// Waits until everything queued so far has run; the stream's status.
+  Status synchronize();
+  /// Success, or the failure that stopped the stream; never blocks.
+  Status status() const;
+  /// Waits for the queued work, then clears the failure so that new work
+  /// runs again; returns the failure it cleared (success if none).
+  Status resetError();
+
+private:
+  friend struct detail::StreamState;
+  std::shared_ptr<detail::StreamState> S;
+};
+
+//===-- The device --------------------------------------------------------===//
+
+/// Which persistent store a device uses.
+enum class StoreMode {
+  Environment, ///< KILN_CACHE decides (the default)
+  Off,         ///< none: kernels are kept in memory only
+  ReadWrite,   ///< read and write, whatever KILN_CACHE says
+  ReadOnly,    ///< serve stored kernels, never write
+};
+
+struct DeviceConfig {
+  /// Threads the cubes run on; 0: all cores.
+  unsigned Threads = 0;
+  /// Compile threads of loadKernels; 0: all cores.
+  unsigned BatchThreads = 0;
+  unsigned OptLevel = 3; ///< 0..3
+  std::string CPU;       ///< empty: the host CPU
+  std::string Features;  ///< `-mattr`-style overrides; empty: the host's
+  /// The store root; empty: KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln,
+  /// else ~/.cache/kiln.
+  std::string StoreDir;
+  StoreMode Store = StoreMode::Environment;
+  /// Shared memory a cube may use; 0: the default (64 KiB).
+  uint64_t MaxSharedBytes = 0;
+  /// Units a cube may have; 0: the default (1024).
+  uint32_t MaxUnitsPerCube = 0;
+};
+
+/// The CPU device. Move-only; destroying it *drains* its streams (waits for
+/// the work already queued to run) and then makes every handle still held on
+/// it fail with Cancelled ("the device was destroyed"): no queued work is
+/// lost and nothing crashes.
+class Device {
+public:
+  /// InvalidArgument for an OptLevel above 3; Internal for a host without
+  /// a JIT.
+  static Result<Device> create(const DeviceConfig &Config = {});
+  Device() = default;
+  Device(Device &&) noexcept;
+  Device &operator=(Device &&) noexcept;
+  ~Device();
+  bool valid() const { return S != nullptr; }
+
+  /// The kernel named \p Name in the `.kiln` text \p Text (empty \p Name:
+  /// the text's only kernel), loaded from memory, the store, or compiled.
+  /// InvalidKernel with located diagnostics when it does not parse or
+  /// verify; NotFound when no kernel has that name.
+  Result<Kernel> loadKernel(std::string_view Text, std::string_view Name = {},
+                            const KernelOptions &Options = {});
+  /// A kernel made in memory (kiln/IR/Builder.h). Its diagnostics name the
+  /// kernel and the operation (its index and printed form).
+  Result<Kernel> loadKernel(const kiln::Kernel &K,
+                            const KernelOptions &Options = {});
+  /// Every kernel of \p Text, compiled as one parallel batch, in text order.
+  /// Options.Id, when set, is a prefix: kernel `@f` gets Id + "." + "f".
+  /// A parse error fails every result with the same diagnostics.
+  std::vector<Result<Kernel>> loadKernels(std::string_view Text,
+                                          const KernelOptions &Options = {});
+  /// The kernel this device loaded under \p Id (KernelOptions::Id or
+  /// Kernel::id()), without the IR: no parsing, printing or hashing.
+  /// NotFound when it is not loaded (or was unloaded).
+  Result<Kernel> findKernel(std::string_view Id, bool BoundsChecked = true);
+  /// Forgets \p K: findKernel and loadKernel no longer serve it from memory
+  /// and \p K becomes null. Its code is freed once no copy of the handle and
+  /// no queued launch holds it.
+  Status unloadKernel(Kernel &K);
+  /// How many kernels the device holds in memory.
+  size_t loadedKernelCount() const;
+
+  /// A new stream on this device's arena.
+  Result<Stream> createStream();
+  /// Runs a launch and returns when every cube is done (no stream).
+  Status launch(const Kernel &K, Dim3 CubeCount, std::span<const Arg> Args);
+  Status launch(const Kernel &K, Dim3 CubeCount,
+                std::initializer_list<Arg> Args) {
+    return launch(K, CubeCount, std::span<const Arg>(Args.begin(), Args.size()));
+  }
+  /// Waits for the work of every stream of this device; the first failure
+  /// among them (streams stay failed: see Stream::resetError).
+  Status synchronize();
+
+  /// Threads the cubes run on.
+  unsigned concurrency() const;
+  /// Whether a persistent store is in use.
+  bool hasStore() const;
+
+private:
+  friend struct detail::DeviceState;
+  std::shared_ptr<detail::DeviceState> S;
+};
+
+} // namespace api
+} // namespace kiln
+
+#endif // KILN_KILN_H

@@ -1,0 +1,494 @@
+//===- Device.cpp - Devices and kernel handles of the public API ----------===//
+//
+// A kernel handle keeps its IR, id and IR hash, so that asking for another
+// variant (a launch whose buffers are unaligned or overlap) never prints or
+// hashes the kernel again, and its linked variants, so that a launch finds
+// its code without any lookup.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "kiln/IR/Hash.h"
+#include "kiln/IR/Parser.h"
+
+#include <new>
+
+using namespace kiln;
+using namespace kiln::api;
+using namespace kiln::api::detail;
+
+//===-- Kernel handles ----------------------------------------------------===//
+
+static const std::string EmptyString;
+
+const std::string &api::Kernel::name() const {
+  return S ? S->IR.Name : EmptyString;
+}
+const std::string &api::Kernel::id() const { return S ? S->Id : EmptyString; }
+Dim3 api::Kernel::cubeDim() const { return S ? S->CubeDim : Dim3{}; }
+uint32_t api::Kernel::planeDim() const { return S ? S->PlaneDim : 0; }
+std::span<const ParameterInfo> api::Kernel::parameters() const {
+  if (!S)
+    return {};
+  return S->Params;
+}
+api::KernelOrigin api::Kernel::origin() const {
+  return S ? S->Origin : api::KernelOrigin::Compiled;
+}
+bool api::Kernel::boundsChecked() const { return S && S->BoundsChecked; }
+
+CpuVariant KernelState::variantOf(unsigned Index, bool BoundsChecked) {
+  CpuVariant V;
+  V.BoundsChecked = BoundsChecked;
+  V.BufferAlignment = (Index & 1) ? 1 : 64;
+  V.MayAlias = (Index & 2) != 0;
+  return V;
+}
+
+Result<LoadedKernel> KernelState::variant(unsigned Index) {
+  if (Ready[Index].load(std::memory_order_acquire))
+    return Variants[Index];
+  std::shared_ptr<DeviceState> D = Device.lock();
+  if (!D)
+    return closedDevice();
+  std::lock_guard<std::mutex> L(VariantsLock);
+  if (Ready[Index].load(std::memory_order_relaxed))
+    return Variants[Index];
+  std::shared_lock<std::shared_mutex> Alive(D->Life);
+  if (D->Closed)
+    return closedDevice();
+  KernelRequest R;
+  R.K = &IR;
+  R.Variant = variantOf(Index, BoundsChecked);
+  R.FileName = FileName;
+  R.Id = Id;
+  R.IRHash = IRHash;
+  std::vector<llvm::Expected<LoadedKernel>> Got =
+      D->Dev->getKernels(llvm::ArrayRef<KernelRequest>(R));
+  if (!Got.front())
+    return statusOf(Got.front().takeError(), ErrorCode::Internal);
+  Variants[Index] = std::move(*Got.front());
+  Ready[Index].store(true, std::memory_order_release);
+  return Variants[Index];
+}
+
+//===-- Devices -----------------------------------------------------------===//
+
+Result<api::Device> api::Device::create(const DeviceConfig &Config) {
+  if (Config.OptLevel > 3)
+    return Status(ErrorCode::InvalidArgument,
+                  "optimisation level " + std::to_string(Config.OptLevel) +
+                      " is out of range 0..3");
+  DeviceOptions O;
+  O.OptLevel = Config.OptLevel;
+  O.Threads = Config.Threads;
+  O.BatchThreads = Config.BatchThreads;
+  O.CPU = Config.CPU;
+  O.Features = Config.Features;
+  O.StoreDir = Config.StoreDir;
+  switch (Config.Store) {
+  case StoreMode::Environment:
+    O.StoreMode = DeviceStoreMode::Environment;
+    break;
+  case StoreMode::Off:
+    O.StoreMode = DeviceStoreMode::Off;
+    break;
+  case StoreMode::ReadWrite:
+    O.StoreMode = DeviceStoreMode::ReadWrite;
+    break;
+  case StoreMode::ReadOnly:
+    O.StoreMode = DeviceStoreMode::ReadOnly;
+    break;
+  }
+  if (Config.MaxSharedBytes)
+    O.Limits.MaxSharedBytes = Config.MaxSharedBytes;
+  if (Config.MaxUnitsPerCube)
+    O.Limits.MaxUnitsPerCube = Config.MaxUnitsPerCube;
+  try {
+    llvm::Expected<std::unique_ptr<kiln::Device>> D =
+        kiln::Device::create(std::move(O));
+    if (!D)
+      return statusOf(D.takeError(), ErrorCode::Internal);
+    auto S = std::make_shared<DeviceState>();
+    S->Config = Config;
+    S->Dev = std::move(*D);
+    api::Device Result;
+    Result.S = std::move(S);
+    return Result;
+  } catch (const std::bad_alloc &) {
+    return Status(ErrorCode::OutOfMemory, "cannot allocate a device");
+  }
+}
+
+api::Device::Device(Device &&Other) noexcept = default;
+
+api::Device &api::Device::operator=(Device &&Other) noexcept {
+  if (this != &Other) {
+    Device Old(std::move(*this)); // closed (drained) at the end of this scope
+    S = std::move(Other.S);
+  }
+  return *this;
+}
+
+api::Device::~Device() {
+  if (!S)
+    return;
+  {
+    std::unique_lock<std::shared_mutex> L(S->Life);
+    S->Closed = true;
+  }
+  // Drain: everything already queued runs; nothing new is accepted.
+  (void)synchronizeStreams(*S);
+  {
+    std::unique_lock<std::mutex> L(S->TasksLock);
+    S->TasksDone.wait(L, [&] { return S->LiveTasks == 0; });
+  }
+  {
+    std::lock_guard<std::mutex> L(S->KernelsLock);
+    S->ById[0].clear();
+    S->ById[1].clear();
+  }
+  std::unique_lock<std::shared_mutex> L(S->Life);
+  S->Dev.reset();
+}
+
+/// Makes a handle for \p K served as \p Loaded, and keeps it under its id.
+static api::Kernel makeHandle(const std::shared_ptr<DeviceState> &D,
+                              const kiln::Kernel &K, std::string Id,
+                              uint64_t Hash, std::string FileName,
+                              bool BoundsChecked, LoadedKernel Loaded,
+                              api::KernelOrigin Origin) {
+  auto S = std::make_shared<KernelState>();
+  S->Device = D;
+  S->IR = K;
+  S->FileName = std::move(FileName);
+  S->Id = std::move(Id);
+  S->IRHash = Hash;
+  S->BoundsChecked = BoundsChecked;
+  const CubeMetadata &M = Loaded.metadata();
+  S->CubeDim = Dim3{M.CubeDim[0], M.CubeDim[1], M.CubeDim[2]};
+  S->PlaneDim = M.PlaneDim;
+  for (const ParamMetadata &P : M.Params)
+    S->Params.push_back(
+        ParameterInfo{P.Name, P.IsBuffer, apiType(P.Ty), apiAccess(P.Access)});
+  S->Origin = Origin;
+  unsigned Default = variantIndex(/*Aligned64=*/true, /*MayAlias=*/false);
+  S->Variants[Default] = std::move(Loaded);
+  S->Ready[Default].store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> L(D->KernelsLock);
+    D->ById[BoundsChecked ? 1 : 0].insert_or_assign(S->Id, S);
+  }
+  return KernelState::make(std::move(S));
+}
+
+static api::KernelOrigin originOf(const KernelStats &St) {
+  switch (St.Origin) {
+  case kiln::KernelOrigin::Memory:
+    return api::KernelOrigin::Memory;
+  case kiln::KernelOrigin::Store:
+    return api::KernelOrigin::Store;
+  default:
+    return api::KernelOrigin::Compiled;
+  }
+}
+
+/// Serves \p Kernels (with their ids) as one batch.
+static std::vector<Result<api::Kernel>>
+loadBatch(const std::shared_ptr<DeviceState> &D,
+          const std::vector<const kiln::Kernel *> &Kernels,
+          const std::vector<std::string> &Ids, const KernelOptions &Options,
+          const std::string &FileName) {
+  std::vector<Result<api::Kernel>> Out;
+  std::vector<KernelRequest> Requests;
+  std::vector<size_t> Pending;
+  for (size_t I = 0; I != Kernels.size(); ++I) {
+    // A kernel this device holds under the runtime's id: no hashing.
+    if (!Ids[I].empty()) {
+      std::lock_guard<std::mutex> L(D->KernelsLock);
+      auto &Map = D->ById[Options.BoundsChecked ? 1 : 0];
+      if (auto It = Map.find(Ids[I]); It != Map.end()) {
+        Out.push_back(KernelState::make(It->second));
+        continue;
+      }
+    }
+    KernelRequest R;
+    R.K = Kernels[I];
+    R.Variant = KernelState::variantOf(variantIndex(true, false),
+                                       Options.BoundsChecked);
+    R.FileName = FileName;
+    R.IRHash = hashKernel(*Kernels[I]);
+    R.Id = Ids[I].empty() ? kernelIdFromIR(*Kernels[I]) : Ids[I];
+    Requests.push_back(std::move(R));
+    Pending.push_back(Out.size());
+    Out.push_back(Status(ErrorCode::Internal, "not served"));
+  }
+  if (Requests.empty())
+    return Out;
+  std::shared_lock<std::shared_mutex> Alive(D->Life);
+  if (D->Closed) {
+    for (size_t I : Pending)
+      Out[I] = closedDevice();
+    return Out;
+  }
+  std::vector<KernelStats> Stats;
+  std::vector<llvm::Expected<LoadedKernel>> Got =
+      D->Dev->getKernels(Requests, {}, &Stats);
+  for (size_t J = 0; J != Requests.size(); ++J) {
+    if (!Got[J]) {
+      Out[Pending[J]] = statusOf(Got[J].takeError(), ErrorCode::Internal);
+      continue;
+    }
+    Out[Pending[J]] = makeHandle(D, *Requests[J].K, Requests[J].Id,
+                                 *Requests[J].IRHash, FileName,
+                                 Options.BoundsChecked, std::move(*Got[J]),
+                                 originOf(Stats[J]));
+  }
+  return Out;
+}
+
+static Status nullDevice(const char *Fn) {
+  return Status(ErrorCode::InvalidArgument,
+                std::string(Fn) + ": the device is null (moved from)");
+}
+
+Result<api::Kernel> api::Device::loadKernel(std::string_view Text,
+                                            std::string_view Name,
+                                            const KernelOptions &Options) {
+  if (!S)
+    return nullDevice("loadKernel");
+  std::string FileName = Options.FileName.empty() ? "<input>" : Options.FileName;
+  // Known id: served without parsing.
+  if (!Options.Id.empty()) {
+    std::lock_guard<std::mutex> L(S->KernelsLock);
+    auto &Map = S->ById[Options.BoundsChecked ? 1 : 0];
+    if (auto It = Map.find(Options.Id); It != Map.end())
+      return KernelState::make(It->second);
+  }
+  llvm::Expected<Module> M =
+      parseModule(llvm::StringRef(Text.data(), Text.size()), FileName);
+  if (!M)
+    return statusOf(M.takeError(), ErrorCode::InvalidKernel);
+  const kiln::Kernel *K = nullptr;
+  if (Name.empty()) {
+    if (M->Kernels.size() != 1)
+      return Status(ErrorCode::InvalidArgument,
+                    FileName + ": holds " + std::to_string(M->Kernels.size()) +
+                        " kernels; name the one to load");
+    K = &M->Kernels.front();
+  } else {
+    std::string_view Bare = Name.front() == '@' ? Name.substr(1) : Name;
+    K = M->findKernel(llvm::StringRef(Bare.data(), Bare.size()));
+    if (!K)
+      return Status(ErrorCode::NotFound, FileName + ": no kernel named @" +
+                                             std::string(Bare));
+  }
+  return std::move(loadBatch(S, {K}, {Options.Id}, Options, FileName).front());
+}
+
+Result<api::Kernel> api::Device::loadKernel(const kiln::Kernel &K,
+                                            const KernelOptions &Options) {
+  if (!S)
+    return nullDevice("loadKernel");
+  std::string FileName =
+      Options.FileName.empty() ? "<builder>" : Options.FileName;
+  return std::move(loadBatch(S, {&K}, {Options.Id}, Options, FileName).front());
+}
+
+std::vector<Result<api::Kernel>>
+api::Device::loadKernels(std::string_view Text, const KernelOptions &Options) {
+  if (!S)
+    return {nullDevice("loadKernels")};
+  std::string FileName = Options.FileName.empty() ? "<input>" : Options.FileName;
+  llvm::Expected<Module> M =
+      parseModule(llvm::StringRef(Text.data(), Text.size()), FileName);
+  if (!M)
+    return {statusOf(M.takeError(), ErrorCode::InvalidKernel)};
+  std::vector<const kiln::Kernel *> Kernels;
+  std::vector<std::string> Ids;
+  for (const kiln::Kernel &K : M->Kernels) {
+    Kernels.push_back(&K);
+    Ids.push_back(Options.Id.empty() ? std::string() : Options.Id + "." + K.Name);
+  }
+  return loadBatch(S, Kernels, Ids, Options, FileName);
+}
+
+Result<api::Kernel> api::Device::findKernel(std::string_view Id,
+                                            bool BoundsChecked) {
+  if (!S)
+    return nullDevice("findKernel");
+  std::lock_guard<std::mutex> L(S->KernelsLock);
+  auto &Map = S->ById[BoundsChecked ? 1 : 0];
+  if (auto It = Map.find(std::string(Id)); It != Map.end())
+    return KernelState::make(It->second);
+  return Status(ErrorCode::NotFound, "no kernel loaded under the id '" +
+                                         std::string(Id) + "'");
+}
+
+Status api::Device::unloadKernel(api::Kernel &K) {
+  if (!S)
+    return nullDevice("unloadKernel");
+  const std::shared_ptr<KernelState> &KS = KernelState::of(K);
+  if (!KS)
+    return Status(ErrorCode::InvalidArgument,
+                  "unloadKernel: the kernel handle is null");
+  if (KS->Device.lock() != S)
+    return Status(ErrorCode::InvalidArgument,
+                  "unloadKernel: kernel '" + KS->IR.Name +
+                      "' belongs to another device");
+  {
+    std::lock_guard<std::mutex> L(S->KernelsLock);
+    auto &Map = S->ById[KS->BoundsChecked ? 1 : 0];
+    if (auto It = Map.find(KS->Id); It != Map.end() && It->second == KS)
+      Map.erase(It);
+  }
+  {
+    std::shared_lock<std::shared_mutex> Alive(S->Life);
+    if (S->Dev) {
+      std::lock_guard<std::mutex> L(KS->VariantsLock);
+      for (unsigned I = 0; I != VariantCount; ++I)
+        if (KS->Ready[I].load(std::memory_order_acquire))
+          S->Dev->unloadKernel(KS->IR, KS->Id, KS->IRHash,
+                               KernelState::variantOf(I, KS->BoundsChecked));
+    }
+  }
+  K = api::Kernel();
+  return Status();
+}
+
+size_t api::Device::loadedKernelCount() const {
+  if (!S)
+    return 0;
+  std::lock_guard<std::mutex> L(S->KernelsLock);
+  return S->ById[0].size() + S->ById[1].size();
+}
+
+unsigned api::Device::concurrency() const {
+  if (!S)
+    return 0;
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  return S->Dev ? S->Dev->executor().concurrency() : 0;
+}
+
+bool api::Device::hasStore() const {
+  if (!S)
+    return false;
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  return S->Dev && S->Dev->hasStore();
+}
+
+Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
+                           std::span<const Arg> Args) {
+  if (!S)
+    return nullDevice("launch");
+  if (K.valid() && KernelState::of(K)->Device.lock() != S)
+    return Status(ErrorCode::InvalidArgument,
+                  "launch: kernel '" + K.name() + "' belongs to another device");
+  Result<PreparedLaunch> L = prepareLaunch(K, CubeCount, Args);
+  if (!L.ok())
+    return L.status();
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  if (S->Closed)
+    return closedDevice();
+  return statusOf(
+      S->Dev->executor().launch(L->Code, L->CubeCount, L->Bindings),
+      ErrorCode::InvalidLaunch);
+}
+
+//===-- Launch preparation ------------------------------------------------===//
+
+Result<PreparedLaunch> detail::prepareLaunch(const api::Kernel &K,
+                                             Dim3 CubeCount,
+                                             std::span<const Arg> Args) {
+  const std::shared_ptr<KernelState> &KS = KernelState::of(K);
+  if (!KS)
+    return Status(ErrorCode::InvalidArgument,
+                  "launch of a null kernel handle");
+  const std::string &Name = KS->IR.Name;
+  auto Bad = [&](size_t I, const std::string &Why) {
+    std::string Param =
+        I < KS->Params.size() ? " (%" + KS->Params[I].Name + ")" : "";
+    return Status(ErrorCode::InvalidLaunch, "launch of kernel '" + Name +
+                                                "': argument " +
+                                                std::to_string(I) + Param +
+                                                ": " + Why);
+  };
+
+  PreparedLaunch P;
+  P.CubeCount = {CubeCount.X, CubeCount.Y, CubeCount.Z};
+  bool Aligned64 = true, MayAlias = false;
+  struct Range {
+    uintptr_t Begin, End;
+    size_t Arg;
+  };
+  llvm::SmallVector<Range, 8> Ranges;
+  for (size_t I = 0; I != Args.size(); ++I) {
+    const Arg &A = Args[I];
+    if (!isValidType(A.type()))
+      return Bad(I, "its element type is not one the IR has");
+    if (!A.isBuffer())
+      continue;
+    const BufferView &V = A.view();
+    const std::shared_ptr<BufferState> &B = BufferState::of(V.buffer());
+    if (!B)
+      return Bad(I, "the view's buffer is null");
+    unsigned Size = V.type().sizeInBytes();
+    uint64_t Bytes = V.count() * Size;
+    if ((Size && V.count() > UINT64_MAX / Size) || V.byteOffset() > B->Size ||
+        Bytes > B->Size - V.byteOffset())
+      return Bad(I, "a view of " + std::to_string(V.count()) + " elements of " +
+                        V.type().str() + " at byte offset " +
+                        std::to_string(V.byteOffset()) +
+                        " does not fit in its buffer of " +
+                        std::to_string(B->Size) + " bytes");
+    uintptr_t Address = reinterpret_cast<uintptr_t>(V.data());
+    if (Address % V.type().alignment())
+      return Bad(I, "the view's address (byte offset " +
+                        std::to_string(V.byteOffset()) +
+                        ") is not a multiple of " + V.type().str() +
+                        "'s alignment, " +
+                        std::to_string(V.type().alignment()) + " bytes");
+    if (Address % 64)
+      Aligned64 = false;
+    if (Bytes)
+      Ranges.push_back({Address, Address + Bytes, I});
+    P.Keep.push_back(B);
+  }
+  // Overlapping views where the kernel may write one of them need the code
+  // compiled without the assumption that buffers never alias.
+  for (size_t I = 0; I < Ranges.size() && !MayAlias; ++I)
+    for (size_t J = I + 1; J < Ranges.size(); ++J) {
+      if (Ranges[I].Begin >= Ranges[J].End || Ranges[J].Begin >= Ranges[I].End)
+        continue;
+      auto Writes = [&](size_t Arg) {
+        return Arg < KS->Params.size() &&
+               KS->Params[Arg].BufferAccess != Access::Read;
+      };
+      if (Writes(Ranges[I].Arg) || Writes(Ranges[J].Arg)) {
+        MayAlias = true;
+        break;
+      }
+    }
+
+  Result<LoadedKernel> Code = KS->variant(variantIndex(Aligned64, MayAlias));
+  if (!Code.ok())
+    return Code.status();
+  P.Code = std::move(*Code);
+
+  P.Bindings.reserve(Args.size());
+  for (const Arg &A : Args) {
+    if (A.isBuffer())
+      P.Bindings.push_back(ArgBinding::buffer(A.view().data(),
+                                              irType(A.view().type()),
+                                              A.view().count(),
+                                              irAccess(A.access())));
+    else
+      P.Bindings.push_back(ArgBinding::value(irType(A.type()), A.valueBytes(),
+                                             A.valueSize()));
+  }
+  if (llvm::Error E = validateLaunch(P.Code.metadata(), P.CubeCount,
+                                     P.Bindings, P.Code.bufferAlignment()))
+    return statusOf(std::move(E), ErrorCode::InvalidLaunch);
+  return P;
+}

@@ -1,0 +1,230 @@
+//===- Internal.h - The state behind the public API's handles ---*- C++ -*-===//
+//
+// Private to lib/API. Each public handle (kiln/kiln.h) is a shared_ptr to one
+// of these states; the states wrap the internal, LLVM-typed libraries.
+//
+// Lifetimes: a DeviceState owns the internal kiln::Device (compiler, store,
+// JIT, task arena) until the public Device is destroyed, which drains every
+// stream, waits until no task of its streams is alive, and only then drops
+// it. Kernel handles hold their LoadedKernels (the code stays linked while
+// they do) and a weak reference to the device (to compile another variant).
+// Streams hold their device's state, so a queued task can always reach it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_API_INTERNAL_H
+#define KILN_LIB_API_INTERNAL_H
+
+#include "kiln/kiln.h"
+
+#include "kiln/CPU/LoadedKernel.h"
+#include "kiln/IR/Kernel.h"
+#include "kiln/IR/Type.h"
+#include "kiln/Runtime/Buffer.h"
+#include "kiln/Runtime/Device.h"
+#include "kiln/Runtime/Launch.h"
+
+#include "llvm/Support/Error.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace kiln::api::detail {
+
+/// \p E as a Status: a located kernel diagnostic is InvalidKernel, a lack of
+/// memory OutOfMemory, anything else \p Default.
+Status statusOf(llvm::Error E, ErrorCode Default);
+
+kiln::Type irType(ElementType T);
+ElementType apiType(kiln::Type T);
+/// Whether \p T names a type the IR has (a known scalar, a valid width).
+bool isValidType(ElementType T);
+kiln::AccessKind irAccess(Access A);
+Access apiAccess(kiln::AccessKind A);
+
+struct BufferState {
+  kiln::Buffer Owned; ///< Kiln's memory (empty for a wrapped buffer)
+  void *Data = nullptr;
+  uint64_t Size = 0;
+
+  static const std::shared_ptr<BufferState> &of(const Buffer &B) { return B.S; }
+  static Buffer make(std::shared_ptr<BufferState> S) {
+    Buffer B;
+    B.S = std::move(S);
+    return B;
+  }
+};
+
+struct StreamState;
+
+struct KernelState;
+
+struct DeviceState {
+  DeviceConfig Config;
+  /// Shared while Dev is used from an API call; unique while the public
+  /// Device closes it.
+  std::shared_mutex Life;
+  std::unique_ptr<kiln::Device> Dev; ///< null once closed
+  bool Closed = false;
+
+  /// Stream tasks queued or running on Dev's arena.
+  std::mutex TasksLock;
+  std::condition_variable TasksDone;
+  int LiveTasks = 0;
+
+  std::mutex StreamsLock;
+  std::vector<std::weak_ptr<StreamState>> Streams;
+
+  /// Loaded kernels by id, one map per bounds-checking choice: the device
+  /// keeps them until unloadKernel.
+  std::mutex KernelsLock;
+  std::unordered_map<std::string, std::shared_ptr<KernelState>> ById[2];
+
+  static const std::shared_ptr<DeviceState> &of(const Device &D) { return D.S; }
+
+  void taskStarted() {
+    std::lock_guard<std::mutex> L(TasksLock);
+    ++LiveTasks;
+  }
+  void taskEnded() {
+    std::lock_guard<std::mutex> L(TasksLock);
+    if (--LiveTasks == 0)
+      TasksDone.notify_all();
+  }
+};
+
+/// The variants a kernel handle may link: the alignment its buffers give
+/// (64 bytes, or only their elements') times whether they may overlap.
+constexpr unsigned VariantCount = 4;
+inline unsigned variantIndex(bool Aligned64, bool MayAlias) {
+  return (Aligned64 ? 0 : 1) + (MayAlias ? 2 : 0);
+}
+
+struct KernelState {
+  std::weak_ptr<DeviceState> Device;
+  /// The IR, kept to compile the variants launches ask for later.
+  kiln::Kernel IR;
+  std::string FileName;
+  std::string Id;
+  uint64_t IRHash = 0;
+  bool BoundsChecked = true;
+  Dim3 CubeDim;
+  uint32_t PlaneDim = 32;
+  std::vector<ParameterInfo> Params;
+  KernelOrigin Origin = KernelOrigin::Compiled;
+
+  /// Variants linked so far. A slot is written once, under VariantsLock,
+  /// before its Ready flag is set; launches read it without a lock.
+  std::mutex VariantsLock;
+  std::atomic<bool> Ready[VariantCount] = {};
+  LoadedKernel Variants[VariantCount];
+
+  static const std::shared_ptr<KernelState> &of(const Kernel &K) { return K.S; }
+  static Kernel make(std::shared_ptr<KernelState> S) {
+    Kernel K;
+    K.S = std::move(S);
+    return K;
+  }
+
+  /// The linked variant \p Index, compiling (or loading) it the first time.
+  Result<LoadedKernel> variant(unsigned Index);
+  static CpuVariant variantOf(unsigned Index, bool BoundsChecked);
+};
+
+/// A launch checked and bound, ready to run now or later.
+struct PreparedLaunch {
+  LoadedKernel Code;
+  std::array<uint32_t, 3> CubeCount = {1, 1, 1};
+  std::vector<ArgBinding> Bindings;
+  /// The buffers bound, alive until the launch has run.
+  std::vector<std::shared_ptr<BufferState>> Keep;
+};
+
+/// Checks views (bounds, element alignment), picks and links the variant
+/// the bindings need, binds and validates the launch.
+Result<PreparedLaunch> prepareLaunch(const Kernel &K, Dim3 CubeCount,
+                                     std::span<const Arg> Args);
+
+struct EventState {
+  std::mutex M;
+  std::condition_variable CV;
+  std::atomic<bool> Complete{false};
+  Status Result;
+  std::vector<std::function<void()>> Waiters;
+
+  /// Marks it complete with \p S, wakes the host and runs the streams'
+  /// waiters (outside the lock).
+  void complete(Status S);
+  /// Runs \p Resume when it completes; false (and \p Resume is dropped)
+  /// when it is complete already.
+  bool whenComplete(std::function<void()> Resume);
+  Status wait();
+
+  static const std::shared_ptr<EventState> &of(const Event &E) { return E.S; }
+  static Event make(std::shared_ptr<EventState> S) {
+    Event E;
+    E.S = std::move(S);
+    return E;
+  }
+};
+
+struct StreamState : std::enable_shared_from_this<StreamState> {
+  std::shared_ptr<DeviceState> Device;
+
+  struct Item {
+    uint64_t Seq = 0;                        ///< its place in the stream
+    std::function<Status()> Work;            ///< none for record/wait
+    std::shared_ptr<EventState> WaitFor;     ///< wait(): run after it
+    std::shared_ptr<EventState> Signal;      ///< record(): complete it
+  };
+
+  std::mutex M;
+  std::condition_variable Progress;
+  std::deque<Item> Queue;
+  /// A task is queued or running for this stream (or parked on an event).
+  bool Scheduled = false;
+  Status Error;
+  /// The last item that may run: items after a failure are skipped, those
+  /// before it (queued earlier) still run.
+  uint64_t FailedAfter = UINT64_MAX;
+  std::atomic<bool> Failed{false};
+  uint64_t Submitted = 0;
+  std::atomic<uint64_t> Finished{0};
+  std::atomic<int> Sleepers{0};
+
+  /// Queues \p I: Cancelled on a closed device, the stream's error on a
+  /// failed stream.
+  Status submit(Item I);
+  /// Runs queued items in order until none is left or one must wait.
+  void drain();
+  /// Waits until everything submitted so far has run.
+  Status synchronize();
+  /// Fails the stream after item \p At (items up to it still run).
+  void fail(Status S, uint64_t At);
+
+  static const std::shared_ptr<StreamState> &of(const Stream &S) { return S.S; }
+  static Stream make(std::shared_ptr<StreamState> St) {
+    Stream S;
+    S.S = std::move(St);
+    return S;
+  }
+
+private:
+  void schedule(); ///< with M held and Scheduled just set
+};
+
+/// Waits for every stream of \p D; the first failure among them.
+Status synchronizeStreams(DeviceState &D);
+
+inline Status closedDevice() {
+  return Status(ErrorCode::Cancelled, "the device was destroyed");
+}
+
+} // namespace kiln::api::detail
+
+#endif // KILN_LIB_API_INTERNAL_H

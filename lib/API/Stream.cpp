@@ -1,0 +1,409 @@
+//===- Stream.cpp - Streams and events of the public API ------------------===//
+//
+// A stream is a queue drained by one task at a time on its device's TBB
+// arena: submit() queues an item and, when no task is draining the stream,
+// enqueues one (tbb::task_arena::enqueue), so launch() returns at once and
+// the streams of a device run side by side. A wait on an incomplete event
+// parks the stream without holding a thread: the event's completion queues
+// the drain task again. The host waits with a short spin, then sleeps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+using namespace kiln;
+using namespace kiln::api;
+using namespace kiln::api::detail;
+
+//===-- Events ------------------------------------------------------------===//
+
+void EventState::complete(Status S) {
+  std::vector<std::function<void()>> Run;
+  {
+    std::lock_guard<std::mutex> L(M);
+    Result = std::move(S);
+    Complete.store(true, std::memory_order_release);
+    Run.swap(Waiters);
+    CV.notify_all();
+  }
+  for (auto &F : Run)
+    F();
+}
+
+bool EventState::whenComplete(std::function<void()> Resume) {
+  std::lock_guard<std::mutex> L(M);
+  if (Complete.load(std::memory_order_relaxed))
+    return false;
+  Waiters.push_back(std::move(Resume));
+  return true;
+}
+
+/// Spins for up to this long before sleeping: a launch that ends within it
+/// is seen without a wake-up through the kernel.
+static constexpr std::chrono::microseconds SpinBeforeSleep{50};
+
+template <typename Pred> static bool spinUntil(Pred Done) {
+  auto Until = std::chrono::steady_clock::now() + SpinBeforeSleep;
+  unsigned N = 0;
+  while (!Done()) {
+    if ((++N & 63) == 0 && std::chrono::steady_clock::now() > Until)
+      return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return true;
+}
+
+Status EventState::wait() {
+  if (!spinUntil([&] { return Complete.load(std::memory_order_acquire); })) {
+    std::unique_lock<std::mutex> L(M);
+    CV.wait(L, [&] { return Complete.load(std::memory_order_relaxed); });
+  }
+  std::lock_guard<std::mutex> L(M);
+  return Result;
+}
+
+bool Event::isComplete() const {
+  return S && S->Complete.load(std::memory_order_acquire);
+}
+
+Status Event::synchronize() const {
+  if (!S)
+    return Status(ErrorCode::InvalidArgument,
+                  "Event::synchronize: the event is null");
+  return S->wait();
+}
+
+//===-- Streams -----------------------------------------------------------===//
+
+void StreamState::fail(Status S, uint64_t At) {
+  std::lock_guard<std::mutex> L(M);
+  if (Error.ok()) {
+    Error = std::move(S);
+    FailedAfter = At;
+    Failed.store(true, std::memory_order_release);
+  }
+}
+
+void StreamState::schedule() {
+  Device->taskStarted();
+  Device->Dev->executor().enqueue(
+      [Self = shared_from_this()] { Self->drain(); });
+}
+
+Status StreamState::submit(Item I) {
+  std::shared_lock<std::shared_mutex> Alive(Device->Life);
+  if (Device->Closed)
+    return closedDevice();
+  std::lock_guard<std::mutex> L(M);
+  if (!Error.ok())
+    return Error;
+  I.Seq = ++Submitted;
+  Queue.push_back(std::move(I));
+  if (!Scheduled) {
+    Scheduled = true;
+    schedule();
+  }
+  return Status();
+}
+
+void StreamState::drain() {
+  for (;;) {
+    Item I;
+    {
+      std::unique_lock<std::mutex> L(M);
+      if (Queue.empty()) {
+        Scheduled = false;
+        Progress.notify_all();
+        break;
+      }
+      Item &Front = Queue.front();
+      if (Front.WaitFor &&
+          !Front.WaitFor->Complete.load(std::memory_order_acquire)) {
+        // Park: the event's completion queues this stream's task again.
+        std::shared_ptr<DeviceState> D = Device;
+        auto Self = shared_from_this();
+        if (Front.WaitFor->whenComplete([Self] {
+              std::lock_guard<std::mutex> L(Self->M);
+              Self->schedule();
+            })) {
+          L.unlock();
+          Device->taskEnded();
+          return;
+        }
+      }
+      I = std::move(Front);
+      Queue.pop_front();
+    }
+    auto Skipped = [&] {
+      if (!Failed.load(std::memory_order_acquire))
+        return false;
+      std::lock_guard<std::mutex> L(M);
+      return I.Seq > FailedAfter;
+    };
+    if (I.WaitFor && !Skipped()) {
+      Status W;
+      {
+        std::lock_guard<std::mutex> L(I.WaitFor->M);
+        W = I.WaitFor->Result;
+      }
+      if (!W.ok())
+        fail(Status(ErrorCode::Cancelled,
+                    "waited for an event of a failed stream: " + W.str()),
+             I.Seq - 1);
+    }
+    if (I.Work && !Skipped()) {
+      Status S = I.Work();
+      if (!S.ok())
+        fail(std::move(S), I.Seq - 1);
+    }
+    if (I.Signal) {
+      Status Now;
+      if (Skipped()) {
+        std::lock_guard<std::mutex> L(M);
+        Now = Error;
+      }
+      I.Signal->complete(std::move(Now));
+    }
+    I = Item(); // drop what the item kept alive before saying it ran
+    Finished.fetch_add(1, std::memory_order_release);
+    if (Sleepers.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> L(M);
+      Progress.notify_all();
+    }
+  }
+  Device->taskEnded();
+}
+
+Status StreamState::synchronize() {
+  uint64_t Target;
+  {
+    std::lock_guard<std::mutex> L(M);
+    Target = Submitted;
+  }
+  auto Done = [&] {
+    return Finished.load(std::memory_order_acquire) >= Target;
+  };
+  if (!spinUntil(Done)) {
+    std::unique_lock<std::mutex> L(M);
+    Sleepers.fetch_add(1);
+    Progress.wait(L, Done);
+    Sleepers.fetch_sub(1);
+  }
+  std::lock_guard<std::mutex> L(M);
+  return Error;
+}
+
+Status detail::synchronizeStreams(DeviceState &D) {
+  std::vector<std::shared_ptr<StreamState>> Live;
+  {
+    std::lock_guard<std::mutex> L(D.StreamsLock);
+    for (auto &W : D.Streams)
+      if (auto S = W.lock())
+        Live.push_back(std::move(S));
+  }
+  Status First;
+  for (auto &S : Live) {
+    Status St = S->synchronize();
+    if (First.ok() && !St.ok())
+      First = std::move(St);
+  }
+  return First;
+}
+
+static Status nullStream(const char *Fn) {
+  return Status(ErrorCode::InvalidArgument,
+                std::string("Stream::") + Fn + ": the stream is null");
+}
+
+Result<Stream> api::Device::createStream() {
+  if (!S)
+    return Status(ErrorCode::InvalidArgument,
+                  "createStream: the device is null (moved from)");
+  {
+    std::shared_lock<std::shared_mutex> Alive(S->Life);
+    if (S->Closed)
+      return closedDevice();
+  }
+  auto St = std::make_shared<StreamState>();
+  St->Device = S;
+  std::lock_guard<std::mutex> L(S->StreamsLock);
+  // Forget streams that are gone, so the list stays as long as the live ones.
+  std::erase_if(S->Streams, [](const std::weak_ptr<StreamState> &W) {
+    return W.expired();
+  });
+  S->Streams.push_back(St);
+  return StreamState::make(std::move(St));
+}
+
+Status api::Device::synchronize() {
+  if (!S)
+    return Status(ErrorCode::InvalidArgument,
+                  "synchronize: the device is null (moved from)");
+  return synchronizeStreams(*S);
+}
+
+Status Stream::launch(const api::Kernel &K, Dim3 CubeCount,
+                      std::span<const Arg> Args) {
+  if (!S)
+    return nullStream("launch");
+  if (S->Failed.load(std::memory_order_acquire))
+    return status();
+  const std::shared_ptr<KernelState> &KS = KernelState::of(K);
+  if (KS && KS->Device.lock() != S->Device)
+    return Status(ErrorCode::InvalidArgument,
+                  "Stream::launch: kernel '" + K.name() +
+                      "' belongs to another device");
+  Result<PreparedLaunch> L = prepareLaunch(K, CubeCount, Args);
+  if (!L.ok()) {
+    // The work queued after it was meant to follow it: fail the stream
+    // (what was queued before still runs).
+    uint64_t Last;
+    {
+      std::lock_guard<std::mutex> G(S->M);
+      Last = S->Submitted;
+    }
+    S->fail(L.status(), Last);
+    return L.status();
+  }
+  DeviceState *D = S->Device.get();
+  auto Launch = std::make_shared<PreparedLaunch>(std::move(*L));
+  return S->submit({0, [D, Launch] {
+                      return statusOf(D->Dev->executor().launch(
+                                          Launch->Code, Launch->CubeCount,
+                                          Launch->Bindings),
+                                      ErrorCode::InvalidLaunch);
+                    },
+                    nullptr, nullptr});
+}
+
+static Status checkRange(const char *Fn, const api::Buffer &B, uint64_t Offset,
+                         uint64_t Bytes, const char *Which) {
+  if (!B.valid())
+    return Status(ErrorCode::InvalidArgument,
+                  std::string("Stream::") + Fn + ": the " + Which +
+                      " buffer is null");
+  if (Offset > B.size() || Bytes > B.size() - Offset)
+    return Status(ErrorCode::InvalidArgument,
+                  std::string("Stream::") + Fn + ": " + std::to_string(Bytes) +
+                      " bytes at offset " + std::to_string(Offset) +
+                      " do not fit in the " + Which + " buffer of " +
+                      std::to_string(B.size()) + " bytes");
+  return Status();
+}
+
+Status Stream::copyToBuffer(const api::Buffer &Dst, uint64_t DstOffset,
+                            const void *Src, uint64_t Bytes) {
+  if (!S)
+    return nullStream("copyToBuffer");
+  if (Status E = checkRange("copyToBuffer", Dst, DstOffset, Bytes,
+                            "destination");
+      !E.ok())
+    return E;
+  if (!Src && Bytes)
+    return Status(ErrorCode::InvalidArgument,
+                  "Stream::copyToBuffer: the source address is null");
+  std::shared_ptr<BufferState> B = BufferState::of(Dst);
+  return S->submit({0, [B, DstOffset, Src, Bytes] {
+                      if (Bytes)
+                        std::memcpy(static_cast<char *>(B->Data) + DstOffset,
+                                    Src, Bytes);
+                      return Status();
+                    },
+                    nullptr, nullptr});
+}
+
+Status Stream::copyFromBuffer(void *Dst, const api::Buffer &Src,
+                              uint64_t SrcOffset, uint64_t Bytes) {
+  if (!S)
+    return nullStream("copyFromBuffer");
+  if (Status E = checkRange("copyFromBuffer", Src, SrcOffset, Bytes, "source");
+      !E.ok())
+    return E;
+  if (!Dst && Bytes)
+    return Status(ErrorCode::InvalidArgument,
+                  "Stream::copyFromBuffer: the destination address is null");
+  std::shared_ptr<BufferState> B = BufferState::of(Src);
+  return S->submit({0, [B, SrcOffset, Dst, Bytes] {
+                      if (Bytes)
+                        std::memcpy(Dst,
+                                    static_cast<char *>(B->Data) + SrcOffset,
+                                    Bytes);
+                      return Status();
+                    },
+                    nullptr, nullptr});
+}
+
+Status Stream::copyBuffer(const api::Buffer &Dst, uint64_t DstOffset,
+                          const api::Buffer &Src, uint64_t SrcOffset,
+                          uint64_t Bytes) {
+  if (!S)
+    return nullStream("copyBuffer");
+  if (Status E = checkRange("copyBuffer", Dst, DstOffset, Bytes, "destination");
+      !E.ok())
+    return E;
+  if (Status E = checkRange("copyBuffer", Src, SrcOffset, Bytes, "source");
+      !E.ok())
+    return E;
+  std::shared_ptr<BufferState> D = BufferState::of(Dst);
+  std::shared_ptr<BufferState> Sr = BufferState::of(Src);
+  return S->submit({0, [D, DstOffset, Sr, SrcOffset, Bytes] {
+                      if (Bytes)
+                        std::memmove(static_cast<char *>(D->Data) + DstOffset,
+                                     static_cast<char *>(Sr->Data) + SrcOffset,
+                                     Bytes);
+                      return Status();
+                    },
+                    nullptr, nullptr});
+}
+
+Result<Event> Stream::record() {
+  if (!S)
+    return nullStream("record");
+  auto E = std::make_shared<EventState>();
+  if (Status St = S->submit({0, nullptr, nullptr, E}); !St.ok()) {
+    if (St.code() == ErrorCode::Cancelled && !S->Failed.load())
+      return St; // the device is gone
+    E->complete(std::move(St));
+  }
+  return EventState::make(std::move(E));
+}
+
+Status Stream::wait(const Event &E) {
+  if (!S)
+    return nullStream("wait");
+  const std::shared_ptr<EventState> &ES = EventState::of(E);
+  if (!ES)
+    return Status(ErrorCode::InvalidArgument, "Stream::wait: the event is null");
+  return S->submit({0, nullptr, ES, nullptr});
+}
+
+Status Stream::synchronize() {
+  if (!S)
+    return nullStream("synchronize");
+  return S->synchronize();
+}
+
+Status Stream::status() const {
+  if (!S)
+    return nullStream("status");
+  std::lock_guard<std::mutex> L(S->M);
+  return S->Error;
+}
+
+Status Stream::resetError() {
+  if (!S)
+    return nullStream("resetError");
+  (void)S->synchronize();
+  std::lock_guard<std::mutex> L(S->M);
+  Status Old = std::move(S->Error);
+  S->Error = Status();
+  S->FailedAfter = UINT64_MAX;
+  S->Failed.store(false, std::memory_order_release);
+  return Old;
+}
