@@ -9,8 +9,22 @@ using namespace kiln;
 char DiagnosticError::ID = 0;
 
 std::string Diagnostic::str() const {
-  return File + ":" + std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col) +
-         ": error: " + Message;
+  if (Loc.isValid())
+    return File + ":" + std::to_string(Loc.Line) + ":" +
+           std::to_string(Loc.Col) + ": error: " + Message;
+  std::string S = File.empty() ? "<builder>" : File;
+  S += ": error: ";
+  if (KernelName) {
+    S += "in kernel ";
+    S += KernelName->empty() ? "<unnamed>" : "@" + *KernelName;
+    if (OpIndex) {
+      S += ", operation #" + std::to_string(*OpIndex);
+      if (!OpText.empty())
+        S += " (" + OpText + ")";
+    }
+    S += ": ";
+  }
+  return S + Message;
 }
 
 void DiagnosticError::log(llvm::raw_ostream &OS) const {
@@ -27,6 +41,9 @@ std::error_code DiagnosticError::convertToErrorCode() const {
 
 llvm::Error kiln::makeDiagnostic(llvm::StringRef File, SourceLoc Loc,
                                  const llvm::Twine &Message) {
-  return llvm::make_error<DiagnosticError>(
-      std::vector<Diagnostic>{{File.str(), Loc, Message.str()}});
+  Diagnostic D;
+  D.File = File.str();
+  D.Loc = Loc;
+  D.Message = Message.str();
+  return llvm::make_error<DiagnosticError>(std::vector<Diagnostic>{D});
 }

@@ -74,3 +74,40 @@ const Kernel *Module::findKernel(llvm::StringRef Name) const {
       return &K;
   return nullptr;
 }
+
+namespace {
+/// Pre-order walk of \p B; stops (returning false) when \p Fn does.
+bool walkPreOrder(const Block &B, unsigned &Next,
+                  llvm::function_ref<bool(const Operation &, unsigned)> Fn) {
+  for (const Operation &Op : B.Ops) {
+    if (!Fn(Op, Next++))
+      return false;
+    for (const Block &R : Op.Regions)
+      if (!walkPreOrder(R, Next, Fn))
+        return false;
+  }
+  return true;
+}
+} // namespace
+
+void kiln::forEachOperation(
+    const Kernel &K,
+    llvm::function_ref<void(const Operation &Op, unsigned Number)> Fn) {
+  unsigned Next = 0;
+  walkPreOrder(K.Body, Next, [&](const Operation &Op, unsigned N) {
+    Fn(Op, N);
+    return true;
+  });
+}
+
+const Operation *kiln::operationAt(const Kernel &K, unsigned Number) {
+  const Operation *Found = nullptr;
+  unsigned Next = 0;
+  walkPreOrder(K.Body, Next, [&](const Operation &Op, unsigned N) {
+    if (N != Number)
+      return true;
+    Found = &Op;
+    return false;
+  });
+  return Found;
+}

@@ -84,8 +84,12 @@ private:
 } // namespace
 
 bool Parser::error(SourceLoc Loc, const llvm::Twine &Message) {
-  if (!Diag)
-    Diag = Diagnostic{File, Loc, Message.str()};
+  if (!Diag) {
+    Diag.emplace();
+    Diag->File = File;
+    Diag->Loc = Loc;
+    Diag->Message = Message.str();
+  }
   return true;
 }
 

@@ -22,6 +22,7 @@ class Printer {
 public:
   Printer(const Kernel &K, llvm::raw_ostream &OS) : K(K), OS(OS) {}
   void printKernel();
+  void printOperation(const Operation &Op);
 
 private:
   void indent() { OS.indent(2 * Level); }
@@ -31,7 +32,6 @@ private:
   void printOperands(const Operation &Op, size_t First = 0);
   void printBlock(const Block &B);
   void printRegion(const Operation &Op, size_t I);
-  void printOperation(const Operation &Op);
 
   const Kernel &K;
   llvm::raw_ostream &OS;
@@ -254,4 +254,24 @@ std::string kiln::printModule(const Module &M) {
     S += printKernel(M.Kernels[I]);
   }
   return S;
+}
+
+std::string kiln::printOperationSummary(const Kernel &K, const Operation &Op,
+                                        size_t MaxWidth) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  Printer(K, OS).printOperation(Op);
+  auto [First, Rest] = llvm::StringRef(S).split('\n');
+  std::string Line = First.str();
+  if (!Rest.empty())
+    Line += " ... }";
+  if (Line.size() > MaxWidth) {
+    size_t Cut = MaxWidth > 3 ? MaxWidth - 3 : 0;
+    // Names may hold UTF-8: never cut inside a character.
+    while (Cut > 0 && (static_cast<unsigned char>(Line[Cut]) & 0xC0) == 0x80)
+      --Cut;
+    Line.resize(Cut);
+    Line += "...";
+  }
+  return Line;
 }

@@ -50,6 +50,19 @@ private:
   llvm::DenseMap<const Operation *, std::pair<int, std::string>> LoopExits;
   std::map<std::string, int> RootIndex;
   bool Changed = false;
+  /// Operation numbers, computed when an explanation first needs one.
+  llvm::DenseMap<const Operation *, unsigned> OpNumbers;
+
+  /// Where \p Op (or its part at \p Loc) is, for explanations: "5:7", or
+  /// "operation #3" in IR without locations.
+  std::string where(const Operation &Op, SourceLoc Loc) {
+    if (Loc.isValid())
+      return formatLoc(Loc);
+    if (OpNumbers.empty())
+      forEachOperation(
+          K, [&](const Operation &O, unsigned N) { OpNumbers[&O] = N; });
+    return "operation #" + std::to_string(OpNumbers.lookup(&Op));
+  }
 
   int addRoot(const std::string &Why) {
     auto [It, Inserted] =
@@ -121,10 +134,10 @@ private:
     if (LoopExits.count(LoopFrame.Op))
       return;
     std::string Why =
-        "the " + opName(Jump.Kind).str() + " at " + formatLoc(Jump.Loc) +
+        "the " + opName(Jump.Kind).str() + " at " + where(Jump, Jump.Loc) +
         " leaves the " + opName(LoopFrame.Op->Kind).str() + " at " +
-        formatLoc(LoopFrame.Op->Loc) + " under divergent control flow (" +
-        Cause.Explanation + ")";
+        where(*LoopFrame.Op, LoopFrame.Op->Loc) +
+        " under divergent control flow (" + Cause.Explanation + ")";
     LoopExits.try_emplace(LoopFrame.Op, Cause.Root, std::move(Why));
     Changed = true;
   }
@@ -213,7 +226,7 @@ private:
     case OpClass::PlaneElect:
     case OpClass::PlaneBallot:
       mark(Op.Result, addRoot("the result of " + opName(Op.Kind).str() +
-                              " at " + formatLoc(Op.Loc)));
+                              " at " + where(Op, Op.Loc)));
       if (Class == OpClass::AtomicRMW || Class == OpClass::AtomicCas ||
           Class == OpClass::AtomicLoad)
         return;
@@ -231,7 +244,7 @@ private:
       if (F.Root >= 0)
         F.Explanation = std::string("the ") +
                         (Class == OpClass::If ? "condition" : "selector") +
-                        " at " + formatLoc(operandLoc(Op, 0)) + " depends on " +
+                        " at " + where(Op, operandLoc(Op, 0)) + " depends on " +
                         Info.Roots[F.Root];
       walkRegions(Op, std::move(F));
       return;
@@ -244,7 +257,7 @@ private:
       Frame F(&Op, /*IsLoop=*/true);
       if (Root >= 0) {
         F.Root = Root;
-        F.Explanation = "the bounds of the for at " + formatLoc(Op.Loc) +
+        F.Explanation = "the bounds of the for at " + where(Op, Op.Loc) +
                         " depend on " + Info.Roots[Root];
       } else {
         applyLoopExit(F);

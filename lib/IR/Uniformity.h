@@ -48,7 +48,8 @@ public:
 
   /// For a sync_cube or plane operation under divergent control flow, why
   /// ("the condition at 5:7 depends on unit_pos"); null otherwise. The
-  /// outermost divergent construct is named.
+  /// outermost divergent construct is named. IR without locations names
+  /// operations by number instead ("at operation #3", see forEachOperation).
   const std::string *controlDivergence(const Operation &Op) const;
 
 private:

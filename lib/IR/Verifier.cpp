@@ -5,6 +5,8 @@
 // UniformityInfo) barriers and plane operations under divergent control flow.
 // Every problem is reported; an operation whose operands are already wrong
 // gets no further type diagnostics, so that one mistake gives one message.
+// A diagnostic without a location (IR from the Builder) names the kernel and
+// the operation being verified instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +14,9 @@
 
 #include "Uniformity.h"
 #include "kiln/IR/Diagnostic.h"
+#include "kiln/IR/Printer.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -111,9 +115,31 @@ private:
   unsigned LoopDepth = 0;
   uint64_t SharedBytes = 0, LocalBytes = 0;
   bool SharedReported = false, LocalReported = false;
+  /// The operation being verified; null for the header and parameters.
+  const Operation *CurrentOp = nullptr;
+  /// Operation numbers, computed on the first diagnostic that needs one.
+  llvm::DenseMap<const Operation *, unsigned> OpNumbers;
 
   void error(SourceLoc Loc, const llvm::Twine &Message) {
-    Diags.push_back({FileName.str(), Loc, Message.str()});
+    Diagnostic D;
+    D.File = FileName.str();
+    D.Loc = Loc;
+    D.Message = Message.str();
+    if (!Loc.isValid()) {
+      D.KernelName = K.Name;
+      if (CurrentOp) {
+        D.OpIndex = opNumber(*CurrentOp);
+        D.OpText = printOperationSummary(K, *CurrentOp);
+      }
+    }
+    Diags.push_back(std::move(D));
+  }
+
+  unsigned opNumber(const Operation &Op) {
+    if (OpNumbers.empty())
+      forEachOperation(
+          K, [&](const Operation &O, unsigned N) { OpNumbers[&O] = N; });
+    return OpNumbers.lookup(&Op);
   }
 
   static SourceLoc locOf(const Operation &Op, size_t I) {
@@ -392,8 +418,14 @@ bool KernelVerifier::checkOperandCount(const Operation &Op, size_t Min,
 void KernelVerifier::verifyBlock(const Block &B) {
   size_t Mark;
   enterScope(Mark);
-  for (const Operation &Op : B.Ops)
+  // The enclosing operation is current again after its blocks, for the
+  // diagnostics it still reports.
+  const Operation *Enclosing = CurrentOp;
+  for (const Operation &Op : B.Ops) {
+    CurrentOp = &Op;
     verifyOp(Op);
+  }
+  CurrentOp = Enclosing;
   leaveScope(Mark);
 }
 
@@ -1133,13 +1165,25 @@ llvm::Error kiln::verifyKernel(const Kernel &K, const DeviceLimits &Limits,
 
 llvm::Error kiln::verifyModule(const Module &M, const DeviceLimits &Limits) {
   std::vector<Diagnostic> Diags;
-  llvm::StringMap<SourceLoc> Names;
-  for (const Kernel &K : M.Kernels) {
-    auto [It, Inserted] = Names.try_emplace(K.Name, K.Loc);
-    if (!Inserted && !K.Name.empty())
-      Diags.push_back({M.FileName, K.Loc,
-                       "kernel @" + K.Name + " is already defined at " +
-                           formatLoc(It->second)});
+  llvm::StringMap<size_t> Names; ///< the first kernel of each name
+  for (size_t I = 0; I < M.Kernels.size(); ++I) {
+    const Kernel &K = M.Kernels[I];
+    auto [It, Inserted] = Names.try_emplace(K.Name, I);
+    if (!Inserted && !K.Name.empty()) {
+      Diagnostic D;
+      D.File = M.FileName;
+      D.Loc = K.Loc;
+      // Without a location the first definition is named by its position.
+      SourceLoc FirstLoc = M.Kernels[It->second].Loc;
+      if (FirstLoc.isValid())
+        D.Message = "kernel @" + K.Name + " is already defined at " +
+                    formatLoc(FirstLoc);
+      else
+        D.Message = "kernels #" + std::to_string(It->second) + " and #" +
+                    std::to_string(I) + " of the module are both named @" +
+                    K.Name;
+      Diags.push_back(std::move(D));
+    }
     std::vector<Diagnostic> KernelDiags =
         KernelVerifier(K, Limits, M.FileName).run();
     Diags.insert(Diags.end(), std::make_move_iterator(KernelDiags.begin()),

@@ -193,8 +193,9 @@ TEST(TextTest, BuilderKernelsVerify) {
   llvm::Expected<Kernel> K = B.finish();
   ASSERT_TRUE(static_cast<bool>(K)) << llvm::toString(K.takeError());
   EXPECT_THAT(diagnostics(verifyKernel(*K, DeviceLimits(), "<builder>")),
-              ElementsAre("<builder>:0:0: error: sync_cube under divergent "
-                          "control flow: the condition at 0:0 depends on "
+              ElementsAre("<builder>: error: in kernel @saxpy, operation #7 "
+                          "(sync_cube): sync_cube under divergent control "
+                          "flow: the condition at operation #6 depends on "
                           "absolute_pos"));
 }
 

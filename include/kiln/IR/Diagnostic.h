@@ -2,8 +2,13 @@
 //
 // Every user-facing error about a kernel has the form
 //   FILE:LINE:COL: error: MESSAGE
-// A DiagnosticError carries one or more of them, in the order they were
-// found, so that batch compilation can report them deterministically.
+// IR built in memory has no locations; its diagnostics say instead which
+// kernel and operation they are about:
+//   FILE: error: in kernel @NAME, operation #N (TEXT): MESSAGE
+//   FILE: error: in kernel @NAME: MESSAGE
+// (FILE "<builder>" when empty). A DiagnosticError carries one or more of
+// them, in the order they were found, so that batch compilation can report
+// them deterministically.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +19,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +30,21 @@ struct Diagnostic {
   SourceLoc Loc;
   std::string Message; ///< lower case, no final period
 
-  /// "FILE:LINE:COL: error: MESSAGE" (line and column 0 when unknown).
+  // What the diagnostic is about, filled when Loc is unknown (IR built in
+  // memory) so that it can still be found.
+  /// The kernel's name without '@' (empty for a kernel without a name);
+  /// unset when the diagnostic is about no kernel.
+  std::optional<std::string> KernelName;
+  /// The operation's number (see forEachOperation in Kernel.h); unset for a
+  /// diagnostic about the kernel as a whole.
+  std::optional<unsigned> OpIndex;
+  /// The operation as printOperationSummary (Printer.h) gives it.
+  std::string OpText;
+
+  /// With a location: "FILE:LINE:COL: error: MESSAGE". Without one (line 0):
+  /// "FILE: error: in kernel @NAME, operation #N (TEXT): MESSAGE", the parts
+  /// that are unset left out ("FILE: error: in kernel @NAME: MESSAGE",
+  /// "FILE: error: MESSAGE"), with FILE "<builder>" when empty.
   std::string str() const;
 };
 

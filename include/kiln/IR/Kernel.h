@@ -10,6 +10,8 @@
 
 #include "kiln/IR/Operation.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -65,6 +67,19 @@ struct Kernel {
     return static_cast<ValueId>(Values.size() - 1);
   }
 };
+
+/// Operation numbers. An operation's number is its position, counting from
+/// 0, in a pre-order walk of the kernel body: each operation comes before the
+/// operations of its blocks, blocks in the order of Operation::Regions (then,
+/// else; each case, then the default). Diagnostics name an operation without
+/// a source location by this number.
+///
+/// Calls \p Fn on every operation of \p K in that order, with its number.
+void forEachOperation(
+    const Kernel &K,
+    llvm::function_ref<void(const Operation &Op, unsigned Number)> Fn);
+/// The operation numbered \p Number, or null when there are fewer.
+const Operation *operationAt(const Kernel &K, unsigned Number);
 
 /// What one `.kiln` file holds.
 struct Module {

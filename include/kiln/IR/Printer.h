@@ -15,6 +15,13 @@ namespace kiln {
 std::string printKernel(const Kernel &K);
 /// The kernels of \p M, separated by a blank line.
 std::string printModule(const Module &M);
+/// One line naming \p Op (an operation of \p K) in diagnostics: its
+/// canonical text without indentation or newline (`%3 = add %1, %2 : f32`);
+/// an operation with blocks gives its first line with the blocks elided
+/// (`if %c { ... }`). A line longer than \p MaxWidth bytes is cut to that
+/// width, ending in "...".
+std::string printOperationSummary(const Kernel &K, const Operation &Op,
+                                  size_t MaxWidth = 80);
 
 } // namespace kiln
 

@@ -16,7 +16,10 @@ namespace kiln {
 /// access modes, barriers and plane operations under divergent control flow,
 /// and the device limits. Returns a DiagnosticError listing every problem in
 /// source order (deterministic), each "FILE:LINE:COL: error: MESSAGE" with
-/// \p FileName. A kernel that passes can be lowered without further checks.
+/// \p FileName; a problem without a location (IR from the Builder) names the
+/// kernel and the operation instead (Diagnostic::KernelName, OpIndex, OpText):
+/// "FILE: error: in kernel @k, operation #7 (%3 = add %1, %2 : f32): MESSAGE".
+/// A kernel that passes can be lowered without further checks.
 llvm::Error verifyKernel(const Kernel &K, const DeviceLimits &Limits,
                          llvm::StringRef FileName);
 
