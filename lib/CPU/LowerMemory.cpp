@@ -30,6 +30,15 @@ void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind,
                                ValueId Mem, bool Parallel) {
   tagScope(I, Kind == ValueKind::Plain ? SlotScopeKey : Mem);
   // Units of one unit loop never depend on each other between barriers.
+  // Not for buffers that may overlap (MayAlias): LoopAccessAnalysis skips
+  // its dependence checks for a loop annotated parallel, and the
+  // vectoriser's interleaved groups (written where their last member is)
+  // then find no dependence to stop a unit's store to one buffer sinking
+  // past its own later load of another. Without the group LLVM orders
+  // buffer accesses itself: a runtime overlap check picks the vector loop
+  // or, when the buffers do overlap, the scalar one.
+  if (Kind == ValueKind::Buffer && Variant.MayAlias)
+    Parallel = false;
   if (Parallel && Unit && AccessGroup)
     I->setMetadata(llvm::LLVMContext::MD_access_group, AccessGroup);
 }

@@ -11,6 +11,7 @@
 
 #include "kiln/CPU/CubeABI.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -105,10 +106,20 @@ void KernelLowering::setupAliasScopes() {
   llvm::MDBuilder MDB(Ctx);
   llvm::MDNode *Domain = MDB.createAnonymousAliasScopeDomain("kiln");
   std::vector<std::pair<ValueId, llvm::MDNode *>> Scopes;
-  for (ValueId P : K.Params)
-    if (K.value(P).Kind == ValueKind::Buffer)
-      Scopes.push_back(
-          {P, MDB.createAnonymousAliasScope(Domain, K.value(P).Name)});
+  // In the MayAlias variant the buffers share one scope: they may overlap
+  // each other, but never scratch memory.
+  llvm::MDNode *Buffers = Variant.MayAlias
+                              ? MDB.createAnonymousAliasScope(Domain, "buffers")
+                              : nullptr;
+  for (ValueId P : K.Params) {
+    const ValueInfo &VI = K.value(P);
+    if (VI.Kind != ValueKind::Buffer)
+      continue;
+    llvm::MDNode *S = Buffers;
+    if (!S)
+      S = MDB.createAnonymousAliasScope(Domain, VI.Name);
+    Scopes.push_back({P, S});
+  }
   for (ValueId Id = 0; Id < K.Values.size(); ++Id) {
     const ValueInfo &VI = K.value(Id);
     bool InScratch =
@@ -123,11 +134,11 @@ void KernelLowering::setupAliasScopes() {
       {FlagScopeKey, MDB.createAnonymousAliasScope(Domain, "returned")});
   for (auto &[Key, S] : Scopes) {
     ScopeOf[Key] = llvm::MDNode::get(Ctx, {S});
-    std::vector<llvm::Metadata *> Others;
+    llvm::SetVector<llvm::Metadata *> Others;
     for (auto &[Q, T] : Scopes)
-      if (Q != Key)
-        Others.push_back(T);
-    NoAliasOf[Key] = llvm::MDNode::get(Ctx, Others);
+      if (T != S)
+        Others.insert(T);
+    NoAliasOf[Key] = llvm::MDNode::get(Ctx, Others.getArrayRef());
   }
 }
 

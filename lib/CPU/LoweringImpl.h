@@ -267,7 +267,9 @@ public:
   // ---- Alias scopes (LLVM-NOTES.md pitfall 3) ----
   /// Every buffer, every shared/local array and scratch var, all value
   /// slots together, and the return flags each have a scope of their own:
-  /// none of them overlaps another. Keyed by ValueId, or the two keys below.
+  /// none of them overlaps another. In the MayAlias variant all buffers
+  /// share one scope instead (they may overlap each other, never scratch).
+  /// Keyed by ValueId, or the two keys below.
   static constexpr ValueId SlotScopeKey = NoValue - 1;
   static constexpr ValueId FlagScopeKey = NoValue - 2;
   llvm::DenseMap<ValueId, llvm::MDNode *> ScopeOf;   ///< alias.scope list

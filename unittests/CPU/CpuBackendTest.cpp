@@ -324,9 +324,9 @@ TEST_F(CpuBackendTest, DeviceBatchFailsABadKernelAlone) {
   ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
   std::vector<KernelRequest> Rs;
   for (const Kernel &K : M.Kernels)
-    Rs.push_back({&K, {}, "k.kiln", ""});
-  Rs.push_back({&kernel("fill"), {}, "k.kiln", ""}); // a duplicate
-  Rs.push_back({nullptr, {}, "", ""});
+    Rs.push_back({&K, {}, "k.kiln", "", {}});
+  Rs.push_back({&kernel("fill"), {}, "k.kiln", "", {}}); // a duplicate
+  Rs.push_back({nullptr, {}, "", "", {}});
   std::vector<KernelStats> S;
   size_t Calls = 0, LastDone = 0, LastTotal = 0;
   KernelBatchOptions BO;

@@ -1,6 +1,7 @@
 //===- CubeMetadataTest.cpp - Encoding of launch metadata -----------------===//
 
 #include "kiln/CPU/CubeMetadata.h"
+#include "kiln/Compile/ArtifactId.h"
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,24 @@ TEST(CubeMetadata, RandomBytesNeverCrash) {
     if (!R)
       llvm::consumeError(R.takeError());
   }
+}
+
+TEST(CpuVariant, NamesAndKeys) {
+  // The names of the existing variants are store keys: they must not change.
+  EXPECT_EQ(CpuVariant{}.str(), "checked-a64");
+  EXPECT_EQ((CpuVariant{false, 16}.str()), "unchecked-a16");
+  CpuVariant Alias{true, 1, /*MayAlias=*/true};
+  EXPECT_EQ(Alias.str(), "checked-a1-alias");
+  EXPECT_EQ((CpuVariant{false, 64, true}.str()), "unchecked-a64-alias");
+  // MayAlias makes another artifact: another key, another hash.
+  CpuVariant NoAlias{true, 1};
+  EXPECT_NE(Alias, NoAlias);
+  KernelId K("k-0123456789abcdef", 0x0123456789abcdefull);
+  ArtifactId<CpuVariant> A{K, Alias}, B{K, NoAlias};
+  EXPECT_FALSE(A == B);
+  EXPECT_NE(A.stableHash(), B.stableHash());
+  EXPECT_NE(std::hash<ArtifactId<CpuVariant>>()(A),
+            std::hash<ArtifactId<CpuVariant>>()(B));
 }
 
 } // namespace

@@ -42,16 +42,24 @@ struct CubeMetadata {
 };
 
 /// What a launch decides about the artifact that the kernel id does not
-/// (KERNEL-IR.md §5): bounds checking, and the buffer alignment the code may
-/// assume. The library's default is bounds-checked.
+/// (KERNEL-IR.md §5): bounds checking, the buffer alignment the code may
+/// assume, and whether buffers may overlap. The library's default is
+/// bounds-checked, with buffers that never overlap.
 struct CpuVariant {
   bool BoundsChecked = true;
   uint32_t BufferAlignment = 64; ///< a power of two, at least 1
+  /// The buffers bound to one launch may overlap each other (one memory
+  /// bound to two parameters, overlapping views of one pool): each unit's
+  /// accesses then keep their program order across buffers
+  /// (docs/Lowering.md §7). Never the scratch area or the argument table.
+  bool MayAlias = false;
   friend bool operator==(const CpuVariant &, const CpuVariant &) = default;
-  /// "checked-a64", "unchecked-a16": stable, used in keys and listings.
+  /// "checked-a64", "unchecked-a16", "checked-a1-alias": stable, used in
+  /// keys and listings (hashed through VariantTraits, so every field must
+  /// show in it; the text without MayAlias is what it always was).
   std::string str() const {
     return std::string(BoundsChecked ? "checked" : "unchecked") + "-a" +
-           std::to_string(BufferAlignment);
+           std::to_string(BufferAlignment) + (MayAlias ? "-alias" : "");
   }
 };
 
