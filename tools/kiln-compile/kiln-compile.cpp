@@ -1,8 +1,10 @@
 //===- kiln-compile.cpp - Compile Kiln IR kernels (like llc) --------------===//
 //
 // kiln-compile FILE.kiln [--kernel NAME] --emit=ir|llvm|llvm-opt|asm|obj
-//              [-O0|-O1|-O2|-O3] [-o OUT] [--print-id]
-// kiln-compile FILE.kiln... --store=DIR [-j N]
+//              [-O0|-O1|-O2|-O3] [--no-bounds-check] [--may-alias]
+//              [-o OUT] [--print-id]
+// kiln-compile FILE.kiln... --store=DIR [-j N] [--no-bounds-check]
+//              [--may-alias]
 //
 // See /work/shared/design/TOOLS.md. --emit=llvm|llvm-opt|asm|obj lower the
 // kernel for the host CPU (or --mcpu/--mattr) through the CPU backend.
@@ -101,6 +103,20 @@ cl::opt<bool> NoBoundsCheck(
     cl::desc("Compile the unchecked variant (default: bounds-checked)"),
     cl::cat(Category));
 
+cl::opt<bool> MayAlias(
+    "may-alias",
+    cl::desc("Compile the variant whose buffers may overlap each other "
+             "(one memory bound to several parameters)"),
+    cl::cat(Category));
+
+/// The variant the options ask for.
+kiln::CpuVariant cpuVariant() {
+  kiln::CpuVariant Variant;
+  Variant.BoundsChecked = !NoBoundsCheck;
+  Variant.MayAlias = MayAlias;
+  return Variant;
+}
+
 cl::opt<std::string> OutputFile("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("OUT"), cl::init("-"),
                                 cl::cat(Category));
@@ -128,8 +144,7 @@ int fail(StringRef Prefix, const Twine &Message) {
 
 /// Lowers \p K and writes the backend output --emit asks for to \p OS.
 int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS) {
-  kiln::CpuVariant Variant;
-  Variant.BoundsChecked = !NoBoundsCheck;
+  kiln::CpuVariant Variant = cpuVariant();
   LLVMContext Ctx;
   Expected<kiln::LoweredModule> Lowered =
       kiln::lowerKernel(K, Variant, deviceLimits(), Ctx);
@@ -258,8 +273,7 @@ int compileIntoStore() {
   std::vector<Item> Items;
   std::vector<std::unique_ptr<kiln::Module>> Modules;
   std::vector<kiln::KernelRequest> Requests;
-  kiln::CpuVariant Variant;
-  Variant.BoundsChecked = !NoBoundsCheck;
+  kiln::CpuVariant Variant = cpuVariant();
   for (const std::string &File : InputFiles) {
     ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer =
         MemoryBuffer::getFileOrSTDIN(File, /*IsText=*/true);

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -302,6 +304,51 @@ TEST(DeviceTest, OptionsAreChecked) {
   EXPECT_EQ(Moved.loadKernel(VaddText).status().code(),
             ErrorCode::InvalidArgument);
   EXPECT_TRUE(Other.valid());
+}
+
+} // namespace
+
+namespace {
+
+// A loaded kernel is found and launched while another thread compiles a big
+// kernel on the same device: lookups and launches do not wait for it.
+TEST(DeviceTest, LookupsDoNotWaitBehindACompile) {
+  Device D = memoryDevice();
+  KernelOptions O;
+  O.Id = "small";
+  Kernel Small = *D.loadKernel(AffineText, "affine", O);
+  std::string Big = "kernel @big cube_dim(64) (%y: buffer<f32, read_write>) {\n"
+                    "  %i = absolute_pos : u32\n  %v0 = load %y[%i] : f32\n";
+  const int Ops = 1500;
+  for (int L = 1; L < Ops; ++L)
+    Big += "  %v" + std::to_string(L) + " = fma %v" + std::to_string(L - 1) +
+           ", 1.0001:f32, 0.5:f32 : f32\n  store %y[%i], %v" +
+           std::to_string(L) + "\n";
+  Big += "}\n";
+  std::atomic<bool> Started{false}, Done{false};
+  std::thread Compiler([&] {
+    Started = true;
+    Result<Kernel> K = D.loadKernel(Big, "big");
+    EXPECT_TRUE(K.ok()) << K.status().str();
+    Done = true;
+  });
+  while (!Started)
+    std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  Buffer B = *Buffer::allocate(64 * 4);
+  for (int I = 0; I < 100; ++I) {
+    ASSERT_TRUE(D.findKernel("small").ok());
+    ASSERT_TRUE(D.loadKernel(AffineText, "affine", O).ok());
+    ASSERT_TRUE(D.launch(Small, {1, 1, 1},
+                         {Arg::buffer(B.view(f32())), Arg::f32(1),
+                          Arg::f32(1), Arg::u32(64)})
+                    .ok());
+  }
+  bool CompileStillRunning = !Done;
+  Compiler.join();
+  EXPECT_TRUE(CompileStillRunning)
+      << "the lookups finished only after the other thread's compile";
+  EXPECT_EQ(static_cast<float *>(B.data())[0], 100.0f);
 }
 
 } // namespace
