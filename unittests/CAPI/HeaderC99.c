@@ -1,0 +1,66 @@
+/*===- HeaderC99.c - kiln-c/kiln.h from a C99 translation unit ------------===*\
+|*                                                                            *|
+|* Compiled with -std=c99 -pedantic -Werror (unittests/CAPI/CMakeLists.txt):  *|
+|* the header is C99, and a C caller can make every struct and launch with    *|
+|* it. HandleTest.cpp runs kiln_capi_c99_smoke.                               *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "kiln-c/kiln.h"
+
+#include <string.h>
+
+int kiln_capi_c99_smoke(void);
+
+static const char Scale[] =
+    "kernel @scale cube_dim(4) (%x: buffer<f32, read_write>, %k: f32) {\n"
+    "  %i = absolute_pos : u32\n"
+    "  %n = len %x : u32\n"
+    "  %in = lt %i, %n : bool\n"
+    "  if %in {\n"
+    "    %v = load %x[%i] : f32\n"
+    "    %r = mul %v, %k : f32\n"
+    "    store %x[%i], %r\n"
+    "  }\n"
+    "}\n";
+
+/* 0 on success, else the line that failed. */
+int kiln_capi_c99_smoke(void) {
+  kiln_device_config config;
+  kiln_kernel_options options;
+  kiln_device device = NULL;
+  kiln_kernel kernel = NULL;
+  kiln_buffer buffer = NULL;
+  kiln_arg args[2];
+  kiln_dim3 cubes = {2, 1, 1};
+  float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int i;
+
+  if (kiln_device_config_init(&config) != KILN_OK)
+    return __LINE__;
+  config.store_mode = KILN_STORE_OFF;
+  if (kiln_device_create(&config, &device) != KILN_OK)
+    return __LINE__;
+  memset(&options, 0, sizeof(options)); /* a zeroed struct: the defaults */
+  options.file_name = "scale.kiln";
+  if (kiln_device_load_kernel(device, Scale, "scale", &options, &kernel) !=
+      KILN_OK)
+    return __LINE__;
+  if (kiln_buffer_wrap(data, sizeof(data), &buffer) != KILN_OK)
+    return __LINE__;
+  args[0] = kiln_arg_buffer(buffer, kiln_scalar(KILN_F32),
+                            KILN_ACCESS_READ_WRITE);
+  args[1] = kiln_arg_f32(0.5f);
+  if (kiln_device_launch(device, kernel, cubes, args, 2) != KILN_OK)
+    return __LINE__;
+  for (i = 0; i < 8; ++i)
+    if (data[i] != 0.5f * (float)(i + 1))
+      return __LINE__;
+  if (kiln_buffer_destroy(buffer) != KILN_OK ||
+      kiln_kernel_destroy(kernel) != KILN_OK ||
+      kiln_device_destroy(device) != KILN_OK)
+    return __LINE__;
+  if (kiln_last_error()[0] != '\0')
+    return __LINE__;
+  return 0;
+}
