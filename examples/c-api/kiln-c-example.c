@@ -105,7 +105,8 @@ static int run(kiln_device device, uint32_t n) {
   kiln_stream upload = NULL, reducer = NULL;
   kiln_event y_ready = NULL;
   kiln_kernel_options options;
-  float *host_x = NULL, *host_y = NULL, *host_y_out = NULL, *host_partial = NULL;
+  float *host_x = NULL, *host_y = NULL, *host_y_out = NULL,
+        *host_partial = NULL;
   double total = 0.0, want_total = 0.0;
   uint32_t i, wrong = 0;
   int rc = 0;

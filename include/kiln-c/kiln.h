@@ -54,10 +54,10 @@
  * HANDLES AND THEIR LIFETIME
  *
  * A handle (kiln_device, kiln_kernel, kiln_buffer, kiln_stream, kiln_event)
- * is an opaque value made by a *_create / *_allocate / *_wrap / *_load / *_record
- * function and released by the matching *_destroy. Handles are not pointers
- * to memory: never dereference one. NULL is never a valid handle, and a
- * handle may be copied freely (it is a value; all copies name one object).
+ * is an opaque value made by a *_create / *_allocate / *_wrap / *_load /
+ * *_record function and released by the matching *_destroy. Handles are not
+ * pointers to memory: never dereference one. NULL is never a valid handle, and
+ * a handle may be copied freely (it is a value; all copies name one object).
  *
  * Using a handle after it was destroyed is a bug of the caller's, like using
  * memory after free(). Kiln nevertheless detects it: a handle is an index
@@ -183,8 +183,7 @@ kiln_status kiln_element_type_parse(const char *text,
  * 12, bool 1).
  * KILN_ERROR_INVALID_ARGUMENT: out_bytes NULL, a scalar out of range or a
  * lane count not in {0, 1, 2, 3, 4, 8, 16}. */
-kiln_status kiln_element_type_size(kiln_element_type type,
-                                   uint32_t *out_bytes);
+kiln_status kiln_element_type_size(kiln_element_type type, uint32_t *out_bytes);
 
 /** What a kernel may do with a buffer parameter, or what a binding allows. */
 typedef enum kiln_access {
@@ -453,8 +452,8 @@ typedef struct kiln_parameter_info {
 kiln_status kiln_kernel_options_init(kiln_kernel_options *options);
 
 /** Loads the kernel named \p name ("vadd" or "@vadd"; NULL or "": the
- * text's only kernel) of the NUL-terminated `.kiln` text \p text on \p device: from the
- * device's memory, its store, or compiled. \p options may be NULL (the
+ * text's only kernel) of the NUL-terminated `.kiln` text \p text on \p device:
+ * from the device's memory, its store, or compiled. \p options may be NULL (the
  * defaults). The new handle goes to *out_kernel, owned by the caller: release
  * it with kiln_kernel_destroy or kiln_device_unload_kernel. The text is not
  * kept.
@@ -617,8 +616,7 @@ kiln_status kiln_stream_copy_buffer(kiln_stream stream, kiln_buffer dst,
  * once, with the stream's failure as its status (and KILN_OK is returned).
  * KILN_ERROR_INVALID_ARGUMENT: stream NULL/destroyed, out_event NULL.
  * KILN_ERROR_CANCELLED: the device was destroyed. */
-kiln_status kiln_stream_record_event(kiln_stream stream,
-                                     kiln_event *out_event);
+kiln_status kiln_stream_record_event(kiln_stream stream, kiln_event *out_event);
 
 /** Later work on \p stream waits until \p event (recorded on any stream) is
  * complete. When the event completes with a failure (its stream had

@@ -36,9 +36,7 @@ struct LastError {
   char Fallback[192] = {};
   bool UseFallback = false;
 
-  const char *get() const {
-    return UseFallback ? Fallback : Message.c_str();
-  }
+  const char *get() const { return UseFallback ? Fallback : Message.c_str(); }
 };
 
 LastError &lastError() {
@@ -275,8 +273,8 @@ kiln_access fromAccess(api::Access A) {
   return KILN_ACCESS_READ_WRITE;
 }
 
-kiln_status toBoundsChecked(Call &C, kiln_bounds_check B,
-                            std::string_view Name, bool &Out) {
+kiln_status toBoundsChecked(Call &C, kiln_bounds_check B, std::string_view Name,
+                            bool &Out) {
   switch (B) {
   case KILN_BOUNDS_CHECK_DEFAULT:
   case KILN_BOUNDS_CHECK_ON:
@@ -324,8 +322,8 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
       Out.push_back(
           api::Arg::buffer(B.view(Type, V.byte_offset, ElementCount), Access));
     } else if (A.kind == KILN_ARG_VALUE) {
-      if (kiln_status E = toElementType(C, A.value.type, Name + ".value.type",
-                                        Type))
+      if (kiln_status E =
+              toElementType(C, A.value.type, Name + ".value.type", Type))
         return E;
       if (A.value.size > KILN_MAX_VALUE_BYTES)
         return C.invalid("{}.value.size is {}, more than {}", Name,
@@ -500,8 +498,7 @@ kiln_status kiln_device_create(const kiln_device_config *config,
     api::Result<api::Device> D = api::Device::create(Config);
     if (!D.ok())
       return C.status(D.status());
-    return C.insert(devices(),
-                    std::make_shared<api::Device>(std::move(*D)),
+    return C.insert(devices(), std::make_shared<api::Device>(std::move(*D)),
                     "kiln_device", out_device);
   });
 }
@@ -520,8 +517,8 @@ kiln_status kiln_device_get_info(kiln_device device,
                                  kiln_device_info *out_info) {
   return guard("kiln_device_get_info", [&](Call &C) {
     std::shared_ptr<api::Device> D;
-    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
-                                 "kiln_device", D))
+    if (kiln_status E =
+            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
       return E;
     if (kiln_status E = C.require(out_info, "out_info"))
       return E;
@@ -538,8 +535,8 @@ kiln_status kiln_device_get_info(kiln_device device,
 kiln_status kiln_device_synchronize(kiln_device device) {
   return guard("kiln_device_synchronize", [&](Call &C) {
     std::shared_ptr<api::Device> D;
-    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
-                                 "kiln_device", D))
+    if (kiln_status E =
+            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
       return E;
     return C.status(D->synchronize());
   });
@@ -552,11 +549,11 @@ kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
     std::shared_ptr<api::Device> D;
     api::Kernel K;
     std::vector<api::Arg> Args;
-    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
-                                 "kiln_device", D))
+    if (kiln_status E =
+            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
       return E;
-    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
-                                 "kiln_kernel", K))
+    if (kiln_status E =
+            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
       return E;
     if (kiln_status E = toArgs(C, args, arg_count, Args))
       return E;
@@ -585,8 +582,8 @@ kiln_status kiln_device_load_kernel(kiln_device device, const char *text,
       return E;
     *out_kernel = nullptr;
     std::shared_ptr<api::Device> D;
-    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
-                                 "kiln_device", D))
+    if (kiln_status E =
+            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
       return E;
     if (kiln_status E = C.require(text, "text"))
       return E;
@@ -594,14 +591,13 @@ kiln_status kiln_device_load_kernel(kiln_device device, const char *text,
     if (options) {
       Options.Id = options->id ? options->id : "";
       Options.FileName = options->file_name ? options->file_name : "";
-      if (kiln_status E = toBoundsChecked(C, options->bounds_check,
-                                          "options->bounds_check",
-                                          Options.BoundsChecked))
+      if (kiln_status E =
+              toBoundsChecked(C, options->bounds_check, "options->bounds_check",
+                              Options.BoundsChecked))
         return E;
     }
-    api::Result<api::Kernel> K =
-        D->loadKernel(text, name ? std::string_view(name) : std::string_view(),
-                      Options);
+    api::Result<api::Kernel> K = D->loadKernel(
+        text, name ? std::string_view(name) : std::string_view(), Options);
     if (!K.ok())
       return C.status(K.status());
     return C.insert(kernels(), std::move(*K), "kiln_kernel", out_kernel);
@@ -616,8 +612,8 @@ kiln_status kiln_device_find_kernel(kiln_device device, const char *id,
       return E;
     *out_kernel = nullptr;
     std::shared_ptr<api::Device> D;
-    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
-                                 "kiln_device", D))
+    if (kiln_status E =
+            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
       return E;
     if (kiln_status E = C.require(id, "id"))
       return E;
@@ -637,11 +633,11 @@ kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel) {
   kiln_status S = guard("kiln_device_unload_kernel", [&](Call &C) {
     std::shared_ptr<api::Device> D;
     api::Kernel K;
-    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
-                                 "kiln_device", D))
+    if (kiln_status E =
+            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
       return E;
-    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
-                                 "kiln_kernel", K))
+    if (kiln_status E =
+            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
       return E;
     if (kiln_status E = C.status(D->unloadKernel(K)))
       return E;
@@ -664,8 +660,8 @@ kiln_status kiln_kernel_get_info(kiln_kernel kernel,
                                  kiln_kernel_info *out_info) {
   return guard("kiln_kernel_get_info", [&](Call &C) {
     api::Kernel K;
-    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
-                                 "kiln_kernel", K))
+    if (kiln_status E =
+            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
       return E;
     if (kiln_status E = C.require(out_info, "out_info"))
       return E;
@@ -699,8 +695,8 @@ kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
                                       kiln_parameter_info *out_info) {
   return guard("kiln_kernel_get_parameter", [&](Call &C) {
     api::Kernel K;
-    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
-                                 "kiln_kernel", K))
+    if (kiln_status E =
+            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
       return E;
     if (kiln_status E = C.require(out_info, "out_info"))
       return E;
@@ -753,8 +749,8 @@ kiln_status kiln_buffer_wrap(void *data, uint64_t size,
 kiln_status kiln_buffer_data(kiln_buffer buffer, void **out_data) {
   return guard("kiln_buffer_data", [&](Call &C) {
     api::Buffer B;
-    if (kiln_status E = C.lookup(buffers(), bitsOf(buffer), "buffer",
-                                 "kiln_buffer", B))
+    if (kiln_status E =
+            C.lookup(buffers(), bitsOf(buffer), "buffer", "kiln_buffer", B))
       return E;
     if (kiln_status E = C.require(out_data, "out_data"))
       return E;
@@ -766,8 +762,8 @@ kiln_status kiln_buffer_data(kiln_buffer buffer, void **out_data) {
 kiln_status kiln_buffer_size(kiln_buffer buffer, uint64_t *out_size) {
   return guard("kiln_buffer_size", [&](Call &C) {
     api::Buffer B;
-    if (kiln_status E = C.lookup(buffers(), bitsOf(buffer), "buffer",
-                                 "kiln_buffer", B))
+    if (kiln_status E =
+            C.lookup(buffers(), bitsOf(buffer), "buffer", "kiln_buffer", B))
       return E;
     if (kiln_status E = C.require(out_size, "out_size"))
       return E;
@@ -793,8 +789,8 @@ kiln_status kiln_stream_create(kiln_device device, kiln_stream *out_stream) {
       return E;
     *out_stream = nullptr;
     std::shared_ptr<api::Device> D;
-    if (kiln_status E = C.lookup(devices(), bitsOf(device), "device",
-                                 "kiln_device", D))
+    if (kiln_status E =
+            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
       return E;
     api::Result<api::Stream> S = D->createStream();
     if (!S.ok())
@@ -819,11 +815,11 @@ kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
     api::Stream S;
     api::Kernel K;
     std::vector<api::Arg> Args;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
-    if (kiln_status E = C.lookup(kernels(), bitsOf(kernel), "kernel",
-                                 "kiln_kernel", K))
+    if (kiln_status E =
+            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
       return E;
     if (kiln_status E = toArgs(C, args, arg_count, Args))
       return E;
@@ -837,8 +833,8 @@ kiln_status kiln_stream_copy_to_buffer(kiln_stream stream, kiln_buffer dst,
   return guard("kiln_stream_copy_to_buffer", [&](Call &C) {
     api::Stream S;
     api::Buffer B;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     if (kiln_status E =
             C.lookup(buffers(), bitsOf(dst), "dst", "kiln_buffer", B))
@@ -855,8 +851,8 @@ kiln_status kiln_stream_copy_from_buffer(kiln_stream stream, void *dst,
   return guard("kiln_stream_copy_from_buffer", [&](Call &C) {
     api::Stream S;
     api::Buffer B;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     if (kiln_status E =
             C.lookup(buffers(), bitsOf(src), "src", "kiln_buffer", B))
@@ -873,8 +869,8 @@ kiln_status kiln_stream_copy_buffer(kiln_stream stream, kiln_buffer dst,
   return guard("kiln_stream_copy_buffer", [&](Call &C) {
     api::Stream S;
     api::Buffer Dst, Src;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     if (kiln_status E =
             C.lookup(buffers(), bitsOf(dst), "dst", "kiln_buffer", Dst))
@@ -893,8 +889,8 @@ kiln_status kiln_stream_record_event(kiln_stream stream,
       return E;
     *out_event = nullptr;
     api::Stream S;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     api::Result<api::Event> Ev = S.record();
     if (!Ev.ok())
@@ -907,8 +903,8 @@ kiln_status kiln_stream_wait_event(kiln_stream stream, kiln_event event) {
   return guard("kiln_stream_wait_event", [&](Call &C) {
     api::Stream S;
     api::Event Ev;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     if (kiln_status E =
             C.lookup(events(), bitsOf(event), "event", "kiln_event", Ev))
@@ -920,8 +916,8 @@ kiln_status kiln_stream_wait_event(kiln_stream stream, kiln_event event) {
 kiln_status kiln_stream_synchronize(kiln_stream stream) {
   return guard("kiln_stream_synchronize", [&](Call &C) {
     api::Stream S;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     return C.status(S.synchronize());
   });
@@ -930,8 +926,8 @@ kiln_status kiln_stream_synchronize(kiln_stream stream) {
 kiln_status kiln_stream_status(kiln_stream stream) {
   return guard("kiln_stream_status", [&](Call &C) {
     api::Stream S;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     return C.status(S.status());
   });
@@ -941,8 +937,8 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
                                     kiln_status *out_cleared) {
   return guard("kiln_stream_reset_error", [&](Call &C) {
     api::Stream S;
-    if (kiln_status E = C.lookup(streams(), bitsOf(stream), "stream",
-                                 "kiln_stream", S))
+    if (kiln_status E =
+            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
       return E;
     api::Status Cleared = S.resetError();
     if (out_cleared)

@@ -109,7 +109,8 @@ public:
   uint64_t insert(T Value) {
     std::lock_guard<std::mutex> G(M);
     uint32_t Index;
-    if (Free.size() > QuarantineSlots || (NumSlots == MaxSlots && !Free.empty())) {
+    if (Free.size() > QuarantineSlots ||
+        (NumSlots == MaxSlots && !Free.empty())) {
       Index = Free.front();
       Free.pop_front();
     } else if (NumSlots < MaxSlots) {

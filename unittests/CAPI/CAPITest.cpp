@@ -54,8 +54,7 @@ TEST(CAPIStatusTest, Names) {
   EXPECT_STREQ(kiln_status_name(KILN_ERROR_NOT_FOUND), "not found");
   EXPECT_STREQ(kiln_status_name(KILN_ERROR_CANCELLED), "cancelled");
   EXPECT_STREQ(kiln_status_name(KILN_ERROR_INTERNAL), "internal error");
-  EXPECT_STREQ(kiln_status_name(static_cast<kiln_status>(9)),
-               "unknown status");
+  EXPECT_STREQ(kiln_status_name(static_cast<kiln_status>(9)), "unknown status");
   EXPECT_STREQ(kiln_status_name(static_cast<kiln_status>(-1)),
                "unknown status");
 }
@@ -224,8 +223,8 @@ TEST(CAPIArgTest, ValueConstructors) {
 TEST(CAPIArgTest, ViewConstructors) {
   kiln_buffer B = nullptr;
   ASSERT_KILN_OK(kiln_buffer_allocate(64, &B));
-  kiln_arg A = kiln_arg_view(B, kiln_line(KILN_F32, 4), 16, 2,
-                             KILN_ACCESS_READ);
+  kiln_arg A =
+      kiln_arg_view(B, kiln_line(KILN_F32, 4), 16, 2, KILN_ACCESS_READ);
   EXPECT_EQ(A.kind, KILN_ARG_BUFFER);
   EXPECT_EQ(A.view.buffer, B);
   EXPECT_EQ(A.view.byte_offset, 16u);
@@ -254,14 +253,14 @@ TEST(CAPIArgTest, Value) {
   EXPECT_EQ(std::memcmp(A.value.bytes, Half, 8), 0);
 
   uint8_t Big[KILN_MAX_VALUE_BYTES + 1] = {};
-  ASSERT_KILN_OK(kiln_arg_value(kiln_line(KILN_F64, 16), Big,
-                                KILN_MAX_VALUE_BYTES, &A));
+  ASSERT_KILN_OK(
+      kiln_arg_value(kiln_line(KILN_F64, 16), Big, KILN_MAX_VALUE_BYTES, &A));
   EXPECT_EQ(kiln_arg_value(kiln_line(KILN_F64, 16), Big, sizeof(Big), &A),
             KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(), "kiln_arg_value: size is 129, more than 128");
-  EXPECT_EQ(kiln_arg_value(f32(), nullptr, 4, &A),
-            KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(kiln_last_error(), "kiln_arg_value: bytes is NULL but size is 4");
+  EXPECT_EQ(kiln_arg_value(f32(), nullptr, 4, &A), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_last_error(),
+               "kiln_arg_value: bytes is NULL but size is 4");
   EXPECT_EQ(kiln_arg_value(f32(), Big, 4, nullptr),
             KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(), "kiln_arg_value: out_arg is NULL");
@@ -335,9 +334,8 @@ TEST(CAPIDeviceTest, CreateErrors) {
 }
 
 TEST(CAPIDeviceTest, StoreModesAndOrigins) {
-  std::filesystem::path Dir =
-      std::filesystem::temp_directory_path() /
-      ("kiln-capi-store-" + std::to_string(::getpid()));
+  std::filesystem::path Dir = std::filesystem::temp_directory_path() /
+                              ("kiln-capi-store-" + std::to_string(::getpid()));
   std::filesystem::remove_all(Dir);
   std::string DirText = Dir.string();
   kiln_device_config Config;
@@ -600,8 +598,7 @@ TEST_P(CAPILaunchErrorTest, KernelOfAnotherDevice) {
   EXPECT_KILN_OK(kiln_device_destroy(Other));
 }
 
-INSTANTIATE_TEST_SUITE_P(SyncAndStream, CAPILaunchErrorTest,
-                         ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(SyncAndStream, CAPILaunchErrorTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool> &I) {
                            return I.param ? "Stream" : "Device";
                          });
@@ -695,7 +692,8 @@ TEST(CAPIKernelTest, LoadAndDescribe) {
                                   "of range: kernel 'vadd' has 4 parameters");
   EXPECT_EQ(kiln_kernel_get_parameter(K, 0, nullptr),
             KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(kiln_last_error(), "kiln_kernel_get_parameter: out_info is NULL");
+  EXPECT_STREQ(kiln_last_error(),
+               "kiln_kernel_get_parameter: out_info is NULL");
   EXPECT_EQ(kiln_kernel_get_info(K, nullptr), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(), "kiln_kernel_get_info: out_info is NULL");
 
@@ -718,8 +716,8 @@ TEST(CAPIKernelTest, NamesAndBoundsChecking) {
   EXPECT_KILN_OK(kiln_kernel_destroy(K));
   ASSERT_KILN_OK(kiln_device_load_kernel(D, VaddText, "", nullptr, &K));
   EXPECT_KILN_OK(kiln_kernel_destroy(K));
-  ASSERT_KILN_OK(kiln_device_load_kernel(D, Two.c_str(), "@affine", nullptr,
-                                         &K));
+  ASSERT_KILN_OK(
+      kiln_device_load_kernel(D, Two.c_str(), "@affine", nullptr, &K));
   kiln_kernel_info Info;
   ASSERT_KILN_OK(kiln_kernel_get_info(K, &Info));
   EXPECT_STREQ(Info.name, "affine");
@@ -779,8 +777,9 @@ TEST(CAPIKernelTest, DiagnosticsReachTheLastError) {
   EXPECT_NE(E.find("\nbad.kiln:4:"), std::string::npos) << E;
 
   // A parse error, in the default file name.
-  EXPECT_EQ(kiln_device_load_kernel(D, "kernel @p cube_dim(1) () {\n  %x = "
-                                       "frobnicate : u32\n}\n",
+  EXPECT_EQ(kiln_device_load_kernel(D,
+                                    "kernel @p cube_dim(1) () {\n  %x = "
+                                    "frobnicate : u32\n}\n",
                                     nullptr, nullptr, &K),
             KILN_ERROR_INVALID_KERNEL);
   E = kiln_last_error();
@@ -798,8 +797,8 @@ TEST(CAPIKernelTest, FindAndUnload) {
   ASSERT_KILN_OK(kiln_device_load_kernel(D, VaddText, nullptr, &O, &K));
 
   kiln_kernel Found = nullptr;
-  ASSERT_KILN_OK(kiln_device_find_kernel(D, "rt.vadd",
-                                         KILN_BOUNDS_CHECK_DEFAULT, &Found));
+  ASSERT_KILN_OK(
+      kiln_device_find_kernel(D, "rt.vadd", KILN_BOUNDS_CHECK_DEFAULT, &Found));
   EXPECT_NE(Found, K); // a new handle on the same kernel
   kiln_kernel_info Info;
   ASSERT_KILN_OK(kiln_kernel_get_info(Found, &Info));
@@ -818,10 +817,11 @@ TEST(CAPIKernelTest, FindAndUnload) {
   EXPECT_EQ(kiln_device_find_kernel(D, "rt.vadd",
                                     static_cast<kiln_bounds_check>(9), &None),
             KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(kiln_device_find_kernel(D, "rt.vadd", KILN_BOUNDS_CHECK_ON,
-                                    nullptr),
-            KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_STREQ(kiln_last_error(), "kiln_device_find_kernel: out_kernel is NULL");
+  EXPECT_EQ(
+      kiln_device_find_kernel(D, "rt.vadd", KILN_BOUNDS_CHECK_ON, nullptr),
+      KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_last_error(),
+               "kiln_device_find_kernel: out_kernel is NULL");
 
   // A kernel of another device is refused, and its handle left alone.
   kiln_device Other = memoryDevice();

@@ -1,4 +1,5 @@
-//===- CAPITestSupport.h - Kernels and helpers of the C API tests -*- C++ -*-===//
+//===- CAPITestSupport.h - Kernels and helpers of the C API tests -*- C++
+//-*-===//
 
 #ifndef KILN_UNITTESTS_CAPI_CAPITESTSUPPORT_H
 #define KILN_UNITTESTS_CAPI_CAPITESTSUPPORT_H
@@ -29,7 +30,8 @@
 namespace kiln::capi::test {
 
 /// c[i] = a[i] + b[i] for i < n.
-inline constexpr const char *VaddText = R"(kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
+inline constexpr const char *VaddText =
+    R"(kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
                            %c: buffer<f32, write>, %n: u32) {
   %i = absolute_pos : u32
   %in = lt %i, %n : bool
@@ -43,7 +45,8 @@ inline constexpr const char *VaddText = R"(kernel @vadd cube_dim(64) (%a: buffer
 )";
 
 /// y[i] = a * y[i] + b for i < n.
-inline constexpr const char *AffineText = R"(kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
+inline constexpr const char *AffineText =
+    R"(kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
                              %n: u32) {
   %i = absolute_pos : u32
   %in = lt %i, %n : bool
@@ -57,7 +60,8 @@ inline constexpr const char *AffineText = R"(kernel @affine cube_dim(64) (%y: bu
 
 /// Keeps its one unit busy: data[0] = the sum of data[0] over iters
 /// iterations (a chain of dependent float adds that cannot be folded).
-inline constexpr const char *SpinText = R"(kernel @spin cube_dim(1) (%data: buffer<f32, read_write>, %iters: u32) {
+inline constexpr const char *SpinText =
+    R"(kernel @spin cube_dim(1) (%data: buffer<f32, read_write>, %iters: u32) {
   %acc = var f32
   set %acc, 0.0:f32
   for %k = 0:u32 to %iters {

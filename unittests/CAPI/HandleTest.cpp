@@ -370,10 +370,10 @@ TEST(CAPIHandleTest, WrongKindAndMadeUpValues) {
       0x1234,
       reinterpret_cast<uintptr_t>(&Local),
       ~uintptr_t(0),
-      Bits & ~uintptr_t(0xffffff),                 // index 0
-      (Bits & ~uintptr_t(0xffffff)) | 0xfffffe,    // a slot never made
-      Bits + (uintptr_t(2) << 24),                 // a generation never issued
-      Bits + (uintptr_t(1) << 24),                 // an even generation
+      Bits & ~uintptr_t(0xffffff),              // index 0
+      (Bits & ~uintptr_t(0xffffff)) | 0xfffffe, // a slot never made
+      Bits + (uintptr_t(2) << 24),              // a generation never issued
+      Bits + (uintptr_t(1) << 24),              // an even generation
   };
   for (uintptr_t V : Values) {
     SCOPED_TRACE(V);
@@ -419,9 +419,9 @@ TEST(CAPIHandleTest, StaleHandlesStayDetectedWhenSlotsAreReused) {
   bool Reused = false;
   for (kiln_buffer S : Stale)
     for (kiln_buffer L : Live)
-      Reused |= ((reinterpret_cast<uintptr_t>(S) ^
-                  reinterpret_cast<uintptr_t>(L)) &
-                 0xffffff) == 0;
+      Reused |=
+          ((reinterpret_cast<uintptr_t>(S) ^ reinterpret_cast<uintptr_t>(L)) &
+           0xffffff) == 0;
   EXPECT_TRUE(Reused);
   for (kiln_buffer S : Stale) {
     uint64_t Size;

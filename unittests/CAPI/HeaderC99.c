@@ -48,8 +48,8 @@ int kiln_capi_c99_smoke(void) {
     return __LINE__;
   if (kiln_buffer_wrap(data, sizeof(data), &buffer) != KILN_OK)
     return __LINE__;
-  args[0] = kiln_arg_buffer(buffer, kiln_scalar(KILN_F32),
-                            KILN_ACCESS_READ_WRITE);
+  args[0] =
+      kiln_arg_buffer(buffer, kiln_scalar(KILN_F32), KILN_ACCESS_READ_WRITE);
   args[1] = kiln_arg_f32(0.5f);
   if (kiln_device_launch(device, kernel, cubes, args, 2) != KILN_OK)
     return __LINE__;
