@@ -105,6 +105,30 @@ template <typename H> H handleOf(uint64_t Bits) {
 
 //===-- One call ----------------------------------------------------------===//
 
+/// An argument as messages name it: "stream", or "args[2].view.type" (made
+/// into text only when a message needs it, not on every launch).
+struct ArgName {
+  static constexpr size_t NoIndex = ~size_t(0);
+  const char *Field;
+  size_t Index = NoIndex; ///< in args[], or NoIndex
+
+  ArgName(const char *Field) : Field(Field) {}
+  ArgName(size_t Index, const char *Field) : Field(Field), Index(Index) {}
+};
+
+} // namespace
+
+template <> struct fmt::formatter<ArgName> {
+  constexpr auto parse(fmt::format_parse_context &Ctx) { return Ctx.begin(); }
+  auto format(const ArgName &N, fmt::format_context &Ctx) const {
+    if (N.Index == ArgName::NoIndex)
+      return fmt::format_to(Ctx.out(), "{}", N.Field);
+    return fmt::format_to(Ctx.out(), "args[{}]{}", N.Index, N.Field);
+  }
+};
+
+namespace {
+
 /// The context of one entry point: its name, for the messages of the errors
 /// the C layer finds.
 class Call {
@@ -132,20 +156,20 @@ public:
   }
 
   /// InvalidArgument for a null \p Pointer named \p Name.
-  kiln_status require(const void *Pointer, std::string_view Name) {
+  kiln_status require(const void *Pointer, ArgName Name) {
     return Pointer ? KILN_OK : invalid("{} is NULL", Name);
   }
 
   /// The C++ handle behind \p Handle (argument \p Name) into \p Out.
   template <typename T>
-  kiln_status lookup(Registry<T> &R, uint64_t Handle, std::string_view Name,
+  kiln_status lookup(Registry<T> &R, uint64_t Handle, ArgName Name,
                      const char *KindName, T &Out) {
     return explain(R.get(Handle, Out), Handle, Name, KindName);
   }
 
   /// Destroys \p Handle: its C++ handle is moved into \p Out.
   template <typename T>
-  kiln_status take(Registry<T> &R, uint64_t Handle, std::string_view Name,
+  kiln_status take(Registry<T> &R, uint64_t Handle, ArgName Name,
                    const char *KindName, std::optional<T> &Out) {
     return explain(R.take(Handle, Out), Handle, Name, KindName);
   }
@@ -163,7 +187,7 @@ public:
   }
 
 private:
-  kiln_status explain(LookupResult R, uint64_t Handle, std::string_view Name,
+  kiln_status explain(LookupResult R, uint64_t Handle, ArgName Name,
                       const char *KindName) {
     switch (R) {
     case LookupResult::Ok:
@@ -229,7 +253,7 @@ bool validLanes(uint32_t Lanes) {
 
 /// \p T as the C++ API's type; InvalidArgument naming \p Name when it is
 /// none.
-kiln_status toElementType(Call &C, kiln_element_type T, std::string_view Name,
+kiln_status toElementType(Call &C, kiln_element_type T, ArgName Name,
                           api::ElementType &Out) {
   int Scalar = static_cast<int>(T.scalar);
   if (Scalar < KILN_BOOL || Scalar > KILN_F64)
@@ -245,8 +269,7 @@ kiln_element_type fromElementType(api::ElementType T) {
   return {static_cast<kiln_scalar_type>(static_cast<int>(T.Scalar)), T.Lanes};
 }
 
-kiln_status toAccess(Call &C, kiln_access A, std::string_view Name,
-                     api::Access &Out) {
+kiln_status toAccess(Call &C, kiln_access A, ArgName Name, api::Access &Out) {
   switch (A) {
   case KILN_ACCESS_READ:
     Out = api::Access::Read;
@@ -273,7 +296,7 @@ kiln_access fromAccess(api::Access A) {
   return KILN_ACCESS_READ_WRITE;
 }
 
-kiln_status toBoundsChecked(Call &C, kiln_bounds_check B, std::string_view Name,
+kiln_status toBoundsChecked(Call &C, kiln_bounds_check B, ArgName Name,
                             bool &Out) {
   switch (B) {
   case KILN_BOUNDS_CHECK_DEFAULT:
@@ -299,18 +322,17 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
   Out.reserve(Count);
   for (size_t I = 0; I < Count; ++I) {
     const kiln_arg &A = Args[I];
-    std::string Name = fmt::format("args[{}]", I);
     api::ElementType Type;
     if (A.kind == KILN_ARG_BUFFER) {
       const kiln_buffer_view &V = A.view;
       api::Buffer B;
       api::Access Access;
       if (kiln_status E = C.lookup(buffers(), bitsOf(V.buffer),
-                                   Name + ".view.buffer", "kiln_buffer", B))
+                                   {I, ".view.buffer"}, "kiln_buffer", B))
         return E;
-      if (kiln_status E = toElementType(C, V.type, Name + ".view.type", Type))
+      if (kiln_status E = toElementType(C, V.type, {I, ".view.type"}, Type))
         return E;
-      if (kiln_status E = toAccess(C, V.access, Name + ".view.access", Access))
+      if (kiln_status E = toAccess(C, V.access, {I, ".view.access"}, Access))
         return E;
       uint64_t ElementCount = V.count;
       if (ElementCount == KILN_WHOLE_BUFFER) {
@@ -323,16 +345,16 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
           api::Arg::buffer(B.view(Type, V.byte_offset, ElementCount), Access));
     } else if (A.kind == KILN_ARG_VALUE) {
       if (kiln_status E =
-              toElementType(C, A.value.type, Name + ".value.type", Type))
+              toElementType(C, A.value.type, {I, ".value.type"}, Type))
         return E;
       if (A.value.size > KILN_MAX_VALUE_BYTES)
-        return C.invalid("{}.value.size is {}, more than {}", Name,
+        return C.invalid("{}.value.size is {}, more than {}", ArgName(I, ""),
                          A.value.size, KILN_MAX_VALUE_BYTES);
       Out.push_back(api::Arg::value(Type, A.value.bytes, A.value.size));
     } else {
       return C.invalid("{}.kind is {}, neither KILN_ARG_BUFFER nor "
                        "KILN_ARG_VALUE (a zeroed kiln_arg?)",
-                       Name, static_cast<int>(A.kind));
+                       ArgName(I, ""), static_cast<int>(A.kind));
     }
   }
   return KILN_OK;
