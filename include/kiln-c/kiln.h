@@ -54,10 +54,13 @@
  * HANDLES AND THEIR LIFETIME
  *
  * A handle (kiln_device, kiln_kernel, kiln_buffer, kiln_stream, kiln_event)
- * is an opaque value made by a *_create / *_allocate / *_wrap / *_load /
- * *_record function and released by the matching *_destroy. Handles are not
- * pointers to memory: never dereference one. NULL is never a valid handle, and
- * a handle may be copied freely (it is a value; all copies name one object).
+ * is an opaque value that a function returns through an out_* parameter
+ * (kiln_device_create, kiln_device_load_kernel, kiln_buffer_allocate, ...),
+ * owned by the caller until it is released by the matching *_destroy.
+ * Handles are not pointers to memory: never dereference one. NULL is never a
+ * valid handle, and a handle may be copied freely (it is a value; all copies
+ * name one object). At most 2^24 - 1 handles of one type are live at once
+ * (beyond: KILN_ERROR_OUT_OF_MEMORY).
  *
  * Using a handle after it was destroyed is a bug of the caller's, like using
  * memory after free(). Kiln nevertheless detects it: a handle is an index
@@ -103,7 +106,7 @@ extern "C" {
 typedef enum kiln_status {
   /** Success. */
   KILN_OK = 0,
-  /** A NULL, destroyed or out-of-range argument of a call. */
+  /** A NULL, destroyed, wrong-type or out-of-range argument of a call. */
   KILN_ERROR_INVALID_ARGUMENT = 1,
   /** The kernel does not parse or does not verify; the message holds every
    * located diagnostic ("FILE:LINE:COL: error: ..."). */
@@ -193,7 +196,8 @@ typedef enum kiln_access {
 } kiln_access;
 
 /** A cube count or a cube shape. All three must be set: {n, 1, 1} is n cubes
- * in a line; a zero anywhere is a count of no cubes. */
+ * in a line. A launch refuses a zero anywhere (as `{n}` in C leaves y and z)
+ * and more than 2^32 - 1 cubes in all: KILN_ERROR_INVALID_LAUNCH. */
 typedef struct kiln_dim3 {
   uint32_t x, y, z;
 } kiln_dim3;
@@ -378,10 +382,11 @@ kiln_status kiln_device_synchronize(kiln_device device);
  * KILN_ERROR_INVALID_ARGUMENT: device or kernel NULL/destroyed, args NULL
  * with a non-zero arg_count, a malformed kiln_arg (no kind, NULL or
  * destroyed buffer, element type out of range, value size above
- * KILN_MAX_VALUE_BYTES). KILN_ERROR_INVALID_LAUNCH: the arguments do not fit
- * the kernel (count, kinds, types, access, bounds, alignment), the message
- * names the parameter. KILN_ERROR_OUT_OF_MEMORY: no scratch memory.
- * KILN_ERROR_CANCELLED: the device was destroyed. */
+ * KILN_MAX_VALUE_BYTES), a kernel of another device.
+ * KILN_ERROR_INVALID_LAUNCH: the arguments do not fit the kernel (count,
+ * kinds, types, access, bounds, alignment; the message names the parameter)
+ * or the cube count does not (see kiln_dim3). KILN_ERROR_OUT_OF_MEMORY: no
+ * scratch memory. KILN_ERROR_CANCELLED: the device was destroyed. */
 kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count);
