@@ -186,8 +186,13 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   std::mutex M;
   std::condition_variable Progress;
   std::deque<Item> Queue;
-  /// A task is queued or running for this stream (or parked on an event).
-  bool Scheduled = false;
+  /// A drain task is queued and has not started yet.
+  bool TaskQueued = false;
+  /// A thread (a task, or the host in synchronize) runs the queue.
+  bool Draining = false;
+  /// The front item waits for an incomplete event, whose completion kicks
+  /// the stream again.
+  bool Parked = false;
   Status Error;
   /// The last item that may run: items after a failure are skipped, those
   /// before it (queued earlier) still run.
@@ -200,8 +205,12 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   /// Queues \p I: Cancelled on a closed device, the stream's error on a
   /// failed stream.
   Status submit(Item I);
-  /// Runs queued items in order until none is left or one must wait.
-  void drain();
+  /// Runs queued items in order, with Draining taken, until none is left,
+  /// one must wait, or (when \p UpTo is not 0) item \p UpTo has run.
+  void drainLoop(uint64_t UpTo);
+  /// Runs the queue on this thread up to item \p UpTo when no one else
+  /// does: a host about to wait does the work instead of waking a worker.
+  void drainHere(uint64_t UpTo);
   /// Waits until everything submitted so far has run.
   Status synchronize();
   /// Fails the stream after item \p At (items up to it still run).
@@ -215,7 +224,10 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   }
 
 private:
-  void schedule(); ///< with M held and Scheduled just set
+  /// With M held: queues a drain task unless the queue is empty, drained,
+  /// parked or has a task queued already.
+  void kick();
+  void runTask();
 };
 
 /// Waits for every stream of \p D; the first failure among them.

@@ -90,10 +90,37 @@ void StreamState::fail(Status S, uint64_t At) {
   }
 }
 
-void StreamState::schedule() {
+void StreamState::kick() {
+  if (Queue.empty() || Draining || Parked || TaskQueued)
+    return;
+  TaskQueued = true;
   Device->taskStarted();
   Device->Dev->executor().enqueue(
-      [Self = shared_from_this()] { Self->drain(); });
+      [Self = shared_from_this()] { Self->runTask(); });
+}
+
+void StreamState::runTask() {
+  {
+    std::lock_guard<std::mutex> L(M);
+    TaskQueued = false;
+    if (Draining || Parked || Queue.empty()) {
+      Device->taskEnded();
+      return;
+    }
+    Draining = true;
+  }
+  drainLoop(0);
+  Device->taskEnded();
+}
+
+void StreamState::drainHere(uint64_t UpTo) {
+  {
+    std::lock_guard<std::mutex> L(M);
+    if (Draining || Parked || Queue.empty())
+      return;
+    Draining = true;
+  }
+  drainLoop(UpTo);
 }
 
 Status StreamState::submit(Item I) {
@@ -105,37 +132,36 @@ Status StreamState::submit(Item I) {
     return Error;
   I.Seq = ++Submitted;
   Queue.push_back(std::move(I));
-  if (!Scheduled) {
-    Scheduled = true;
-    schedule();
-  }
+  kick();
   return Status();
 }
 
-void StreamState::drain() {
+void StreamState::drainLoop(uint64_t UpTo) {
   for (;;) {
     Item I;
     {
       std::unique_lock<std::mutex> L(M);
-      if (Queue.empty()) {
-        Scheduled = false;
+      if (Queue.empty() || (UpTo && Queue.front().Seq > UpTo)) {
+        Draining = false;
+        kick(); // the rest, if the host stopped early
         Progress.notify_all();
-        break;
+        return;
       }
       Item &Front = Queue.front();
       if (Front.WaitFor &&
           !Front.WaitFor->Complete.load(std::memory_order_acquire)) {
-        // Park: the event's completion queues this stream's task again.
-        std::shared_ptr<DeviceState> D = Device;
+        // Park: the event's completion kicks this stream again.
+        Parked = true;
+        Draining = false;
         auto Self = shared_from_this();
         if (Front.WaitFor->whenComplete([Self] {
-              std::lock_guard<std::mutex> L(Self->M);
-              Self->schedule();
-            })) {
-          L.unlock();
-          Device->taskEnded();
+              std::lock_guard<std::mutex> G(Self->M);
+              Self->Parked = false;
+              Self->kick();
+            }))
           return;
-        }
+        Parked = false;
+        Draining = true;
       }
       I = std::move(Front);
       Queue.pop_front();
@@ -177,7 +203,6 @@ void StreamState::drain() {
       Progress.notify_all();
     }
   }
-  Device->taskEnded();
 }
 
 Status StreamState::synchronize() {
@@ -189,6 +214,8 @@ Status StreamState::synchronize() {
   auto Done = [&] {
     return Finished.load(std::memory_order_acquire) >= Target;
   };
+  if (!Done())
+    drainHere(Target);
   if (!spinUntil(Done)) {
     std::unique_lock<std::mutex> L(M);
     Sleepers.fetch_add(1);

@@ -67,7 +67,7 @@ struct Device::Impl {
                  if (CallLogs)
                    CallLogs->push_back(Log);
                }}),
-        Exec(Opts.Threads) {}
+        Exec(Opts.Threads, Opts.KeepWarmMicroseconds) {}
 
   KernelStats statsOf(const CpuTarget::Id &Key,
                       const std::vector<CompilationLogger> &Logs);

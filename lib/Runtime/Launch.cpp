@@ -11,6 +11,7 @@
 #include <tbb/task_arena.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -155,8 +156,18 @@ struct Scratch {
 };
 } // namespace
 
+/// What the keep-warm tasks share with their executor; held by both, so a
+/// task that runs after the executor is gone only reads Stop and leaves.
+struct KeepWarmControl {
+  std::atomic<uint64_t> Activity{0}; ///< bumped by every launch and task
+  std::atomic<int> Spinning{0};      ///< keep-warm tasks queued or running
+  std::atomic<bool> Stop{false};
+  std::chrono::microseconds Window;
+};
+
 struct Executor::Impl {
   tbb::task_arena Arena;
+  std::shared_ptr<KeepWarmControl> Warm = std::make_shared<KeepWarmControl>();
   /// One arena per slot of the task arena: a slot is held by one thread at
   /// a time, so however many TBB workers pass through, there are at most
   /// max_concurrency() of them.
@@ -165,9 +176,10 @@ struct Executor::Impl {
   tbb::enumerable_thread_specific<Scratch> Inline;
   std::atomic<uint64_t> Allocations{0};
 
-  explicit Impl(unsigned Threads)
+  explicit Impl(unsigned Threads, unsigned KeepWarmMicroseconds)
       : Arena(Threads == 0 ? tbb::task_arena::automatic
                            : static_cast<int>(Threads)) {
+    Warm->Window = std::chrono::microseconds(KeepWarmMicroseconds);
     // Pay for the arena here rather than in the first launch.
     Arena.initialize();
     Slots.resize(static_cast<size_t>(Arena.max_concurrency()));
@@ -189,6 +201,41 @@ struct Executor::Impl {
     return P;
   }
 
+  ~Impl() { Warm->Stop = true; }
+
+  /// New work: the keep-warm tasks leave, so their threads take it.
+  void announceWork() {
+    Warm->Activity.fetch_add(1, std::memory_order_release);
+  }
+
+  /// Queues one keep-warm task per worker the arena can have (one slot is
+  /// the caller's), each spinning until new work is announced or the
+  /// window ends. Workers that TBB put to sleep take 10-20 us to wake up;
+  /// a spinning one takes new tasks at once.
+  void keepWarm() {
+    if (Warm->Window.count() == 0)
+      return;
+    int Workers = Arena.max_concurrency() - 1;
+    uint64_t Seen = Warm->Activity.load(std::memory_order_acquire);
+    while (Warm->Spinning.load(std::memory_order_relaxed) < Workers) {
+      Warm->Spinning.fetch_add(1, std::memory_order_relaxed);
+      Arena.enqueue([W = Warm, Seen] {
+        auto Until = std::chrono::steady_clock::now() + W->Window;
+        for (unsigned N = 1;; ++N) {
+          if (W->Activity.load(std::memory_order_acquire) != Seen ||
+              W->Stop.load(std::memory_order_relaxed))
+            break;
+          if ((N & 255) == 0 && std::chrono::steady_clock::now() > Until)
+            break;
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+        }
+        W->Spinning.fetch_sub(1, std::memory_order_relaxed);
+      });
+    }
+  }
+
   /// The scratch of the calling worker inside Arena.
   void *slotScratch(uint64_t Bytes) {
     int Slot = tbb::this_task_arena::current_thread_index();
@@ -201,7 +248,8 @@ struct Executor::Impl {
 /// The executor whose enqueued task this thread is running, if any.
 static thread_local const void *RunningTaskOf = nullptr;
 
-Executor::Executor(unsigned Threads) : P(std::make_unique<Impl>(Threads)) {}
+Executor::Executor(unsigned Threads, unsigned KeepWarmMicroseconds)
+    : P(std::make_unique<Impl>(Threads, KeepWarmMicroseconds)) {}
 Executor::~Executor() = default;
 
 unsigned Executor::concurrency() const {
@@ -273,10 +321,12 @@ Error Executor::launch(const LoadedKernel &Kernel,
   // From a stream's task (already in the arena), isolate: the thread that
   // waits for these cubes must not pick up another stream's task meanwhile,
   // or this launch would finish only when that one does.
+  P->announceWork();
   if (RunningTaskOf == P.get())
     tbb::this_task_arena::isolate(RunCubes);
   else
     P->Arena.execute(RunCubes);
+  P->keepWarm();
   if (OutOfMemory)
     return launchError(M,
                        "cannot allocate a scratch area of " +
@@ -287,6 +337,7 @@ Error Executor::launch(const LoadedKernel &Kernel,
 }
 
 void Executor::enqueue(std::function<void()> Work) {
+  P->announceWork();
   P->Arena.enqueue([Impl = P.get(), Work = std::move(Work)] {
     const void *Outer = RunningTaskOf;
     RunningTaskOf = Impl;

@@ -109,11 +109,19 @@ cl::opt<bool> MayAlias(
              "(one memory bound to several parameters)"),
     cl::cat(Category));
 
+cl::opt<unsigned> BufferAlignment(
+    "buffer-alignment",
+    cl::desc("The alignment in bytes the code may assume of every buffer, a "
+             "power of two (default 64, as Kiln allocates them; 1: only each "
+             "element's own, as for views at any offset of a pool)"),
+    cl::value_desc("BYTES"), cl::init(64), cl::cat(Category));
+
 /// The variant the options ask for.
 kiln::CpuVariant cpuVariant() {
   kiln::CpuVariant Variant;
   Variant.BoundsChecked = !NoBoundsCheck;
   Variant.MayAlias = MayAlias;
+  Variant.BufferAlignment = BufferAlignment;
   return Variant;
 }
 
@@ -392,6 +400,10 @@ int main(int argc, char **argv) {
                           ": expected -O0, -O1, -O2 or -O3");
   if (PlaneDim == 0 || PlaneDim > 1024)
     return fail(Tool, "--plane-dim must be between 1 and 1024");
+  if (BufferAlignment == 0 || BufferAlignment > 4096 ||
+      (BufferAlignment & (BufferAlignment - 1)))
+    return fail(Tool, "--buffer-alignment must be a power of two from 1 to "
+                      "4096");
   if (StoreDir.getNumOccurrences())
     return compileIntoStore();
   if (Jobs.getNumOccurrences())

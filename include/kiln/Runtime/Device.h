@@ -56,6 +56,8 @@ struct DeviceOptions {
   DeviceStoreMode StoreMode = DeviceStoreMode::Environment;
   /// Compile threads of getKernels(); 0 = all cores.
   unsigned BatchThreads = 0;
+  /// How long the launch threads stay awake after a launch (Executor).
+  unsigned KeepWarmMicroseconds = Executor::DefaultKeepWarmMicroseconds;
 };
 
 /// Where getKernel() found its kernel.
