@@ -161,16 +161,19 @@ struct OpenCL {
 int main(int argc, char **argv) {
   int Rounds = argc > 1 ? std::atoi(argv[1]) : 20;
   if (Rounds < 1)
-    die("usage: kiln-launch-bench [ROUNDS]");
+    die("usage: kiln-launch-bench [ROUNDS [KEEP_WARM_US]]");
   DeviceConfig Config;
   Config.Store = StoreMode::Off;
+  if (argc > 2)
+    Config.KeepWarmMicroseconds = unsigned(std::atoi(argv[2]));
   Device D = [&] {
     Result<Device> R = Device::create(Config);
     if (!R.ok())
       die(R.status().str());
     return std::move(R).value();
   }();
-  std::printf("# device threads: %u, %u rounds\n", D.concurrency(), Rounds);
+  std::printf("# device threads: %u, %u rounds, workers kept warm %u us\n",
+              D.concurrency(), Rounds, Config.KeepWarmMicroseconds);
   KernelOptions Opt;
   Opt.Id = "bench.affine";
   Result<Kernel> KR = D.loadKernel(AffineText, "affine", Opt);
@@ -181,6 +184,10 @@ int main(int argc, char **argv) {
   float Expected = 0; // every launch adds 1 to every element
   Arg Args[] = {Arg::buffer(B.view(ElementType::scalar(ScalarType::F32))),
                 Arg::f32(1.0f), Arg::f32(1.0f), Arg::u32(N)};
+  Buffer One = *Buffer::allocate(Units * 4);
+  Arg OneArgs[] = {Arg::buffer(One.view(ElementType::scalar(ScalarType::F32))),
+                   Arg::f32(1.0f), Arg::f32(1.0f), Arg::u32(Units)};
+  int OneCount = 0;
   Stream S = *D.createStream();
   auto Verify = [&](const char *What) {
     const float *P = static_cast<const float *>(B.data());
@@ -205,7 +212,7 @@ int main(int argc, char **argv) {
     std::printf("# OpenCL: none usable\n");
 #endif
 
-  Stats Sync, SyncIdle, StreamRT, StreamIdle, Submit, QueuedTotal, FindSmall,
+  Stats Sync, SyncIdle, OneCubeIdle, StreamRT, StreamIdle, Submit, QueuedTotal, FindSmall,
       FindBig, LoadSmall, LoadBig;
 #ifdef KILN_BENCH_OPENCL
   Stats CLSync, CLIdle, CLSubmit, CLQueuedTotal;
@@ -228,6 +235,16 @@ int main(int argc, char **argv) {
       SyncIdle.V.push_back(usSince(T));
     }
     Verify("idle launches");
+    // The floor: one cube, run inline on this thread, after the same idle
+    // time (what the host thread itself pays for having slept).
+    for (int I = 0; I < 20; ++I) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      auto T = Clock::now();
+      check(D.launch(K, {1, 1, 1}, OneArgs), "launch");
+      OneCubeIdle.V.push_back(usSince(T));
+      if (static_cast<const float *>(One.data())[63] != float(++OneCount))
+        die("wrong result of a one-cube launch");
+    }
     // Kiln, one stream launch and its wait.
     for (int I = 0; I < Reps; ++I, ++Expected) {
       auto T = Clock::now();
@@ -303,6 +320,7 @@ int main(int argc, char **argv) {
 
   report("kiln", "sync_launch_wait_us", Sync);
   report("kiln", "sync_launch_wait_after_1ms_idle_us", SyncIdle);
+  report("kiln", "one_cube_inline_after_1ms_idle_us", OneCubeIdle);
   report("kiln", "stream_launch_sync_us", StreamRT);
   report("kiln", "stream_launch_sync_after_1ms_idle_us", StreamIdle);
   report("kiln", "queued_submit_us_per_launch", Submit);

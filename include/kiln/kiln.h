@@ -411,6 +411,10 @@ struct DeviceConfig {
   uint64_t MaxSharedBytes = 0;
   /// Units a cube may have; 0: the default (1024).
   uint32_t MaxUnitsPerCube = 0;
+  /// How long the launch threads keep spinning, waiting for more work,
+  /// after a launch (like OpenMP's KMP_BLOCKTIME): a launch within that time
+  /// does not pay for waking them. 0 lets them sleep at once.
+  uint32_t KeepWarmMicroseconds = 2000;
 };
 
 /// The CPU device. Move-only; destroying it *drains* its streams (waits for

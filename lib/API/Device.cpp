@@ -87,6 +87,7 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
   O.CPU = Config.CPU;
   O.Features = Config.Features;
   O.StoreDir = Config.StoreDir;
+  O.KeepWarmMicroseconds = Config.KeepWarmMicroseconds;
   switch (Config.Store) {
   case StoreMode::Environment:
     O.StoreMode = DeviceStoreMode::Environment;
