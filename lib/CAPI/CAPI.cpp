@@ -63,6 +63,16 @@ void setFallbackError(const char *Function, const char *What) {
   E.UseFallback = true;
 }
 
+/// The int a C caller put in an enum object. Any int is a valid C enum
+/// value, but loading one outside the enumerators' range as a C++ enum is
+/// undefined: every enum that comes from C is read through its bytes.
+template <typename E> int rawValue(const E &V) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  int R;
+  std::memcpy(&R, &V, sizeof(R));
+  return R;
+}
+
 kiln_status toStatus(api::ErrorCode Code) {
   int V = static_cast<int>(Code);
   if (V < KILN_OK || V > KILN_ERROR_INTERNAL)
@@ -255,7 +265,7 @@ bool validLanes(uint32_t Lanes) {
 /// none.
 kiln_status toElementType(Call &C, kiln_element_type T, ArgName Name,
                           api::ElementType &Out) {
-  int Scalar = static_cast<int>(T.scalar);
+  int Scalar = rawValue(T.scalar);
   if (Scalar < KILN_BOOL || Scalar > KILN_F64)
     return C.invalid("{}.scalar is {}, not a kiln_scalar_type", Name, Scalar);
   if (!validLanes(T.lanes))
@@ -269,8 +279,9 @@ kiln_element_type fromElementType(api::ElementType T) {
   return {static_cast<kiln_scalar_type>(static_cast<int>(T.Scalar)), T.Lanes};
 }
 
-kiln_status toAccess(Call &C, kiln_access A, ArgName Name, api::Access &Out) {
-  switch (A) {
+kiln_status toAccess(Call &C, const kiln_access &A, ArgName Name,
+                     api::Access &Out) {
+  switch (rawValue(A)) {
   case KILN_ACCESS_READ:
     Out = api::Access::Read;
     return KILN_OK;
@@ -281,7 +292,7 @@ kiln_status toAccess(Call &C, kiln_access A, ArgName Name, api::Access &Out) {
     Out = api::Access::ReadWrite;
     return KILN_OK;
   }
-  return C.invalid("{} is {}, not a kiln_access", Name, static_cast<int>(A));
+  return C.invalid("{} is {}, not a kiln_access", Name, rawValue(A));
 }
 
 kiln_access fromAccess(api::Access A) {
@@ -296,9 +307,9 @@ kiln_access fromAccess(api::Access A) {
   return KILN_ACCESS_READ_WRITE;
 }
 
-kiln_status toBoundsChecked(Call &C, kiln_bounds_check B, ArgName Name,
+kiln_status toBoundsChecked(Call &C, const kiln_bounds_check &B, ArgName Name,
                             bool &Out) {
-  switch (B) {
+  switch (rawValue(B)) {
   case KILN_BOUNDS_CHECK_DEFAULT:
   case KILN_BOUNDS_CHECK_ON:
     Out = true;
@@ -307,8 +318,7 @@ kiln_status toBoundsChecked(Call &C, kiln_bounds_check B, ArgName Name,
     Out = false;
     return KILN_OK;
   }
-  return C.invalid("{} is {}, not a kiln_bounds_check", Name,
-                   static_cast<int>(B));
+  return C.invalid("{} is {}, not a kiln_bounds_check", Name, rawValue(B));
 }
 
 api::Dim3 toDim3(kiln_dim3 D) { return {D.x, D.y, D.z}; }
@@ -323,7 +333,8 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
   for (size_t I = 0; I < Count; ++I) {
     const kiln_arg &A = Args[I];
     api::ElementType Type;
-    if (A.kind == KILN_ARG_BUFFER) {
+    int Kind = rawValue(A.kind);
+    if (Kind == KILN_ARG_BUFFER) {
       const kiln_buffer_view &V = A.view;
       api::Buffer B;
       api::Access Access;
@@ -343,7 +354,7 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
       }
       Out.push_back(
           api::Arg::buffer(B.view(Type, V.byte_offset, ElementCount), Access));
-    } else if (A.kind == KILN_ARG_VALUE) {
+    } else if (Kind == KILN_ARG_VALUE) {
       if (kiln_status E =
               toElementType(C, A.value.type, {I, ".value.type"}, Type))
         return E;
@@ -354,7 +365,7 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
     } else {
       return C.invalid("{}.kind is {}, neither KILN_ARG_BUFFER nor "
                        "KILN_ARG_VALUE (a zeroed kiln_arg?)",
-                       ArgName(I, ""), static_cast<int>(A.kind));
+                       ArgName(I, ""), Kind);
     }
   }
   return KILN_OK;
@@ -377,16 +388,22 @@ kiln_arg valueArg(kiln_scalar_type Scalar, const void *Bytes, size_t Size) {
 const char *kiln_last_error(void) { return lastError().get(); }
 
 const char *kiln_status_name(kiln_status status) {
-  int V = static_cast<int>(status);
+  int V = rawValue(status);
   if (V < KILN_OK || V > KILN_ERROR_INTERNAL)
     return "unknown status";
   return api::errorCodeName(static_cast<api::ErrorCode>(V));
 }
 
-kiln_element_type kiln_scalar(kiln_scalar_type scalar) { return {scalar, 0}; }
+// The constructors copy enums byte for byte: they are not checked here.
+kiln_element_type kiln_scalar(kiln_scalar_type scalar) {
+  return kiln_line(scalar, 0);
+}
 
 kiln_element_type kiln_line(kiln_scalar_type scalar, uint32_t lanes) {
-  return {scalar, lanes};
+  kiln_element_type T;
+  std::memcpy(&T.scalar, &scalar, sizeof(scalar));
+  T.lanes = lanes;
+  return T;
 }
 
 kiln_status kiln_element_type_parse(const char *text,
@@ -429,7 +446,7 @@ kiln_arg kiln_arg_view(kiln_buffer buffer, kiln_element_type type,
   A.view.byte_offset = byte_offset;
   A.view.count = count;
   A.view.type = type;
-  A.view.access = access;
+  std::memcpy(&A.view.access, &access, sizeof(access));
   return A;
 }
 
@@ -497,7 +514,7 @@ kiln_status kiln_device_create(const kiln_device_config *config,
       Config.CPU = config->cpu ? config->cpu : "";
       Config.Features = config->features ? config->features : "";
       Config.StoreDir = config->store_dir ? config->store_dir : "";
-      switch (config->store_mode) {
+      switch (rawValue(config->store_mode)) {
       case KILN_STORE_ENVIRONMENT:
         Config.Store = api::StoreMode::Environment;
         break;
@@ -512,7 +529,7 @@ kiln_status kiln_device_create(const kiln_device_config *config,
         break;
       default:
         return C.invalid("config->store_mode is {}, not a kiln_store_mode",
-                         static_cast<int>(config->store_mode));
+                         rawValue(config->store_mode));
       }
       Config.MaxSharedBytes = config->max_shared_bytes;
       Config.MaxUnitsPerCube = config->max_units_per_cube;

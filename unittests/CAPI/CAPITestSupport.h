@@ -115,6 +115,14 @@ inline std::vector<float> floatsOf(kiln_buffer B) {
   return V;
 }
 
+/// Stores \p V in the C enum \p Field as a C caller may (any int is a valid
+/// C enum value), without converting an out-of-range int to the C++ enum
+/// type, which would be undefined.
+template <typename E> void setRaw(E &Field, int V) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  std::memcpy(&Field, &V, sizeof(V));
+}
+
 inline kiln_dim3 dim(uint32_t X) { return kiln_dim3{X, 1, 1}; }
 
 inline kiln_element_type f32() { return kiln_scalar(KILN_F32); }

@@ -472,6 +472,38 @@ TEST(CAPIHandleTest, ManyThreads) {
   EXPECT_KILN_OK(kiln_device_destroy(D));
 }
 
+TEST(CAPIHandleTest, TablesUnderContention) {
+  // Only the handle tables (no device): threads make, look up and destroy
+  // buffers, and look up each other's destroyed ones.
+  constexpr int Threads = 4, Rounds = 3000;
+  std::vector<kiln_buffer> Dead[Threads];
+  std::atomic<int> Failures{0};
+  auto Work = [&](int T) {
+    for (int I = 0; I < Rounds; ++I) {
+      kiln_buffer B = nullptr;
+      uint64_t Size = 0;
+      if (kiln_buffer_wrap(nullptr, 0, &B) != KILN_OK ||
+          kiln_buffer_size(B, &Size) != KILN_OK || Size != 0 ||
+          kiln_buffer_destroy(B) != KILN_OK ||
+          kiln_buffer_size(B, &Size) != KILN_ERROR_INVALID_ARGUMENT)
+        ++Failures;
+      if (I % 100 == 0)
+        Dead[T].push_back(B);
+    }
+  };
+  std::vector<std::thread> Pool;
+  for (int T = 0; T < Threads; ++T)
+    Pool.emplace_back(Work, T);
+  for (std::thread &T : Pool)
+    T.join();
+  EXPECT_EQ(Failures.load(), 0);
+  for (auto &List : Dead)
+    for (kiln_buffer B : List) {
+      uint64_t Size;
+      EXPECT_EQ(kiln_buffer_size(B, &Size), KILN_ERROR_INVALID_ARGUMENT);
+    }
+}
+
 TEST(CAPIHandleTest, DestroyRacingAUseIsMemorySafe) {
   // A caller's bug, but a sound one: the user sees the buffer, then sees it
   // destroyed, and nothing else.
