@@ -161,19 +161,26 @@ struct OpenCL {
 int main(int argc, char **argv) {
   int Rounds = argc > 1 ? std::atoi(argv[1]) : 20;
   if (Rounds < 1)
-    die("usage: kiln-launch-bench [ROUNDS [KEEP_WARM_US]]");
+    die("usage: kiln-launch-bench [ROUNDS [KEEP_WARM_US [MIN_WORK_US]]]");
   DeviceConfig Config;
   Config.Store = StoreMode::Off;
   if (argc > 2)
     Config.KeepWarmMicroseconds = unsigned(std::atoi(argv[2]));
+  if (argc > 3)
+    Config.MinWorkPerThreadMicroseconds = unsigned(std::atoi(argv[3]));
   Device D = [&] {
     Result<Device> R = Device::create(Config);
     if (!R.ok())
       die(R.status().str());
     return std::move(R).value();
   }();
-  std::printf("# device threads: %u, %u rounds, workers kept warm %u us\n",
-              D.concurrency(), Rounds, Config.KeepWarmMicroseconds);
+  std::printf("# device threads: %u, %u rounds, workers kept warm %u us, "
+              "least work per thread %u us%s\n",
+              D.concurrency(), Rounds, Config.KeepWarmMicroseconds,
+              Config.MinWorkPerThreadMicroseconds,
+              Config.MinWorkPerThreadMicroseconds
+                  ? ""
+                  : " (every launch over every thread, through the arena)");
   KernelOptions Opt;
   Opt.Id = "bench.affine";
   Result<Kernel> KR = D.loadKernel(AffineText, "affine", Opt);

@@ -59,16 +59,22 @@ enum class ErrorCode : int {
   /// located diagnostic ("FILE:LINE:COL: error: ...").
   InvalidKernel = 2,
   /// The launch does not fit the kernel: argument count, kinds, types,
-  /// access, alignment, overlap, cube count. The message names the parameter.
+  /// access, a view's bounds or element alignment, cube count. The message
+  /// names the parameter. (Overlapping views are not an error: they get the
+  /// variant compiled for buffers that may alias.)
   InvalidLaunch = 3,
   /// Memory could not be had (a buffer, a scratch area).
   OutOfMemory = 4,
-  /// The persistent store could not be used as asked.
+  /// The persistent store could not be used as asked: a device created with
+  /// an explicit StoreDir and a ReadWrite store that cannot be made or
+  /// trusted there. (The environment's default store never fails a call: a
+  /// store that cannot be used only costs recompilations.)
   StoreFailure = 5,
   /// No such kernel (a name not in the text, an id not loaded).
   NotFound = 6,
-  /// The work was not run because earlier work on its stream failed, or its
-  /// device was destroyed.
+  /// The work was not run because a stream it waited for (through an event)
+  /// failed, or because its device was destroyed. (Work submitted to a
+  /// failed stream gets that stream's own failure back.)
   Cancelled = 7,
   /// Anything else: a bug of Kiln's or a host that cannot run it.
   Internal = 8,
@@ -295,8 +301,10 @@ struct KernelOptions {
 
 /// A handle on a loaded kernel. Copies share it. Launching a handle needs
 /// no lookup: the variants it has linked are kept in the handle. The
-/// handle keeps the kernel's code (and its device's compiler and linker)
-/// alive; Device::unloadKernel makes the device forget it.
+/// handle keeps the code of those variants linked (the JIT session stays
+/// while one does); a variant not linked yet needs its device, and fails
+/// with Cancelled once the device is destroyed. Device::unloadKernel makes
+/// the device forget it.
 class Kernel {
 public:
   Kernel() = default;
@@ -346,7 +354,9 @@ public:
 
   /// Queues a launch and returns at once. The launch is checked here (the
   /// kernel variant for the bindings' real alignment and overlap is chosen,
-  /// compiled if it is new); an error is returned and also fails the stream.
+  /// compiled if it is new); any error (a null or foreign kernel, a launch
+  /// that does not fit it, a variant that does not compile) is returned and
+  /// also fails the stream, since the work after it was meant to follow it.
   /// On a failed stream nothing is queued and the stream's error comes back.
   /// Buffers bound stay alive until the launch has run.
   Status launch(const Kernel &K, Dim3 CubeCount, std::span<const Arg> Args);
@@ -415,12 +425,19 @@ struct DeviceConfig {
   /// after a launch (like OpenMP's KMP_BLOCKTIME): a launch within that time
   /// does not pay for waking them. 0 lets them sleep at once.
   uint32_t KeepWarmMicroseconds = 2000;
+  /// The least work a launch gives each of its threads, by the kernel's cost
+  /// per cube measured in its earlier launches: a launch worth less than
+  /// this runs on the calling thread, one worth a few times it on a few
+  /// threads. 0: every launch is spread over every thread.
+  uint32_t MinWorkPerThreadMicroseconds = 10;
 };
 
 /// The CPU device. Move-only; destroying it *drains* its streams (waits for
-/// the work already queued to run) and then makes every handle still held on
-/// it fail with Cancelled ("the device was destroyed"): no queued work is
-/// lost and nothing crashes.
+/// the work already queued to run): no queued work is lost. Afterwards the
+/// handles still held on it stay safe to use: a submission to one of its
+/// streams, a new stream or a variant not yet compiled fails with Cancelled
+/// ("the device was destroyed"); a stream's status and synchronize() report
+/// what its work did; a kernel handle still answers name(), parameters()...
 class Device {
 public:
   /// InvalidArgument for an OptLevel above 3; Internal for a host without
@@ -444,14 +461,16 @@ public:
                             const KernelOptions &Options = {});
   /// Every kernel of \p Text, compiled as one parallel batch, in text order.
   /// Options.Id, when set, is a prefix: kernel `@f` gets Id + "." + "f".
-  /// A parse error fails every result with the same diagnostics.
+  /// A text that does not parse gives one failed result (InvalidKernel, with
+  /// the diagnostic), since it names no kernel.
   std::vector<Result<Kernel>> loadKernels(std::string_view Text,
                                           const KernelOptions &Options = {});
   /// The kernel this device loaded under \p Id (KernelOptions::Id or
   /// Kernel::id()), without the IR: no parsing, printing or hashing.
   /// NotFound when it is not loaded (or was unloaded).
   Result<Kernel> findKernel(std::string_view Id, bool BoundsChecked = true);
-  /// Forgets \p K: findKernel and loadKernel no longer serve it from memory
+  /// Forgets \p K (every handle of the same id and bounds checking shares
+  /// one state): findKernel and loadKernel no longer serve it from memory
   /// and \p K becomes null. Its code is freed once no copy of the handle and
   /// no queued launch holds it.
   Status unloadKernel(Kernel &K);
@@ -470,9 +489,11 @@ public:
   /// among them (streams stay failed: see Stream::resetError).
   Status synchronize();
 
-  /// Threads the cubes run on.
+  /// Threads the cubes may run on (DeviceConfig::Threads, or all cores).
+  /// TBB never runs more threads than the machine has cores.
   unsigned concurrency() const;
-  /// Whether a persistent store is in use.
+  /// Whether a persistent store is in use: enabled, and its folder made
+  /// (or, read-only, present) and trusted.
   bool hasStore() const;
 
 private:

@@ -88,6 +88,7 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
   O.Features = Config.Features;
   O.StoreDir = Config.StoreDir;
   O.KeepWarmMicroseconds = Config.KeepWarmMicroseconds;
+  O.MinWorkPerThreadMicroseconds = Config.MinWorkPerThreadMicroseconds;
   switch (Config.Store) {
   case StoreMode::Environment:
     O.StoreMode = DeviceStoreMode::Environment;
@@ -111,6 +112,13 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
         kiln::Device::create(std::move(O));
     if (!D)
       return statusOf(D.takeError(), ErrorCode::Internal);
+    if (Config.Store == StoreMode::ReadWrite && !Config.StoreDir.empty() &&
+        !(*D)->storeUsable())
+      return Status(ErrorCode::StoreFailure,
+                    "cannot use the store at '" + Config.StoreDir +
+                        "': it could not be opened or created as a folder "
+                        "this user owns and only this user can write (or "
+                        "the process is setuid)");
     auto S = std::make_shared<DeviceState>();
     S->Config = Config;
     S->Dev = std::move(*D);
@@ -201,7 +209,10 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
           const std::vector<const kiln::Kernel *> &Kernels,
           const std::vector<std::string> &Ids, const KernelOptions &Options,
           const std::string &FileName) {
-  std::vector<Result<api::Kernel>> Out;
+  // Each kernel ends as a handle or an error; the results are made at the
+  // end, in order.
+  std::vector<api::Kernel> Handles(Kernels.size());
+  std::vector<Status> Errors(Kernels.size());
   std::vector<KernelRequest> Requests;
   std::vector<size_t> Pending;
   for (size_t I = 0; I != Kernels.size(); ++I) {
@@ -210,7 +221,7 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
       std::lock_guard<std::mutex> L(D->KernelsLock);
       auto &Map = D->ById[Options.BoundsChecked ? 1 : 0];
       if (auto It = Map.find(Ids[I]); It != Map.end()) {
-        Out.push_back(KernelState::make(It->second));
+        Handles[I] = KernelState::make(It->second);
         continue;
       }
     }
@@ -221,30 +232,46 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
     R.FileName = FileName;
     R.IRHash = hashKernel(*Kernels[I]);
     R.Id = Ids[I].empty() ? kernelIdFromIR(*Kernels[I]) : Ids[I];
-    Requests.push_back(std::move(R));
-    Pending.push_back(Out.size());
-    Out.push_back(Status(ErrorCode::Internal, "not served"));
-  }
-  if (Requests.empty())
-    return Out;
-  std::shared_lock<std::shared_mutex> Alive(D->Life);
-  if (D->Closed) {
-    for (size_t I : Pending)
-      Out[I] = closedDevice();
-    return Out;
-  }
-  std::vector<KernelStats> Stats;
-  std::vector<llvm::Expected<LoadedKernel>> Got =
-      D->Dev->getKernels(Requests, {}, &Stats);
-  for (size_t J = 0; J != Requests.size(); ++J) {
-    if (!Got[J]) {
-      Out[Pending[J]] = statusOf(Got[J].takeError(), ErrorCode::Internal);
-      continue;
+    if (Ids[I].empty()) {
+      // The same text loaded again: the handle it got the first time.
+      std::lock_guard<std::mutex> L(D->KernelsLock);
+      auto &Map = D->ById[Options.BoundsChecked ? 1 : 0];
+      if (auto It = Map.find(R.Id); It != Map.end()) {
+        Handles[I] = KernelState::make(It->second);
+        continue;
+      }
     }
-    Out[Pending[J]] = makeHandle(D, *Requests[J].K, Requests[J].Id,
-                                 *Requests[J].IRHash, FileName,
-                                 Options.BoundsChecked, std::move(*Got[J]),
-                                 originOf(Stats[J]));
+    Requests.push_back(std::move(R));
+    Pending.push_back(I);
+  }
+  if (!Requests.empty()) {
+    std::shared_lock<std::shared_mutex> Alive(D->Life);
+    if (D->Closed) {
+      for (size_t I : Pending)
+        Errors[I] = closedDevice();
+    } else {
+      std::vector<KernelStats> Stats;
+      std::vector<llvm::Expected<LoadedKernel>> Got =
+          D->Dev->getKernels(Requests, {}, &Stats);
+      for (size_t J = 0; J != Requests.size(); ++J) {
+        if (!Got[J])
+          Errors[Pending[J]] =
+              statusOf(Got[J].takeError(), ErrorCode::Internal);
+        else
+          Handles[Pending[J]] = makeHandle(
+              D, *Requests[J].K, Requests[J].Id, *Requests[J].IRHash,
+              FileName, Options.BoundsChecked, std::move(*Got[J]),
+              originOf(Stats[J]));
+      }
+    }
+  }
+  std::vector<Result<api::Kernel>> Out;
+  Out.reserve(Kernels.size());
+  for (size_t I = 0; I != Kernels.size(); ++I) {
+    if (Errors[I].ok())
+      Out.emplace_back(std::move(Handles[I]));
+    else
+      Out.emplace_back(std::move(Errors[I]));
   }
   return Out;
 }
@@ -376,7 +403,7 @@ bool api::Device::hasStore() const {
   if (!S)
     return false;
   std::shared_lock<std::shared_mutex> Alive(S->Life);
-  return S->Dev && S->Dev->hasStore();
+  return S->Dev && S->Dev->storeUsable();
 }
 
 Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
@@ -386,22 +413,26 @@ Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
   if (K.valid() && KernelState::of(K)->Device.lock() != S)
     return Status(ErrorCode::InvalidArgument,
                   "launch: kernel '" + K.name() + "' belongs to another device");
-  Result<PreparedLaunch> L = prepareLaunch(K, CubeCount, Args);
-  if (!L.ok())
-    return L.status();
+  PreparedLaunch L;
+  if (Status E = prepareLaunch(L, K, CubeCount, Args); !E.ok())
+    return E;
   std::shared_lock<std::shared_mutex> Alive(S->Life);
   if (S->Closed)
     return closedDevice();
-  return statusOf(
-      S->Dev->executor().launch(L->Code, L->CubeCount, L->Bindings),
-      ErrorCode::InvalidLaunch);
+  return runLaunch(*S, L);
+}
+
+Status detail::runLaunch(DeviceState &D, const PreparedLaunch &P) {
+  return statusOf(D.Dev->executor().launch(P.Code, P.CubeCount, P.Bindings,
+                                           P.Code.bufferAlignment(),
+                                           /*Validated=*/true),
+                  ErrorCode::InvalidLaunch);
 }
 
 //===-- Launch preparation ------------------------------------------------===//
 
-Result<PreparedLaunch> detail::prepareLaunch(const api::Kernel &K,
-                                             Dim3 CubeCount,
-                                             std::span<const Arg> Args) {
+Status detail::prepareLaunch(PreparedLaunch &P, const api::Kernel &K,
+                             Dim3 CubeCount, std::span<const Arg> Args) {
   const std::shared_ptr<KernelState> &KS = KernelState::of(K);
   if (!KS)
     return Status(ErrorCode::InvalidArgument,
@@ -416,7 +447,6 @@ Result<PreparedLaunch> detail::prepareLaunch(const api::Kernel &K,
                                                 ": " + Why);
   };
 
-  PreparedLaunch P;
   P.CubeCount = {CubeCount.X, CubeCount.Y, CubeCount.Z};
   bool Aligned64 = true, MayAlias = false;
   struct Range {
@@ -491,5 +521,5 @@ Result<PreparedLaunch> detail::prepareLaunch(const api::Kernel &K,
   if (llvm::Error E = validateLaunch(P.Code.metadata(), P.CubeCount,
                                      P.Bindings, P.Code.bufferAlignment()))
     return statusOf(std::move(E), ErrorCode::InvalidLaunch);
-  return P;
+  return Status();
 }

@@ -24,6 +24,7 @@
 #include "kiln/Runtime/Device.h"
 #include "kiln/Runtime/Launch.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
 #include <atomic>
@@ -140,15 +141,17 @@ struct KernelState {
 struct PreparedLaunch {
   LoadedKernel Code;
   std::array<uint32_t, 3> CubeCount = {1, 1, 1};
-  std::vector<ArgBinding> Bindings;
+  llvm::SmallVector<ArgBinding, 8> Bindings;
   /// The buffers bound, alive until the launch has run.
-  std::vector<std::shared_ptr<BufferState>> Keep;
+  llvm::SmallVector<std::shared_ptr<BufferState>, 8> Keep;
 };
 
 /// Checks views (bounds, element alignment), picks and links the variant
 /// the bindings need, binds and validates the launch.
-Result<PreparedLaunch> prepareLaunch(const Kernel &K, Dim3 CubeCount,
-                                     std::span<const Arg> Args);
+Status prepareLaunch(PreparedLaunch &P, const Kernel &K, Dim3 CubeCount,
+                     std::span<const Arg> Args);
+/// Runs \p P (prepared, so not validated again) on \p D's executor.
+Status runLaunch(DeviceState &D, const PreparedLaunch &P);
 
 struct EventState {
   std::mutex M;
@@ -178,7 +181,8 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
 
   struct Item {
     uint64_t Seq = 0;                        ///< its place in the stream
-    std::function<Status()> Work;            ///< none for record/wait
+    std::function<Status()> Work;            ///< a copy, or none
+    std::shared_ptr<PreparedLaunch> Launch;  ///< a launch, or none
     std::shared_ptr<EventState> WaitFor;     ///< wait(): run after it
     std::shared_ptr<EventState> Signal;      ///< record(): complete it
   };

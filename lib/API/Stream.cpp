@@ -183,8 +183,8 @@ void StreamState::drainLoop(uint64_t UpTo) {
                     "waited for an event of a failed stream: " + W.str()),
              I.Seq - 1);
     }
-    if (I.Work && !Skipped()) {
-      Status S = I.Work();
+    if ((I.Work || I.Launch) && !Skipped()) {
+      Status S = I.Launch ? runLaunch(*Device, *I.Launch) : I.Work();
       if (!S.ok())
         fail(std::move(S), I.Seq - 1);
     }
@@ -282,12 +282,15 @@ Status Stream::launch(const api::Kernel &K, Dim3 CubeCount,
   if (S->Failed.load(std::memory_order_acquire))
     return status();
   const std::shared_ptr<KernelState> &KS = KernelState::of(K);
+  auto Launch = std::make_shared<PreparedLaunch>();
+  Status E;
   if (KS && KS->Device.lock() != S->Device)
-    return Status(ErrorCode::InvalidArgument,
-                  "Stream::launch: kernel '" + K.name() +
-                      "' belongs to another device");
-  Result<PreparedLaunch> L = prepareLaunch(K, CubeCount, Args);
-  if (!L.ok()) {
+    E = Status(ErrorCode::InvalidArgument, "Stream::launch: kernel '" +
+                                               K.name() +
+                                               "' belongs to another device");
+  else
+    E = prepareLaunch(*Launch, K, CubeCount, Args);
+  if (!E.ok()) {
     // The work queued after it was meant to follow it: fail the stream
     // (what was queued before still runs).
     uint64_t Last;
@@ -295,18 +298,12 @@ Status Stream::launch(const api::Kernel &K, Dim3 CubeCount,
       std::lock_guard<std::mutex> G(S->M);
       Last = S->Submitted;
     }
-    S->fail(L.status(), Last);
-    return L.status();
+    S->fail(E, Last);
+    return E;
   }
-  DeviceState *D = S->Device.get();
-  auto Launch = std::make_shared<PreparedLaunch>(std::move(*L));
-  return S->submit({0, [D, Launch] {
-                      return statusOf(D->Dev->executor().launch(
-                                          Launch->Code, Launch->CubeCount,
-                                          Launch->Bindings),
-                                      ErrorCode::InvalidLaunch);
-                    },
-                    nullptr, nullptr});
+  StreamState::Item I;
+  I.Launch = std::move(Launch);
+  return S->submit(std::move(I));
 }
 
 static Status checkRange(const char *Fn, const api::Buffer &B, uint64_t Offset,
@@ -342,7 +339,7 @@ Status Stream::copyToBuffer(const api::Buffer &Dst, uint64_t DstOffset,
                                     Src, Bytes);
                       return Status();
                     },
-                    nullptr, nullptr});
+                    nullptr, nullptr, nullptr});
 }
 
 Status Stream::copyFromBuffer(void *Dst, const api::Buffer &Src,
@@ -363,7 +360,7 @@ Status Stream::copyFromBuffer(void *Dst, const api::Buffer &Src,
                                     Bytes);
                       return Status();
                     },
-                    nullptr, nullptr});
+                    nullptr, nullptr, nullptr});
 }
 
 Status Stream::copyBuffer(const api::Buffer &Dst, uint64_t DstOffset,
@@ -386,14 +383,14 @@ Status Stream::copyBuffer(const api::Buffer &Dst, uint64_t DstOffset,
                                      Bytes);
                       return Status();
                     },
-                    nullptr, nullptr});
+                    nullptr, nullptr, nullptr});
 }
 
 Result<Event> Stream::record() {
   if (!S)
     return nullStream("record");
   auto E = std::make_shared<EventState>();
-  if (Status St = S->submit({0, nullptr, nullptr, E}); !St.ok()) {
+  if (Status St = S->submit({0, nullptr, nullptr, nullptr, E}); !St.ok()) {
     if (St.code() == ErrorCode::Cancelled && !S->Failed.load())
       return St; // the device is gone
     E->complete(std::move(St));
@@ -407,7 +404,7 @@ Status Stream::wait(const Event &E) {
   const std::shared_ptr<EventState> &ES = EventState::of(E);
   if (!ES)
     return Status(ErrorCode::InvalidArgument, "Stream::wait: the event is null");
-  return S->submit({0, nullptr, ES, nullptr});
+  return S->submit({0, nullptr, nullptr, ES, nullptr});
 }
 
 Status Stream::synchronize() {

@@ -2,6 +2,8 @@
 
 #include "kiln/CPU/CpuBackend.h"
 
+#include <sys/auxv.h>
+
 using namespace kiln;
 using namespace llvm;
 
@@ -9,7 +11,10 @@ using namespace llvm;
 static std::unique_ptr<FileStore> openCpuStore(const CpuStoreOptions &Opts,
                                                StringRef Fingerprint) {
   StoreConfig Config = StoreConfig::fromEnvironment();
-  if (Opts.Mode)
+  // An explicit mode overrides KILN_CACHE, but in a setuid or setgid
+  // process never brings back a root that the caller's environment chose
+  // (KILN_CACHE_DIR, HOME): only a root the program itself names.
+  if (Opts.Mode && !(getauxval(AT_SECURE) && Opts.Root.empty()))
     Config.Mode = *Opts.Mode;
   if (Opts.Root.empty())
     return FileStore::open("cpu", Fingerprint, Config);

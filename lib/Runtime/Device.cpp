@@ -67,7 +67,8 @@ struct Device::Impl {
                  if (CallLogs)
                    CallLogs->push_back(Log);
                }}),
-        Exec(Opts.Threads, Opts.KeepWarmMicroseconds) {}
+        Exec(Opts.Threads, Opts.KeepWarmMicroseconds,
+             Opts.MinWorkPerThreadMicroseconds) {}
 
   KernelStats statsOf(const CpuTarget::Id &Key,
                       const std::vector<CompilationLogger> &Logs);
@@ -218,6 +219,11 @@ bool Device::hasStore() const { return P->Target.persists(); }
 std::string Device::storeFolder() {
   FileStore *F = P->Target.artifactStore().kernels();
   return F ? F->folder() : std::string();
+}
+
+bool Device::storeUsable() {
+  FileStore *F = P->Target.artifactStore().kernels();
+  return F && F->usable();
 }
 
 Expected<LoadedKernel> Device::getKernel(const Kernel &K,

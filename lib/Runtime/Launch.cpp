@@ -10,6 +10,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -176,9 +177,14 @@ struct Executor::Impl {
   tbb::enumerable_thread_specific<Scratch> Inline;
   std::atomic<uint64_t> Allocations{0};
 
-  explicit Impl(unsigned Threads, unsigned KeepWarmMicroseconds)
+  /// Least work per thread, in picoseconds (0: use every thread).
+  uint64_t MinPicosPerThread = 0;
+
+  explicit Impl(unsigned Threads, unsigned KeepWarmMicroseconds,
+                unsigned MinWorkPerThreadMicroseconds)
       : Arena(Threads == 0 ? tbb::task_arena::automatic
-                           : static_cast<int>(Threads)) {
+                           : static_cast<int>(Threads)),
+        MinPicosPerThread(uint64_t(MinWorkPerThreadMicroseconds) * 1000000) {
     Warm->Window = std::chrono::microseconds(KeepWarmMicroseconds);
     // Pay for the arena here rather than in the first launch.
     Arena.initialize();
@@ -248,8 +254,10 @@ struct Executor::Impl {
 /// The executor whose enqueued task this thread is running, if any.
 static thread_local const void *RunningTaskOf = nullptr;
 
-Executor::Executor(unsigned Threads, unsigned KeepWarmMicroseconds)
-    : P(std::make_unique<Impl>(Threads, KeepWarmMicroseconds)) {}
+Executor::Executor(unsigned Threads, unsigned KeepWarmMicroseconds,
+                   unsigned MinWorkPerThreadMicroseconds)
+    : P(std::make_unique<Impl>(Threads, KeepWarmMicroseconds,
+                               MinWorkPerThreadMicroseconds)) {}
 Executor::~Executor() = default;
 
 unsigned Executor::concurrency() const {
@@ -263,15 +271,16 @@ uint64_t Executor::scratchAllocations() const {
 Error Executor::launch(const LoadedKernel &Kernel,
                        std::array<uint32_t, 3> CubeCount,
                        llvm::ArrayRef<ArgBinding> Args,
-                       uint32_t RequiredAlignment) {
+                       uint32_t RequiredAlignment, bool Validated) {
   if (!Kernel.valid())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "launch of an empty kernel handle");
   const CubeMetadata &M = Kernel.metadata();
   if (RequiredAlignment == 0)
     RequiredAlignment = Kernel.bufferAlignment();
-  if (Error E = validateLaunch(M, CubeCount, Args, RequiredAlignment))
-    return E;
+  if (!Validated)
+    if (Error E = validateLaunch(M, CubeCount, Args, RequiredAlignment))
+      return E;
   // Far beyond anything the device limits allow: a corrupt metadata.
   if (M.ScratchBytes > (uint64_t(1) << 34))
     return launchError(M, "scratch area of " + Twine(M.ScratchBytes) +
@@ -293,8 +302,26 @@ Error Executor::launch(const LoadedKernel &Kernel,
 
   // About eight ranges per thread: enough to balance uneven cubes, few
   // enough that the per-range call and task costs stay small.
+  // As many threads as the work is worth, by what earlier launches of this
+  // kernel measured (all of them until then); about eight ranges per
+  // thread: enough to balance uneven cubes, few enough that the per-range
+  // call and task costs stay small.
   unsigned Threads = concurrency();
+  LaunchProfile *Profile = Kernel.profile();
+  uint64_t PerCube =
+      Profile ? Profile->PicosPerCube.load(std::memory_order_relaxed) : 0;
+  if (PerCube && P->MinPicosPerThread) {
+    uint64_t Worth = PerCube * Total / P->MinPicosPerThread;
+    Threads = static_cast<unsigned>(
+        std::clamp<uint64_t>(Worth, 1, uint64_t(Threads)));
+  }
   uint32_t Grain = std::max<uint32_t>(1, Total / (Threads * 8));
+  using Clock = std::chrono::steady_clock;
+  auto Picos = [](Clock::duration D) {
+    return uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(D).count()) *
+           1000;
+  };
   if (Threads <= 1 || Total <= Grain) {
     void *S = P->grow(P->Inline.local(), ScratchBytes);
     if (!S)
@@ -302,11 +329,15 @@ Error Executor::launch(const LoadedKernel &Kernel,
                          "cannot allocate a scratch area of " +
                              Twine(ScratchBytes) + " bytes",
                          std::make_error_code(std::errc::not_enough_memory));
+    auto T0 = Clock::now();
     Fn(&LA, 0, Total, S);
+    if (Profile)
+      Profile->record(Picos(Clock::now() - T0) / Total);
     return Error::success();
   }
 
   std::atomic<bool> OutOfMemory{false};
+  std::atomic<uint64_t> BusyPicos{0};
   auto RunCubes = [&] {
     tbb::parallel_for(tbb::blocked_range<uint32_t>(0, Total, Grain),
                       [&](const tbb::blocked_range<uint32_t> &R) {
@@ -315,7 +346,10 @@ Error Executor::launch(const LoadedKernel &Kernel,
                           OutOfMemory = true;
                           return;
                         }
+                        auto T0 = Clock::now();
                         Fn(&LA, R.begin(), R.end(), S);
+                        BusyPicos.fetch_add(Picos(Clock::now() - T0),
+                                            std::memory_order_relaxed);
                       });
   };
   // From a stream's task (already in the arena), isolate: the thread that
@@ -327,6 +361,8 @@ Error Executor::launch(const LoadedKernel &Kernel,
   else
     P->Arena.execute(RunCubes);
   P->keepWarm();
+  if (Profile && !OutOfMemory)
+    Profile->record(BusyPicos.load(std::memory_order_relaxed) / Total);
   if (OutOfMemory)
     return launchError(M,
                        "cannot allocate a scratch area of " +

@@ -319,6 +319,11 @@ std::string FileStore::folder() {
   return Folder;
 }
 
+bool FileStore::usable() {
+  std::lock_guard<std::mutex> L(Lock);
+  return ready();
+}
+
 void FileStore::bump(uint64_t StoreCounters::*Field, uint64_t By) {
   Pending.*Field += By;
   // Amortised: the stats file is rewritten every 64 events and on close.

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -349,6 +350,45 @@ TEST(DeviceTest, LookupsDoNotWaitBehindACompile) {
   EXPECT_TRUE(CompileStillRunning)
       << "the lookups finished only after the other thread's compile";
   EXPECT_EQ(static_cast<float *>(B.data())[0], 100.0f);
+}
+
+} // namespace
+
+namespace {
+
+TEST(DeviceTest, AStoreThatCannotBeUsedIsAStoreFailure) {
+  // A store folder under a regular file cannot be created.
+  std::string File = ::testing::TempDir() + "kiln-api-not-a-folder";
+  FILE *F = std::fopen(File.c_str(), "w");
+  ASSERT_NE(F, nullptr);
+  std::fclose(F);
+  DeviceConfig C;
+  C.StoreDir = File + "/store";
+  C.Store = StoreMode::ReadWrite;
+  Result<Device> D = Device::create(C);
+  ASSERT_FALSE(D.ok());
+  EXPECT_EQ(D.status().code(), ErrorCode::StoreFailure);
+  EXPECT_NE(D.status().message().find(C.StoreDir), std::string::npos)
+      << D.status().message();
+  // The environment's mode with the same folder: no store, no failure.
+  C.Store = StoreMode::Environment;
+  Result<Device> Quiet = Device::create(C);
+  ASSERT_TRUE(Quiet.ok()) << Quiet.status().str();
+  EXPECT_FALSE(Quiet->hasStore());
+  std::remove(File.c_str());
+}
+
+TEST(DeviceTest, TheSameTextLoadedTwiceSharesOneHandle) {
+  Device D = memoryDevice();
+  Kernel A = *D.loadKernel(VaddText);
+  Kernel B = *D.loadKernel(VaddText);
+  EXPECT_EQ(A.id(), B.id());
+  EXPECT_EQ(D.loadedKernelCount(), 1u);
+  std::string Id = A.id();
+  ASSERT_TRUE(D.unloadKernel(A).ok());
+  EXPECT_FALSE(D.findKernel(Id).ok());
+  EXPECT_EQ(D.loadedKernelCount(), 0u);
+  EXPECT_TRUE(B.valid()); // the other copy still runs
 }
 
 } // namespace

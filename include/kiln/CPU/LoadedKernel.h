@@ -16,9 +16,25 @@
 #include "kiln/CPU/CubeABI.h"
 #include "kiln/CPU/CubeMetadata.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 namespace kiln {
+
+/// What launches learned about a kernel's speed, shared by every copy of
+/// its LoadedKernel: the measured cost of one cube, so that a launch can
+/// spread cubes over as many threads as the work is worth (Executor).
+struct LaunchProfile {
+  /// Picoseconds of one cube's work (smoothed); 0 until first measured.
+  std::atomic<uint64_t> PicosPerCube{0};
+  void record(uint64_t Picos) {
+    uint64_t Old = PicosPerCube.load(std::memory_order_relaxed);
+    PicosPerCube.store(Old ? (Old + Picos) / 2 : std::max<uint64_t>(Picos, 1),
+                       std::memory_order_relaxed);
+  }
+};
 
 class LoadedKernel {
 public:
@@ -27,7 +43,8 @@ public:
   /// \p Code is an opaque owner of the linked code (JITLinker.cpp).
   LoadedKernel(CubeFunction Entry, std::shared_ptr<const CubeMetadata> Metadata,
                std::shared_ptr<void> Code)
-      : Entry(Entry), Metadata(std::move(Metadata)), Code(std::move(Code)) {}
+      : Entry(Entry), Metadata(std::move(Metadata)), Code(std::move(Code)),
+        Profile(std::make_shared<LaunchProfile>()) {}
 
   bool valid() const { return Entry != nullptr && Metadata != nullptr; }
   explicit operator bool() const { return valid(); }
@@ -39,6 +56,8 @@ public:
   const std::shared_ptr<const CubeMetadata> &metadataPtr() const {
     return Metadata;
   }
+  /// The launches' measurements (null when !valid()).
+  LaunchProfile *profile() const { return Profile.get(); }
   /// The buffer alignment the code assumes (its variant's), checked by every
   /// launch; 1 when nothing is assumed.
   uint32_t bufferAlignment() const { return BufferAlignment; }
@@ -52,6 +71,7 @@ public:
     Entry = nullptr;
     Metadata.reset();
     Code.reset();
+    Profile.reset();
     BufferAlignment = 1;
   }
 
@@ -59,6 +79,7 @@ private:
   CubeFunction Entry = nullptr;
   std::shared_ptr<const CubeMetadata> Metadata;
   std::shared_ptr<void> Code;
+  std::shared_ptr<LaunchProfile> Profile;
   uint32_t BufferAlignment = 1;
 };
 

@@ -58,6 +58,9 @@ struct DeviceOptions {
   unsigned BatchThreads = 0;
   /// How long the launch threads stay awake after a launch (Executor).
   unsigned KeepWarmMicroseconds = Executor::DefaultKeepWarmMicroseconds;
+  /// The least work a launch gives each thread (Executor); 0: every launch
+  /// uses every thread.
+  unsigned MinWorkPerThreadMicroseconds = Executor::DefaultMinWorkPerThread;
 };
 
 /// Where getKernel() found its kernel.
@@ -157,6 +160,8 @@ public:
   bool hasStore() const;
   /// The store folder of this device's namespace ("" without a store).
   std::string storeFolder();
+  /// Whether the store can be used now (its folder made and trusted).
+  bool storeUsable();
 
   /// Runs every cube of a launch of \p Kernel (validated first: see
   /// validateLaunch, with the alignment the kernel's variant assumes) and

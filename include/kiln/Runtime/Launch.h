@@ -90,9 +90,18 @@ public:
   /// \p KeepWarmMicroseconds, so that the next launch or stream task within
   /// that time does not pay for waking them (10-20 us here); 0 lets them
   /// sleep at once. Any new work ends the spinning at once.
-  explicit Executor(unsigned Threads = 0,
-                    unsigned KeepWarmMicroseconds = DefaultKeepWarmMicroseconds);
+  ///
+  /// A launch is spread over only as many threads as its work is worth:
+  /// each thread gets at least \p MinWorkPerThreadMicroseconds of cubes, by
+  /// the kernel's cost per cube measured in its earlier launches (its first
+  /// launch uses every thread). A launch worth less than that runs on the
+  /// calling thread. 0 always spreads a launch over every thread.
+  explicit Executor(
+      unsigned Threads = 0,
+      unsigned KeepWarmMicroseconds = DefaultKeepWarmMicroseconds,
+      unsigned MinWorkPerThreadMicroseconds = DefaultMinWorkPerThread);
   static constexpr unsigned DefaultKeepWarmMicroseconds = 2000;
+  static constexpr unsigned DefaultMinWorkPerThread = 10;
   ~Executor();
   Executor(const Executor &) = delete;
   Executor &operator=(const Executor &) = delete;
@@ -101,7 +110,8 @@ public:
   unsigned concurrency() const;
 
   /// Validates (validateLaunch, with \p RequiredAlignment, or the kernel's
-  /// own bufferAlignment() when it is 0) and runs every cube of the launch,
+  /// own bufferAlignment() when it is 0; not when the caller says it has
+  /// \p Validated this very launch already) and runs every cube of the launch,
   /// returning when all are done. A launch with a single range of cubes runs inline on
   /// the calling thread. Scratch arenas (64-byte aligned, at least the
   /// kernel's ScratchBytes) are kept and reused by later launches: one per
@@ -110,7 +120,7 @@ public:
   llvm::Error launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
                      llvm::ArrayRef<ArgBinding> Args,
-                     uint32_t RequiredAlignment = 0);
+                     uint32_t RequiredAlignment = 0, bool Validated = false);
 
   /// Queues \p Work to run on one of the arena's threads and returns at
   /// once (tbb::task_arena::enqueue). Launches made from inside it run their

@@ -129,6 +129,9 @@ public:
 
   /// The namespace folder under the current root ("" when no root).
   std::string folder();
+  /// Whether the namespace folder can be used now (made in read-write mode,
+  /// and trusted: ours, a folder, written by no one else).
+  bool usable();
   llvm::StringRef backend() const { return Backend; }
   llvm::StringRef fingerprint() const { return Fingerprint; }
   uint64_t namespaceHash() const { return NamespaceHash; }
