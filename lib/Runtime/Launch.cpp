@@ -214,16 +214,19 @@ struct Executor::Impl {
     Warm->Activity.fetch_add(1, std::memory_order_release);
   }
 
-  /// Queues one keep-warm task per worker the arena can have (one slot is
-  /// the caller's), each spinning until new work is announced or the
-  /// window ends. Workers that TBB put to sleep take 10-20 us to wake up;
-  /// a spinning one takes new tasks at once.
+  /// After a launch that used the workers: queues keep-warm tasks, each
+  /// spinning until new work is announced or the window ends, so that the
+  /// next launch soon after finds workers awake (TBB's sleeping workers take
+  /// 10-20 us to wake up here). At most MaxWarmWorkers of them: each costs
+  /// the launching thread an enqueue (measured on 16 threads, warming all
+  /// 15 workers cost more than it saved).
+  static constexpr int MaxWarmWorkers = 3;
   void keepWarm() {
     if (Warm->Window.count() == 0)
       return;
-    int Workers = Arena.max_concurrency() - 1;
+    int Want = std::min(Arena.max_concurrency() - 1, MaxWarmWorkers);
     uint64_t Seen = Warm->Activity.load(std::memory_order_acquire);
-    while (Warm->Spinning.load(std::memory_order_relaxed) < Workers) {
+    while (Warm->Spinning.load(std::memory_order_relaxed) < Want) {
       Warm->Spinning.fetch_add(1, std::memory_order_relaxed);
       Arena.enqueue([W = Warm, Seen] {
         auto Until = std::chrono::steady_clock::now() + W->Window;
@@ -355,11 +358,15 @@ Error Executor::launch(const LoadedKernel &Kernel,
   // From a stream's task (already in the arena), isolate: the thread that
   // waits for these cubes must not pick up another stream's task meanwhile,
   // or this launch would finish only when that one does.
+  // Isolated in any case: the thread waiting for these cubes must not take
+  // a keep-warm task (it would spin until the next launch) or, from a
+  // stream's task, another stream's task (this launch would then finish
+  // only when that one does).
   P->announceWork();
   if (RunningTaskOf == P.get())
     tbb::this_task_arena::isolate(RunCubes);
   else
-    P->Arena.execute(RunCubes);
+    P->Arena.execute([&] { tbb::this_task_arena::isolate(RunCubes); });
   P->keepWarm();
   if (Profile && !OutOfMemory)
     Profile->record(BusyPicos.load(std::memory_order_relaxed) / Total);
