@@ -372,7 +372,7 @@ int main(int argc, char **argv) {
   std::vector<kiln::KernelRequest> Requests;
   for (const auto &M : Modules)
     for (const kiln::Kernel &K : M->Kernels)
-      Requests.push_back({&K, kiln::CpuVariant{}, M->FileName, ""});
+      Requests.push_back({&K, kiln::CpuVariant{}, M->FileName, "", {}});
   outs() << "kiln-demo: " << Requests.size() << " kernels in " << Modules.size()
          << " files, parsed and verified in " << format("%.1f", ParseMs)
          << " ms\n";
