@@ -112,17 +112,24 @@ typedef enum kiln_status {
    * located diagnostic ("FILE:LINE:COL: error: ..."). */
   KILN_ERROR_INVALID_KERNEL = 2,
   /** The launch does not fit the kernel: argument count, kinds, types,
-   * access, alignment, overlap, cube count. The message names the
-   * parameter. */
+   * access, a view's bounds or element alignment, cube count. The message
+   * names the parameter. (Overlapping views are not an error: they get the
+   * variant compiled for buffers that may alias.) */
   KILN_ERROR_INVALID_LAUNCH = 3,
   /** Memory could not be had. */
   KILN_ERROR_OUT_OF_MEMORY = 4,
-  /** The persistent store could not be used as asked. */
+  /** The persistent store could not be used as asked. Returned only by
+   * kiln_device_create, for a config with store_mode KILN_STORE_READ_WRITE
+   * and a non-empty store_dir whose store folder cannot be made or trusted
+   * (it must be a folder of this user's that no one else can write). Any
+   * other store never fails a call: a store that cannot be used only costs
+   * recompilations (and a warning on stderr). */
   KILN_ERROR_STORE = 5,
   /** No such kernel (a name not in the text, an id not loaded). */
   KILN_ERROR_NOT_FOUND = 6,
-  /** The work was not run because earlier work on its stream failed, or its
-   * device was destroyed. */
+  /** The work was not run because a stream it waited for (through an event)
+   * failed, or because its device was destroyed. (Work submitted to a
+   * failed stream gets that stream's own failure back, whatever its code.) */
   KILN_ERROR_CANCELLED = 7,
   /** Anything else: a bug of Kiln's, or a host that cannot run it. */
   KILN_ERROR_INTERNAL = 8
@@ -309,8 +316,12 @@ typedef enum kiln_store_mode {
 } kiln_store_mode;
 
 /** How a device is made. Start from kiln_device_config_init(): a zeroed
- * struct is valid too, but asks for opt_level 0. Strings are copied by
- * kiln_device_create; NULL and "" mean the default. */
+ * struct is valid too, but asks for opt_level 0, keep_warm_us 0 and
+ * min_work_per_thread_us 0. Strings are copied by kiln_device_create; NULL
+ * and "" mean the default. A binding that declares the struct itself must
+ * declare every field, in this order (keep_warm_us and
+ * min_work_per_thread_us were added last): kiln_device_config_init writes,
+ * and kiln_device_create reads, the whole struct. */
 typedef struct kiln_device_config {
   /** Threads the cubes run on; 0: all cores. */
   uint32_t threads;
@@ -330,19 +341,35 @@ typedef struct kiln_device_config {
   uint64_t max_shared_bytes;
   /** Units a cube may have; 0: the default (1024). */
   uint32_t max_units_per_cube;
+  /** Microseconds that up to three of the device's worker threads keep
+   * spinning, waiting for more work, after a launch that used the workers
+   * (like OpenMP's KMP_BLOCKTIME): a launch within that time does not pay
+   * for waking them, at the cost of CPU time while the device is idle. 0
+   * lets them sleep at once (kiln_device_config_init: 2000). */
+  uint32_t keep_warm_us;
+  /** The least work, in microseconds, a launch gives each of its threads,
+   * by the kernel's cost per cube measured in its earlier launches (a
+   * kernel's first launch uses every thread): a launch gets its work
+   * divided by this, rounded down, as its count of threads, so one worth
+   * less than twice this runs on the calling thread, one worth a few times
+   * it on about that many threads. 0: every launch of more than one cube
+   * is spread over every thread (kiln_device_config_init: 10). */
+  uint32_t min_work_per_thread_us;
 } kiln_device_config;
 
 /** What kiln_device_get_info reports. */
 typedef struct kiln_device_info {
   /** Threads the cubes run on. */
   uint32_t concurrency;
-  /** Whether a persistent store is in use. */
+  /** Whether a persistent store is in use: enabled, and its folder made
+   * (read-only: present) and trusted. */
   bool has_store;
   /** Kernels the device holds in memory. */
   size_t loaded_kernel_count;
 } kiln_device_info;
 
-/** Fills *config with the defaults (all zero but opt_level 3).
+/** Fills *config with the defaults: all zero but opt_level 3, keep_warm_us
+ * 2000 and min_work_per_thread_us 10.
  * KILN_ERROR_INVALID_ARGUMENT: config NULL. */
 kiln_status kiln_device_config_init(kiln_device_config *config);
 
@@ -350,21 +377,31 @@ kiln_status kiln_device_config_init(kiln_device_config *config);
  * defaults of kiln_device_config_init). Owned by the caller: release it with
  * kiln_device_destroy.
  * KILN_ERROR_INVALID_ARGUMENT: out_device NULL, opt_level above 3, a
- * store_mode out of range. KILN_ERROR_STORE: the store cannot be used as
- * asked. KILN_ERROR_INTERNAL: a host without a JIT. */
+ * store_mode out of range. KILN_ERROR_STORE: store_mode is
+ * KILN_STORE_READ_WRITE, store_dir is not NULL or "", and the store folder
+ * under it cannot be made or trusted (not a folder, not this user's, or
+ * writable by others); the message names store_dir. (Any other store that
+ * cannot be used is no error: kiln_device_info.has_store is then false.)
+ * KILN_ERROR_INTERNAL: a host without a JIT. */
 kiln_status kiln_device_create(const kiln_device_config *config,
                                kiln_device *out_device);
 
 /** Destroys the device: *drains* its streams (waits for the work already
- * queued to run), then makes every handle still held on it (kernels,
- * streams, events) fail with KILN_ERROR_CANCELLED ("the device was
- * destroyed"). Those handles stay valid handles and must still be destroyed.
- * May block while work drains.
+ * queued to run): no queued work is lost. The handles still held on it
+ * (kernels, streams, events) stay valid handles, safe to use, and must
+ * still be destroyed: a submission to one of its streams (launch, copy,
+ * record, wait) fails with KILN_ERROR_CANCELLED ("the device was
+ * destroyed"), and so does a launch that needs a kernel variant not
+ * compiled yet (which also fails that stream); kiln_stream_status and
+ * kiln_stream_synchronize report what the stream's work did; events are
+ * complete; a kernel still answers kiln_kernel_get_info and
+ * kiln_kernel_get_parameter. May block while work drains.
  * KILN_ERROR_INVALID_ARGUMENT: device NULL, destroyed or not a device. */
 kiln_status kiln_device_destroy(kiln_device device);
 
-/** The device's concurrency, whether it uses a store and how many kernels
- * it holds, into *out_info.
+/** The device's concurrency, whether a store is in use (see
+ * kiln_device_info.has_store) and how many kernels it holds, into
+ * *out_info.
  * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, out_info NULL. */
 kiln_status kiln_device_get_info(kiln_device device,
                                  kiln_device_info *out_info);
@@ -386,7 +423,12 @@ kiln_status kiln_device_synchronize(kiln_device device);
  * KILN_ERROR_INVALID_LAUNCH: the arguments do not fit the kernel (count,
  * kinds, types, access, bounds, alignment; the message names the parameter)
  * or the cube count does not (see kiln_dim3). KILN_ERROR_OUT_OF_MEMORY: no
- * scratch memory. KILN_ERROR_CANCELLED: the device was destroyed. */
+ * scratch memory. KILN_ERROR_INTERNAL: the kernel variant the bindings need
+ * (docs/API.md, "Variants") could not be compiled or linked.
+ * KILN_ERROR_CANCELLED: the device was destroyed.
+ * The cubes run on the device's threads, or on the calling thread for a
+ * single cube or a launch worth less than twice min_work_per_thread_us
+ * (kiln_device_config). */
 kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count);
@@ -418,7 +460,9 @@ typedef struct kiln_kernel_options {
 
 /** Where a kernel's code first came from. */
 typedef enum kiln_kernel_origin {
-  /** The device already held it. */
+  /** The device's compiler already had the code (for example, another
+   * thread's load of the same kernel, at the same moment, served it). A
+   * kernel loaded again gets the first load's origin. */
   KILN_ORIGIN_MEMORY = 0,
   /** Loaded from the persistent store. */
   KILN_ORIGIN_STORE = 1,
@@ -469,8 +513,13 @@ kiln_status kiln_kernel_options_init(kiln_kernel_options *options);
  * located diagnostic ("FILE:LINE:COL: error: ...", FILE being
  * options->file_name or "<input>"). KILN_ERROR_NOT_FOUND: no kernel of that
  * name in the text.
- * KILN_ERROR_STORE, KILN_ERROR_INTERNAL: the store or the compiler failed.
- * KILN_ERROR_CANCELLED: the device was destroyed. */
+ * KILN_ERROR_INTERNAL: the compiler or the linker failed. (A store that
+ * cannot be read or written is no error: the kernel is compiled.)
+ * KILN_ERROR_CANCELLED: the device was destroyed.
+ * The same kernel loaded again without an id (or under the same id) gives a
+ * new handle on the same kernel: kiln_kernel_get_info reports the first
+ * load's origin, and kiln_device_unload_kernel of either handle makes the
+ * device forget the kernel for both. */
 kiln_status kiln_device_load_kernel(kiln_device device, const char *text,
                                     const char *name,
                                     const kiln_kernel_options *options,
@@ -488,9 +537,11 @@ kiln_status kiln_device_find_kernel(kiln_device device, const char *id,
                                     kiln_kernel *out_kernel);
 
 /** Makes \p device forget \p kernel (kiln_device_find_kernel and
- * kiln_device_load_kernel no longer serve it from memory) and destroys the
- * handle \p kernel. Its code is freed once no other handle and no queued
- * launch holds it. On an error the handle is left as it was.
+ * kiln_device_load_kernel no longer serve it from memory, whichever handle
+ * on that kernel is given) and destroys the handle \p kernel. Other handles
+ * on the kernel stay valid and launchable. Its code is freed once no other
+ * handle and no queued launch holds it. On an error the handle is left as
+ * it was.
  * KILN_ERROR_INVALID_ARGUMENT: device or kernel NULL/destroyed, or the C++
  * API's refusal (a kernel of another device). */
 kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel);
@@ -551,16 +602,18 @@ kiln_status kiln_buffer_destroy(kiln_buffer buffer);
 /*
  * A stream runs its work one item at a time, in submission order; work of
  * different streams runs at once. A failure of its *work* makes the stream
- * *failed*: a launch that does not validate (KILN_ERROR_INVALID_LAUNCH,
- * found when it is submitted), a launch that fails when it runs (a scratch
- * area that cannot be had), a wait on an event whose stream had failed
- * (KILN_ERROR_CANCELLED). Every item queued after the failure is then
- * skipped, and every later submission returns the stream's failure (its
- * code and message) without queuing anything, until kiln_stream_reset_error.
- * Other streams and the device are unaffected.
- * A call refused with KILN_ERROR_INVALID_ARGUMENT (a NULL or destroyed
- * handle, a copy range outside its buffer, a kernel of another device)
- * queues nothing and leaves the stream as it was.
+ * *failed*: a launch refused when it is submitted (one that does not fit
+ * the kernel, KILN_ERROR_INVALID_LAUNCH; a kernel of another device,
+ * KILN_ERROR_INVALID_ARGUMENT; a variant that cannot be compiled), a launch
+ * that fails when it runs (a scratch area that cannot be had), a wait on an
+ * event whose stream had failed (KILN_ERROR_CANCELLED). Every item queued
+ * after the failure is then skipped, and every later submission returns the
+ * stream's failure (its code and message) without queuing anything, until
+ * kiln_stream_reset_error. Other streams and the device are unaffected.
+ * A misuse found by the C layer (a NULL or destroyed handle, a malformed
+ * kiln_arg) and a copy whose range does not fit its buffer or whose host
+ * pointer is NULL are refused with KILN_ERROR_INVALID_ARGUMENT: they queue
+ * nothing and leave the stream as it was.
  */
 
 /** A new stream on \p device into *out_stream, owned by the caller
@@ -580,10 +633,16 @@ kiln_status kiln_stream_destroy(kiln_stream stream);
  * alignment and overlap chosen, compiled if new); \p args may be reused as
  * soon as the call returns. Buffers bound stay alive until the launch has
  * run.
- * Returns the errors of kiln_device_launch (a kernel of another device is
- * KILN_ERROR_INVALID_ARGUMENT). KILN_ERROR_INVALID_LAUNCH also fails the
- * stream; on a failed stream nothing is queued and the stream's failure is
- * returned. */
+ * Returns the errors of kiln_device_launch. Every error of the launch
+ * itself also fails the stream, since the work after it was meant to follow
+ * it: KILN_ERROR_INVALID_LAUNCH, a kernel of another device
+ * (KILN_ERROR_INVALID_ARGUMENT, "Stream::launch: kernel 'NAME' belongs to
+ * another device"), a variant that cannot be compiled, and
+ * KILN_ERROR_CANCELLED for a variant not compiled before the device was
+ * destroyed. A misuse found by the C layer (a NULL or destroyed handle, a
+ * malformed kiln_arg) does not, nor does the KILN_ERROR_CANCELLED of any
+ * other launch after the device was destroyed. On a failed stream nothing
+ * is queued and the stream's failure is returned. */
 kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count);

@@ -494,8 +494,13 @@ kiln_status kiln_device_config_init(kiln_device_config *config) {
     if (kiln_status E = C.require(config, "config"))
       return E;
     std::memset(config, 0, sizeof(*config));
-    config->opt_level = 3;
+    // The C++ API's defaults (api::DeviceConfig), so that a config from
+    // here and a NULL config make the same device.
+    const api::DeviceConfig Defaults;
+    config->opt_level = Defaults.OptLevel;
     config->store_mode = KILN_STORE_ENVIRONMENT;
+    config->keep_warm_us = Defaults.KeepWarmMicroseconds;
+    config->min_work_per_thread_us = Defaults.MinWorkPerThreadMicroseconds;
     return KILN_OK;
   });
 }
@@ -533,6 +538,8 @@ kiln_status kiln_device_create(const kiln_device_config *config,
       }
       Config.MaxSharedBytes = config->max_shared_bytes;
       Config.MaxUnitsPerCube = config->max_units_per_cube;
+      Config.KeepWarmMicroseconds = config->keep_warm_us;
+      Config.MinWorkPerThreadMicroseconds = config->min_work_per_thread_us;
     }
     api::Result<api::Device> D = api::Device::create(Config);
     if (!D.ok())

@@ -12,6 +12,7 @@
 
 #include <barrier>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -281,6 +282,13 @@ TEST(CAPIDeviceTest, ConfigInit) {
   EXPECT_EQ(Config.store_mode, KILN_STORE_ENVIRONMENT);
   EXPECT_EQ(Config.max_shared_bytes, 0u);
   EXPECT_EQ(Config.max_units_per_cube, 0u);
+  // The C++ API's defaults (api::DeviceConfig), as documented in the header.
+  EXPECT_EQ(Config.keep_warm_us, 2000u);
+  EXPECT_EQ(Config.min_work_per_thread_us, 10u);
+  const kiln::api::DeviceConfig Cpp;
+  EXPECT_EQ(Config.opt_level, Cpp.OptLevel);
+  EXPECT_EQ(Config.keep_warm_us, Cpp.KeepWarmMicroseconds);
+  EXPECT_EQ(Config.min_work_per_thread_us, Cpp.MinWorkPerThreadMicroseconds);
   EXPECT_EQ(kiln_device_config_init(nullptr), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(), "kiln_device_config_init: config is NULL");
 }
@@ -333,6 +341,73 @@ TEST(CAPIDeviceTest, CreateErrors) {
   EXPECT_STREQ(kiln_last_error(), "kiln_device_create: out_device is NULL");
 }
 
+TEST(CAPIDeviceTest, AStoreThatCannotBeUsedIsAStoreError) {
+  // A store folder under a regular file cannot be made.
+  std::filesystem::path File =
+      std::filesystem::temp_directory_path() /
+      ("kiln-capi-not-a-folder-" + std::to_string(::getpid()));
+  FILE *F = std::fopen(File.c_str(), "w");
+  ASSERT_NE(F, nullptr);
+  std::fclose(F);
+  std::string DirText = (File / "store").string();
+  kiln_device_config Config;
+  ASSERT_KILN_OK(kiln_device_config_init(&Config));
+  Config.store_dir = DirText.c_str();
+  Config.store_mode = KILN_STORE_READ_WRITE;
+  kiln_device D = reinterpret_cast<kiln_device>(uintptr_t(0x1234));
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_STORE);
+  EXPECT_EQ(D, nullptr);
+  EXPECT_TRUE(lastErrorHas(DirText));
+  // The environment's mode, or read-only, with the same folder: no store,
+  // no error.
+  for (kiln_store_mode Mode : {KILN_STORE_ENVIRONMENT, KILN_STORE_READ_ONLY}) {
+    Config.store_mode = Mode;
+    ASSERT_KILN_OK(kiln_device_create(&Config, &D));
+    kiln_device_info Info;
+    ASSERT_KILN_OK(kiln_device_get_info(D, &Info));
+    EXPECT_FALSE(Info.has_store) << "store mode " << Mode;
+    EXPECT_KILN_OK(kiln_device_destroy(D));
+  }
+  std::filesystem::remove(File);
+}
+
+/// The launch threading fields: every launch over every thread, workers
+/// asleep at once; and every launch on the calling thread once measured.
+TEST(CAPIDeviceTest, LaunchThreadingConfig) {
+  const uint32_t MinWork[] = {0, UINT32_MAX};
+  for (uint32_t Min : MinWork) {
+    kiln_device_config Config;
+    ASSERT_KILN_OK(kiln_device_config_init(&Config));
+    Config.store_mode = KILN_STORE_OFF;
+    Config.threads = 4;
+    Config.keep_warm_us = 0;
+    Config.min_work_per_thread_us = Min;
+    kiln_device D = nullptr;
+    ASSERT_KILN_OK(kiln_device_create(&Config, &D));
+    kiln_kernel K = loadKernel(D, AffineText);
+    kiln_stream S = nullptr;
+    ASSERT_KILN_OK(kiln_stream_create(D, &S));
+    const uint32_t N = 64 * 256;
+    kiln_buffer Y = floatBuffer(std::vector<float>(N, 1.0f));
+    kiln_arg Args[4] = {kiln_arg_buffer(Y, f32(), KILN_ACCESS_READ_WRITE),
+                        kiln_arg_f32(1.0f), kiln_arg_f32(1.0f),
+                        kiln_arg_u32(N)};
+    // y = y + 1, three times without a stream and three times on one.
+    for (int I = 0; I < 3; ++I)
+      ASSERT_KILN_OK(kiln_device_launch(D, K, dim(N / 64), Args, 4));
+    for (int I = 0; I < 3; ++I)
+      ASSERT_KILN_OK(kiln_stream_launch(S, K, dim(N / 64), Args, 4));
+    ASSERT_KILN_OK(kiln_stream_synchronize(S));
+    std::vector<float> V = floatsOf(Y);
+    for (uint32_t I = 0; I < N; ++I)
+      ASSERT_EQ(V[I], 7.0f) << "at " << I << ", min_work_per_thread_us " << Min;
+    EXPECT_KILN_OK(kiln_stream_destroy(S));
+    EXPECT_KILN_OK(kiln_buffer_destroy(Y));
+    EXPECT_KILN_OK(kiln_kernel_destroy(K));
+    EXPECT_KILN_OK(kiln_device_destroy(D));
+  }
+}
+
 TEST(CAPIDeviceTest, StoreModesAndOrigins) {
   std::filesystem::path Dir = std::filesystem::temp_directory_path() /
                               ("kiln-capi-store-" + std::to_string(::getpid()));
@@ -353,10 +428,14 @@ TEST(CAPIDeviceTest, StoreModesAndOrigins) {
   kiln_kernel_info KI;
   ASSERT_KILN_OK(kiln_kernel_get_info(K, &KI));
   EXPECT_EQ(KI.origin, KILN_ORIGIN_COMPILED);
-  // The same kernel again: from the device's memory.
+  // The same text again: a new handle on the kernel the first load made,
+  // with its origin.
   kiln_kernel K2 = loadKernel(D, VaddText);
+  EXPECT_NE(K2, K);
   ASSERT_KILN_OK(kiln_kernel_get_info(K2, &KI));
-  EXPECT_EQ(KI.origin, KILN_ORIGIN_MEMORY);
+  EXPECT_EQ(KI.origin, KILN_ORIGIN_COMPILED);
+  ASSERT_KILN_OK(kiln_device_get_info(D, &Info));
+  EXPECT_EQ(Info.loaded_kernel_count, 1u);
   EXPECT_KILN_OK(kiln_kernel_destroy(K2));
   EXPECT_KILN_OK(kiln_kernel_destroy(K));
   EXPECT_KILN_OK(kiln_device_destroy(D));
@@ -604,8 +683,15 @@ TEST_P(CAPILaunchErrorTest, KernelOfAnotherDevice) {
                        : kiln_device_launch(D, OtherK, dim(1), Args.data(), 4);
   EXPECT_EQ(St, KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorHas("belongs to another device"));
-  if (GetParam())
-    EXPECT_KILN_OK(kiln_stream_status(S));
+  // On a stream it fails the stream, like any launch refused by the C++ API.
+  if (GetParam()) {
+    EXPECT_EQ(kiln_stream_status(S), KILN_ERROR_INVALID_ARGUMENT);
+    EXPECT_STREQ(kiln_last_error(),
+                 "Stream::launch: kernel 'vadd' belongs to another device");
+    kiln_status Cleared = KILN_OK;
+    EXPECT_KILN_OK(kiln_stream_reset_error(S, &Cleared));
+    EXPECT_EQ(Cleared, KILN_ERROR_INVALID_ARGUMENT);
+  }
   EXPECT_KILN_OK(kiln_kernel_destroy(OtherK));
   EXPECT_KILN_OK(kiln_device_destroy(Other));
 }
@@ -870,6 +956,40 @@ TEST(CAPIKernelTest, FindAndUnload) {
   EXPECT_EQ(floatsOf(B), (std::vector<float>{2, 4, 6, 8}));
   EXPECT_KILN_OK(kiln_buffer_destroy(B));
   EXPECT_KILN_OK(kiln_kernel_destroy(Found));
+  EXPECT_KILN_OK(kiln_device_destroy(D));
+}
+
+TEST(CAPIKernelTest, TheSameTextLoadedTwiceIsOneKernel) {
+  kiln_device D = memoryDevice();
+  kiln_kernel A = loadKernel(D, VaddText);
+  kiln_kernel B = loadKernel(D, VaddText);
+  EXPECT_NE(A, B); // two handles...
+  kiln_kernel_info IA, IB;
+  ASSERT_KILN_OK(kiln_kernel_get_info(A, &IA));
+  ASSERT_KILN_OK(kiln_kernel_get_info(B, &IB));
+  EXPECT_STREQ(IA.id, IB.id); // ...on one kernel
+  std::string Id = IA.id;
+  kiln_device_info DI;
+  ASSERT_KILN_OK(kiln_device_get_info(D, &DI));
+  EXPECT_EQ(DI.loaded_kernel_count, 1u);
+  // Unloading through one handle forgets it for both.
+  ASSERT_KILN_OK(kiln_device_unload_kernel(D, A));
+  kiln_kernel None = nullptr;
+  EXPECT_EQ(
+      kiln_device_find_kernel(D, Id.c_str(), KILN_BOUNDS_CHECK_DEFAULT, &None),
+      KILN_ERROR_NOT_FOUND);
+  ASSERT_KILN_OK(kiln_device_get_info(D, &DI));
+  EXPECT_EQ(DI.loaded_kernel_count, 0u);
+  // The other handle still launches.
+  kiln_buffer Buf = floatBuffer({1, 2, 3, 4});
+  kiln_arg Args[4] = {kiln_arg_buffer(Buf, f32(), KILN_ACCESS_READ),
+                      kiln_arg_buffer(Buf, f32(), KILN_ACCESS_READ),
+                      kiln_arg_buffer(Buf, f32(), KILN_ACCESS_READ_WRITE),
+                      kiln_arg_u32(4)};
+  ASSERT_KILN_OK(kiln_device_launch(D, B, dim(1), Args, 4));
+  EXPECT_EQ(floatsOf(Buf), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_KILN_OK(kiln_buffer_destroy(Buf));
+  EXPECT_KILN_OK(kiln_kernel_destroy(B));
   EXPECT_KILN_OK(kiln_device_destroy(D));
 }
 

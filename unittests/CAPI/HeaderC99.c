@@ -106,7 +106,11 @@ int kiln_capi_c99_smoke(void) {
 
   if (kiln_device_config_init(&config) != KILN_OK)
     return __LINE__;
+  if (config.keep_warm_us != 2000 || config.min_work_per_thread_us != 10)
+    return __LINE__;
   config.store_mode = KILN_STORE_OFF;
+  config.keep_warm_us = 0;           /* the workers sleep at once */
+  config.min_work_per_thread_us = 0; /* every launch over every thread */
   if (kiln_device_create(&config, &device) != KILN_OK)
     return __LINE__;
   memset(&options, 0, sizeof(options)); /* a zeroed struct: the defaults */
