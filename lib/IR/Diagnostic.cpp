@@ -4,27 +4,29 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <fmt/format.h>
+
 using namespace kiln;
 
 char DiagnosticError::ID = 0;
 
 std::string Diagnostic::str() const {
   if (Loc.isValid())
-    return File + ":" + std::to_string(Loc.Line) + ":" +
-           std::to_string(Loc.Col) + ": error: " + Message;
-  std::string S = File.empty() ? "<builder>" : File;
-  S += ": error: ";
+    return fmt::format("{}:{}:{}: error: {}", File, Loc.Line, Loc.Col, Message);
+  // No location (a kernel made with the builder): name the kernel and the
+  // operation instead.
+  std::string Where;
   if (KernelName) {
-    S += "in kernel ";
-    S += KernelName->empty() ? "<unnamed>" : "@" + *KernelName;
-    if (OpIndex) {
-      S += ", operation #" + std::to_string(*OpIndex);
-      if (!OpText.empty())
-        S += " (" + OpText + ")";
-    }
-    S += ": ";
+    Where = KernelName->empty() ? "in kernel <unnamed>"
+                                : fmt::format("in kernel @{}", *KernelName);
+    if (OpIndex)
+      Where += OpText.empty()
+                   ? fmt::format(", operation #{}", *OpIndex)
+                   : fmt::format(", operation #{} ({})", *OpIndex, OpText);
+    Where += ": ";
   }
-  return S + Message;
+  return fmt::format("{}: error: {}{}", File.empty() ? "<builder>" : File,
+                     Where, Message);
 }
 
 void DiagnosticError::log(llvm::raw_ostream &OS) const {
