@@ -105,7 +105,7 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
     return E;
 
   // Explicit tuning options: buildPerModuleDefaultPipeline leaves SLP off
-  // otherwise (LLVM-NOTES.md, 2).
+  // otherwise (docs/Design.md §10.2).
   PipelineTuningOptions PTO;
   PTO.LoopVectorization = OptLevel >= 2;
   PTO.SLPVectorization = OptLevel >= 2;
@@ -117,7 +117,7 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
   // The TargetMachine gives TTI; without it nothing is vectorised
-  // (LLVM-NOTES.md, 1).
+  // (docs/Design.md §10.1).
   PassBuilder PB(&TM, PTO);
 
   Triple TT(M.getTargetTriple());

@@ -171,7 +171,7 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
     Rec.record(RecordingKind::LLVMIR, moduleText(M));
 
   // One TargetMachine per compilation: they are not thread-safe
-  // (LLVM-NOTES.md, 4).
+  // (docs/Design.md §10.4).
   Expected<std::unique_ptr<TargetMachine>> TM = createTargetMachine(CodeGen);
   if (!TM)
     return TM.takeError();

@@ -54,7 +54,7 @@ static HostInfo computeHostInfo() {
   HostInfo H;
   H.Triple = llvm::sys::getProcessTriple();
   H.CPU = llvm::sys::getHostCPUName().str();
-  // LLVM 19 returns a StringMap in arbitrary order: sort (LLVM-NOTES.md, 6).
+  // LLVM 19 gives a StringMap in arbitrary order: sort (docs/Design.md §10.6).
   llvm::StringMap<bool> Map = llvm::sys::getHostCPUFeatures();
   for (const auto &Entry : Map)
     H.Features.push_back((Entry.second ? "+" : "-") + Entry.first().str());

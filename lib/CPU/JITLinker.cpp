@@ -106,13 +106,13 @@ JITLinker::~JITLinker() = default;
 Expected<std::unique_ptr<JITLinker>> JITLinker::create() {
   initializeNativeTarget();
   // Vectorised math calls (_ZGVdN8v_expf) resolve from libmvec
-  // (LLVM-NOTES.md, 7); a host without it simply gets no vector math.
+  // (docs/Design.md §10.7); a host without it simply gets no vector math.
   std::string Ignored;
   sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1", &Ignored);
 
   auto State = std::make_shared<LinkerState>();
   // In-place dispatch: linking runs on the thread that asks for a symbol,
-  // never on an ORC thread pool (LLVM-NOTES.md, 8).
+  // never on an ORC thread pool (docs/Design.md §10.8).
   auto EPC = SelfExecutorProcessControl::Create(
       nullptr, std::make_unique<InPlaceTaskDispatcher>());
   if (!EPC)
@@ -120,7 +120,7 @@ Expected<std::unique_ptr<JITLinker>> JITLinker::create() {
   State->ES = std::make_unique<ExecutionSession>(std::move(*EPC));
   LinkerState *Raw = State.get();
   // Without a reporter, lookups only say "Failed to materialize symbols"
-  // (LLVM-NOTES.md, 10): keep what was reported for the load's error.
+  // (docs/Design.md §10.10): keep what was reported for the load's error.
   State->ES->setErrorReporter([Raw](Error E) {
     std::string Msg = toString(std::move(E));
     std::lock_guard<std::mutex> G(Raw->ReportLock);

@@ -1,7 +1,7 @@
 //===- Device.cpp - The CPU device: serve kernels, launch them ------------===//
 //
 // Kernels are served by a KernelLoader<CpuTarget>: memory, then the store,
-// then the CPU compiler (ARCHITECTURE.md §2). The loader's per-kernel logs
+// then the CPU compiler (docs/Design.md §1, §3). The loader's per-kernel logs
 // become KernelStats.
 //
 //===----------------------------------------------------------------------===//

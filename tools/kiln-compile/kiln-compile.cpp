@@ -6,7 +6,7 @@
 // kiln-compile FILE.kiln... --store=DIR [-j N] [--no-bounds-check]
 //              [--may-alias]
 //
-// See /work/shared/design/TOOLS.md. --emit=llvm|llvm-opt|asm|obj lower the
+// See docs/Tools.md §2. --emit=llvm|llvm-opt|asm|obj lower the
 // kernel for the host CPU (or --mcpu/--mattr) through the CPU backend.
 // --store compiles every kernel of every file as one batch through a Device
 // (KernelLoader<CpuTarget>) whose store is DIR: kiln-run --store=DIR then

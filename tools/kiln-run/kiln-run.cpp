@@ -4,7 +4,7 @@
 //          [--out NAME=PATH]... [--print NAME]... [--store=DIR | --no-store]
 //          [--bounds-check | --no-bounds-check] [--stats] [--repeat N]
 //
-// See /work/shared/design/TOOLS.md; the SPEC forms are in
+// See docs/Tools.md §3; the SPEC forms are in
 // kiln/Runtime/ArgSpec.h. --print writes one element per line (the lanes of
 // a line separated by spaces), buffers in the order of the --print options.
 //

@@ -2,7 +2,7 @@
 //
 // kiln-store [--store=DIR] stats|list|verify [--purge]|prune [--max-size=SIZE]
 //            |clear|export BUNDLE|import BUNDLE
-// (TOOLS.md). The work is in kiln/Store; this is the command line.
+// (docs/Tools.md §4). The work is in kiln/Store; this is the command line.
 //
 //===----------------------------------------------------------------------===//
 

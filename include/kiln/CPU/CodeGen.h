@@ -7,7 +7,7 @@
 // Thread safety: every function may be called from many threads at once, as
 // long as each thread uses its own LLVMContext, Module and TargetMachine. A
 // TargetMachine must never be shared by two concurrent compilations
-// (LLVM-NOTES.md, 4): create one per task with createTargetMachine().
+// (docs/Design.md §10.4): create one per task with createTargetMachine().
 //
 //===----------------------------------------------------------------------===//
 

@@ -42,7 +42,7 @@ struct CubeMetadata {
 };
 
 /// What a launch decides about the artifact that the kernel id does not
-/// (KERNEL-IR.md §5): bounds checking, the buffer alignment the code may
+/// (docs/LangRef.md §9.2): bounds checking, the buffer alignment the code may
 /// assume, and whether buffers may overlap. The library's default is
 /// bounds-checked, with buffers that never overlap.
 struct CpuVariant {

@@ -14,11 +14,11 @@
 // 69-100 us with a fresh JITDylib per object; hence the pool.
 //
 // Ownership: every LoadedKernel holds the linker's state, so the session
-// outlives every tracker (LLVM-NOTES.md, 10) even if the JITLinker object
-// goes first; the session ends when the last of them goes.
+// outlives every tracker (docs/Design.md §10.10) even if the JITLinker
+// object goes first; the session ends when the last of them goes.
 //
 // Thread safety: NOT thread-safe by design. load() is meant for one thread
-// (the server thread of ARCHITECTURE.md). Releasing the last copy of a
+// (the server thread, docs/Design.md §1). Releasing the last copy of a
 // LoadedKernel may happen on any thread: that path takes an internal lock.
 //
 //===----------------------------------------------------------------------===//

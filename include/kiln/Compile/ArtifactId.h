@@ -2,7 +2,7 @@
 //
 // An artifact is keyed by its kernel and by its variant: what the launch
 // decides about the artifact that the kernel id does not (on the CPU, bounds
-// checking and buffer alignment; KERNEL-IR.md §5).
+// checking and buffer alignment; docs/LangRef.md §9.2).
 //
 //===----------------------------------------------------------------------===//
 

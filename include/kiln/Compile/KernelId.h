@@ -1,6 +1,6 @@
 //===- KernelId.h - The id of a kernel and its stable hash ------*- C++ -*-===//
 //
-// A kernel is identified by a string (KERNEL-IR.md §5): its name plus
+// A kernel is identified by a string (docs/LangRef.md §9.1): its name plus
 // everything the runtime decided when it built it. The tools derive it from
 // the IR with kernelIdFromIR (kiln/IR/Hash.h); a GPU runtime may pass its own.
 //

@@ -1,7 +1,7 @@
 //===- KernelLoader.h - Serve kernels: memory, store, or compile -*- C++
 //-*-===//
 //
-// The server-side orchestrator of ARCHITECTURE.md §2. For each kernel:
+// The server-side orchestrator (docs/Design.md §1, §3). For each kernel:
 //   in-memory map → Target.stored → compile (lower, storedForSource when the
 //   lowered kernel has a source, finalize) → Target.load → Target.store.
 // The batch entry point compiles every miss in parallel (lower and finalize on

@@ -9,7 +9,7 @@
 
 namespace kiln {
 
-/// The limits the verifier checks a kernel against (KERNEL-IR.md §6, §7).
+/// The limits the verifier checks a kernel against (docs/LangRef.md §7).
 struct DeviceLimits {
   /// Most units in one cube (product of cube_dim).
   uint32_t MaxUnitsPerCube = 1024;
@@ -19,8 +19,8 @@ struct DeviceLimits {
   uint64_t MaxSharedBytes = 64 * 1024;
   /// Most bytes of per-unit arrays and vars one unit may declare.
   uint64_t MaxLocalBytesPerUnit = 64 * 1024;
-  /// The plane size the device runs kernels with (KERNEL-IR.md §7); a kernel
-  /// requesting another size with plane_dim(N) is rejected.
+  /// The plane size the device runs kernels with (docs/LangRef.md §7.2); a
+  /// kernel requesting another size with plane_dim(N) is rejected.
   uint32_t PlaneDim = 32;
   /// Whether each element type is supported, indexed by ScalarKind.
   bool SupportsType[13] = {true, true, true, true, true, true, true,

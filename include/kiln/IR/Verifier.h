@@ -10,7 +10,7 @@
 
 namespace kiln {
 
-/// Checks \p K against the rules of KERNEL-IR.md and \p Limits: operand
+/// Checks \p K against the rules of docs/LangRef.md §6 and \p Limits: operand
 /// counts and types, the written result type against the implied one,
 /// definitions before uses and in scope, break/continue inside a loop,
 /// access modes, barriers and plane operations under divergent control flow,

@@ -1,6 +1,6 @@
 //===- ArgSpec.h - Launch arguments written as text (kiln-run) --*- C++ -*-===//
 //
-// The text forms kiln-run reads and writes (TOOLS.md):
+// The text forms kiln-run reads and writes (docs/Tools.md §3.2, §3.3):
 //   buffer SPEC  TYPE[COUNT]:zeros | fill=VALUE | iota | file=PATH
 //   value SPEC   a literal of the parameter's type (kiln/IR/Literal.h)
 //   cube count   X[,Y[,Z]]

@@ -129,8 +129,8 @@ public:
                                          const CpuVariant &Variant = {},
                                          KernelStats *Stats = nullptr);
 
-  /// The same, with the runtime's own id \p KernelId for \p K (KERNEL-IR.md
-  /// §5: the id must change whenever the kernel does; the IR hash still
+  /// The same, with the runtime's own id \p KernelId for \p K (docs/LangRef.md
+  /// §9.1: the id must change whenever the kernel does; the IR hash still
   /// guards the store against a reused id). An empty id is an error.
   llvm::Expected<LoadedKernel> getKernel(const Kernel &K,
                                          llvm::StringRef KernelId,

@@ -4,7 +4,7 @@
 For each source type one kernel casts its input to every other type. The
 reference: int -> int wraps (sign- or zero-extension by the source type);
 int/float -> float is correctly rounded (round to nearest even); float -> int
-truncates toward zero and saturates, NaN -> 0 (KERNEL-IR.md section 4);
+truncates toward zero and saturates, NaN -> 0 (docs/LangRef.md §5.3);
 x -> bool is x != 0 (a NaN is != 0, so true); bool -> number is 0 or 1.
 Bitcasts must keep every bit, NaN payloads included.
 """

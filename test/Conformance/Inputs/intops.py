@@ -1,4 +1,4 @@
-# Integer operations of every width through kiln-run, against KERNEL-IR.md's rules.
+# Integer operations of every width through kiln-run, against docs/LangRef.md §5.3.
 """Usage: intops.py WORKDIR
 
 For each of i8 i16 i32 i64 u8 u16 u32 u64 a kernel applies every integer

@@ -3,9 +3,9 @@
 
 Buffers travel as raw little-endian files (`--arg NAME=T[N]:file=PATH`,
 `--out NAME=PATH`), so every value is compared bit for bit. The reference
-semantics below follow KERNEL-IR.md directly (integer wrap-around, division
-and shift rules, saturating casts, IEEE rounding to nearest even) and share no
-code with Kiln.
+semantics below follow docs/LangRef.md §5.3 directly (integer wrap-around,
+division and shift rules, saturating casts, IEEE rounding to nearest even) and
+share no code with Kiln.
 """
 
 import math

@@ -1,7 +1,7 @@
 # Operations on lines of every width (1, 2, 3, 4, 8, 16 lanes) through kiln-run, lane by lane.
 """Usage: lineops.py WORKDIR
 
-KERNEL-IR.md: every arithmetic, math, comparison, cast and select operation
+docs/LangRef.md §3.1: every arithmetic, math, comparison, cast and select operation
 works lane by lane on lines. Each case below loads lines from two or three
 buffers of `vec<N x T>`, applies one operation and stores the line; every
 lane is checked with the scalar references of intops.py, floatops.py,

@@ -2,7 +2,7 @@
 """Usage: math.py WORKDIR
 
 f32: every math operation within 4 ulp of the double reference over many
-inputs (KERNEL-IR.md section 4), sqrt correctly rounded. f64: within 4 ulp of
+inputs (docs/LangRef.md §5.3), sqrt correctly rounded. f64: within 4 ulp of
 the platform's double functions (catches a computation done in f32). f16 and
 bf16: within 1 ulp of the exact result (computed wider, rounded once).
 Special values (inf, NaN, zeros, domain errors) must give the IEEE/C result.
