@@ -42,14 +42,14 @@ void KernelLowering::emitCountedLoop(Value *Begin, Value *End,
 Value *KernelLowering::unitFinished(Value *U) {
   auto *L = B.CreateAlignedLoad(
       I8,
-      B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset), B.CreateZExt(U, I64)),
+      B.CreateInBoundsGEP(I8, scratchPtr(Layout.FlagsOffset), B.CreateZExt(U, I64)),
       llvm::Align(1));
   tagScope(L, FlagScopeKey);
   return B.CreateICmpNE(L, B.getInt8(0));
 }
 
 Value *KernelLowering::firstActiveUnit() {
-  if (!HasFlags)
+  if (!Layout.HasFlags)
     return B.getInt32(0);
   BasicBlock *Pre = B.GetInsertBlock();
   BasicBlock *Header = newBlock("active.scan");
@@ -71,7 +71,7 @@ Value *KernelLowering::firstActiveUnit() {
 }
 
 Value *KernelLowering::firstActiveOrSkip(BasicBlock *Skip) {
-  if (!HasFlags)
+  if (!Layout.HasFlags)
     return B.getInt32(0);
   Value *First = firstActiveUnit();
   BasicBlock *Cont = newBlock("active");
@@ -88,12 +88,12 @@ void KernelLowering::lowerCubeBlock(const Block &Blk) {
     Run.clear();
   };
   for (const Operation &Op : Blk.Ops) {
-    if (!isCut(Op)) {
+    if (!Seg->isCut(Op)) {
       Run.push_back(&Op);
       continue;
     }
     Flush();
-    if (Interchanged.contains(&Op)) {
+    if (Seg->isInterchanged(Op)) {
       lowerInterchangedFor(Op);
       continue;
     }
@@ -169,7 +169,7 @@ void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
   Unit = U;
   UnitLatch = Levels.back().Latch;
   InnerUnitHeaders.push_back(Levels.back().Body);
-  if (HasFlags) {
+  if (Layout.HasFlags) {
     // Units that returned skip the rest of the kernel.
     BasicBlock *Work = newBlock("unit.active");
     B.CreateCondBr(unitFinished(U), UnitLatch, Work);
@@ -275,10 +275,10 @@ void KernelLowering::lowerUnitOp(const Operation &Op) {
 
 void KernelLowering::lowerJump(const Operation &Op) {
   if (Op.Kind == OpKind::Return) {
-    if (HasFlags) {
+    if (Layout.HasFlags) {
       auto *S =
           B.CreateAlignedStore(B.getInt8(1),
-                               B.CreateInBoundsGEP(I8, scratchPtr(FlagsOffset),
+                               B.CreateInBoundsGEP(I8, scratchPtr(Layout.FlagsOffset),
                                                    B.CreateZExt(Unit, I64)),
                                llvm::Align(1));
       tagScope(S, FlagScopeKey);
@@ -607,7 +607,7 @@ void KernelLowering::lowerCubeFor(const Operation &Op) {
   B.CreateStore(B.getFalse(), Target.BreakFlag);
   B.CreateStore(B.getFalse(), Target.ContinueFlag);
   // A loop whose units have all returned ends.
-  if (HasFlags) {
+  if (Layout.HasFlags) {
     BasicBlock *Live = newBlock("cube.for.live");
     B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit,
                    Live);
@@ -637,7 +637,7 @@ void KernelLowering::lowerCubeLoop(const Operation &Op) {
   B.SetInsertPoint(Header);
   B.CreateStore(B.getFalse(), Target.BreakFlag);
   B.CreateStore(B.getFalse(), Target.ContinueFlag);
-  if (HasFlags) {
+  if (Layout.HasFlags) {
     BasicBlock *Live = newBlock("cube.loop.live");
     B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit,
                    Live);

@@ -46,7 +46,7 @@ void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind,
 Value *KernelLowering::loadSlot(ValueId Id, Value *U) {
   Type T = K.value(Id).Ty;
   auto *L =
-      B.CreateAlignedLoad(memType(T), slotPtr(Offset[Id], T.storeSize(), U),
+      B.CreateAlignedLoad(memType(T), slotPtr(Layout.Of[Id].Offset, T.storeSize(), U),
                           llvm::Align(byteSize(T.elementKind())));
   tagAccess(L, ValueKind::Plain, Id, U == Unit);
   return fromMem(L, T);
@@ -59,20 +59,20 @@ void KernelLowering::storeSlot(ValueId Id, Value *U, Value *V) {
   }
   Type T = K.value(Id).Ty;
   auto *S =
-      B.CreateAlignedStore(toMem(V, T), slotPtr(Offset[Id], T.storeSize(), U),
+      B.CreateAlignedStore(toMem(V, T), slotPtr(Layout.Of[Id].Offset, T.storeSize(), U),
                            llvm::Align(byteSize(T.elementKind())));
   tagAccess(S, ValueKind::Plain, Id, U == Unit);
 }
 
 Value *KernelLowering::varPtr(ValueId Var) {
   Type T = K.value(Var).Ty;
-  if (Storage[Var] == StorageKind::Alloca) {
+  if (!Layout.inScratch(Var)) {
     llvm::AllocaInst *&A = VarAllocas[Var];
     if (!A)
       A = entryAlloca(memType(T), K.value(Var).Name);
     return A;
   }
-  return slotPtr(Offset[Var], T.storeSize(), Unit);
+  return slotPtr(Layout.Of[Var].Offset, T.storeSize(), Unit);
 }
 
 Value *KernelLowering::memCount(ValueId Mem) {
@@ -99,10 +99,10 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
     Base = BufBase.lookup(Mem);
     break;
   case ValueKind::Shared:
-    Base = scratchPtr(Offset[Mem]);
+    Base = scratchPtr(Layout.Of[Mem].Offset);
     break;
   case ValueKind::Local:
-    Base = slotPtr(Offset[Mem], VI.Count * T.storeSize(), Unit);
+    Base = slotPtr(Layout.Of[Mem].Offset, VI.Count * T.storeSize(), Unit);
     break;
   default:
     fail(Index.Loc, "'%" + VI.Name + "' is not indexable memory");
@@ -326,7 +326,7 @@ Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
       return nullptr;
     Type T = K.value(Var).Ty;
     llvm::Align Al(byteSize(T.elementKind()));
-    bool InScratch = Storage[Var] != StorageKind::Alloca;
+    bool InScratch = Layout.inScratch(Var);
     if (Op.opClass() == OpClass::Get) {
       auto *L = B.CreateAlignedLoad(memType(T), varPtr(Var), Al);
       if (InScratch)

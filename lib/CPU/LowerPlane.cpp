@@ -94,7 +94,7 @@ void KernelLowering::lowerPlaneOp(const Operation &Op) {
     return std::make_pair(Base, End);
   };
   auto Active = [&](Value *U) -> Value * {
-    return HasFlags ? B.CreateNot(unitFinished(U)) : B.getTrue();
+    return Layout.HasFlags ? B.CreateNot(unitFinished(U)) : B.getTrue();
   };
 
   if (Op.opClass() == OpClass::PlaneLane) {

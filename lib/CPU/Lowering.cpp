@@ -24,7 +24,7 @@ using namespace kiln::lowering;
 KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
                                const DeviceLimits &Limits,
                                llvm::LLVMContext &Ctx)
-    : K(K), Variant(Variant), Limits(Limits), Ctx(Ctx), B(Ctx) {
+    : K(K), Variant(Variant), Limits(Limits), Ctx(Ctx), B(Ctx), Uniformity(K) {
   I1 = llvm::Type::getInt1Ty(Ctx);
   I8 = llvm::Type::getInt8Ty(Ctx);
   I32 = llvm::Type::getInt32Ty(Ctx);
@@ -58,7 +58,7 @@ void KernelLowering::define(ValueId Id, llvm::Value *V) {
   if (!V)
     return;
   SegValues[Id] = V;
-  if (NeedsSlot[Id])
+  if (Live[Id].NeedsSlot)
     storeSlot(Id, Unit, V);
 }
 
@@ -79,9 +79,9 @@ llvm::Value *KernelLowering::value(const Operand &O, llvm::Value *AtUnit) {
   if (C != CubeValues.end())
     return C->second;
   llvm::Value *U = AtUnit ? AtUnit : Unit;
-  if (NeedsSlot[Id] && U)
+  if (Live[Id].NeedsSlot && U)
     return loadSlot(Id, U);
-  if (const Operation *Def = RematOp[Id]) {
+  if (const Operation *Def = Live[Id].Remat) {
     // Recompute for unit U (unit 0 at cube level when no unit is given).
     llvm::Value *SavedUnit = Unit;
     llvm::Value *SavedXYZ[3] = {UnitXYZ[0], UnitXYZ[1], UnitXYZ[2]};
@@ -124,7 +124,7 @@ void KernelLowering::setupAliasScopes() {
     const ValueInfo &VI = K.value(Id);
     bool InScratch =
         VI.Kind == ValueKind::Shared || VI.Kind == ValueKind::Local ||
-        (VI.Kind == ValueKind::Var && Storage[Id] != StorageKind::Alloca);
+        (VI.Kind == ValueKind::Var && Layout.inScratch(Id));
     if (InScratch)
       Scopes.push_back({Id, MDB.createAnonymousAliasScope(Domain, VI.Name)});
   }
@@ -160,22 +160,16 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
     return llvm::createStringError("plane_dim must be at least 1");
 
   size_t N = K.Values.size();
-  DefSeg.assign(N, CubeSegment);
-  NeedsSlot.assign(N, 0);
-  RematOp.assign(N, nullptr);
-  DefOp.assign(N, nullptr);
-  RematDepth.assign(N, 0);
-  MemMultiSeg.assign(N, 0);
-  Storage.assign(N, StorageKind::Alloca);
-  Offset.assign(N, 0);
   for (ValueId P : K.Params)
     if (P >= N)
       return llvm::createStringError("kernel '" + K.Name +
                                      "' has a parameter that names no value");
-  KernelReturns = kernelHasReturn(K.Body);
-  analyzeBlock(K.Body);
-  if (llvm::Error E = layoutScratch())
-    return E;
+  Seg.emplace(K, Uniformity);
+  Live = analyzeLiveness(K, *Seg);
+  auto L = layoutScratch(K, Units, Seg->needsReturnFlags(), Live);
+  if (!L)
+    return L.takeError();
+  Layout = std::move(*L);
 
   M = std::make_unique<llvm::Module>("kiln." + K.Name, Ctx);
   auto *FT = llvm::FunctionType::get(llvm::Type::getVoidTy(Ctx),
@@ -251,8 +245,8 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
   llvm::Value *Q = B.CreateUDiv(C, CubeCount[0]);
   CubePos[1] = B.CreateURem(Q, CubeCount[1], "cube_pos.y");
   CubePos[2] = B.CreateUDiv(Q, CubeCount[1], "cube_pos.z");
-  if (HasFlags)
-    B.CreateMemSet(scratchPtr(FlagsOffset), B.getInt8(0), Units,
+  if (Layout.HasFlags)
+    B.CreateMemSet(scratchPtr(Layout.FlagsOffset), B.getInt8(0), Units,
                    llvm::Align(64));
 
   lowerCubeBlock(K.Body);
@@ -285,7 +279,7 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
   MD.Symbol = cubeFunctionPrefix() + K.Name;
   MD.CubeDim = K.CubeDim;
   MD.PlaneDim = PlaneDim;
-  MD.ScratchBytes = ScratchBytes;
+  MD.ScratchBytes = Layout.Bytes;
   for (ValueId P : K.Params) {
     const ValueInfo &VI = K.value(P);
     ParamMetadata PM;

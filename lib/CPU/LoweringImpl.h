@@ -17,27 +17,21 @@
 #ifndef KILN_LIB_CPU_LOWERINGIMPL_H
 #define KILN_LIB_CPU_LOWERINGIMPL_H
 
+#include "ScratchLayout.h"
+#include "Segmentation.h"
+#include "SegmentLiveness.h"
+
 #include "kiln/CPU/Lowering.h"
+#include "kiln/IR/Uniformity.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <optional>
 #include <vector>
 
 namespace kiln::lowering {
-
-/// Segment number of cube-level code (hoisted constructs, plane operations).
-constexpr int CubeSegment = -1;
-/// No segment open yet.
-constexpr int NoSegment = -2;
-
-/// Where a memory object (var, local array, shared array) lives.
-enum class StorageKind : uint8_t {
-  Alloca,      ///< a var used in one segment only: a stack slot
-  ScratchUnit, ///< one copy per unit in scratch: [units][count]
-  ScratchCube, ///< one copy per cube in scratch (shared arrays)
-};
 
 /// A break/continue target on the loop stack.
 struct LoopTarget {
@@ -62,35 +56,6 @@ public:
   KernelLowering(const Kernel &K, const CpuVariant &Variant,
                  const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
   llvm::Expected<LoweredModule> run();
-
-  // ---- Analysis (LoweringAnalysis.cpp) ----
-  /// Whether \p Op must be lowered at cube level: a barrier, a plane
-  /// operation, or a control construct containing one.
-  bool isSplit(const Operation &Op);
-  /// How many operations recomputing \p Op's result takes (0 for builtins
-  /// and constants), or ~0u when it must be kept instead.
-  unsigned rematDepth(const Operation &Op) const;
-  void analyzeBlock(const Block &Blk);
-  void analyzeInSegment(const Operation &Op, int Seg);
-  void noteDef(ValueId Id, int Seg);
-  void noteUse(const Operand &O, int Seg);
-  void noteMemUse(ValueId Mem, int Seg);
-  llvm::Error layoutScratch();
-  bool kernelHasReturn(const Block &Blk) const;
-  /// Whether \p O is the same for every unit of a cube: a literal, a
-  /// parameter, a cube-level induction variable, a cube-level builtin, or
-  /// pure arithmetic over those. Only valid during the analysis walk, once
-  /// the operand's definition has been seen.
-  bool isUniform(const Operand &O) const;
-  /// Whether the per-unit `for` \p Op (not a split, in a block lowered at
-  /// cube level) is run interchanged: its lower bound is per unit, its upper
-  /// bound and step are uniform, and nothing leaves its body early (no
-  /// return in the kernel, no break/continue of it or of an outer loop).
-  bool isInterchangeable(const Operation &Op) const;
-  /// Whether the block is cut at \p Op: a split, or an interchanged `for`.
-  bool isCut(const Operation &Op) {
-    return isSplit(Op) || Interchanged.contains(&Op);
-  }
 
   // ---- Types and constants (LowerOps.cpp) ----
   llvm::Type *valueType(Type T);
@@ -224,28 +189,12 @@ public:
   uint32_t Units = 1;
   uint32_t PlaneDim = 32;
   llvm::Error Err = llvm::Error::success();
+  UniformityInfo Uniformity;
 
   // ---- Analysis results ----
-  llvm::DenseMap<const Operation *, bool> SplitMemo;
-  /// Per-unit `for` loops run interchanged with the unit loop (rounds of
-  /// iterations outside, units inside); each is a segment of its own.
-  llvm::DenseSet<const Operation *> Interchanged;
-  bool KernelReturns = false;     ///< the kernel has a `return` anywhere
-  std::vector<int> DefSeg;        ///< per value: defining segment
-  std::vector<uint8_t> NeedsSlot; ///< per value: kept per unit in scratch
-  /// Per value: its defining builtin or constant, recomputed where it is used
-  /// outside its segment instead of being kept per unit; null otherwise.
-  std::vector<const Operation *> RematOp;
-  std::vector<const Operation *> DefOp; ///< per value: its defining op, if any
-  std::vector<uint8_t> RematDepth;      ///< per value: ops to recompute it
-  std::vector<uint8_t> MemMultiSeg; ///< per memory object: used in >1 segment
-  std::vector<StorageKind> Storage; ///< per memory object
-  std::vector<uint64_t> Offset;     ///< scratch offset of slots/storage
-  int NextSegment = 0;
-  int CurSegment = NoSegment;
-  bool HasFlags = false; ///< per-unit "returned" flags in scratch
-  uint64_t FlagsOffset = 0;
-  uint64_t ScratchBytes = 0;
+  std::optional<Segmentation> Seg;
+  Liveness Live;
+  ScratchLayout Layout;
 
   // ---- Emission state ----
   llvm::BasicBlock *EntryBB = nullptr;

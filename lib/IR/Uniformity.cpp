@@ -1,13 +1,18 @@
 //===- Uniformity.cpp - Divergence analysis of a kernel -------------------===//
+//
+// See kiln/IR/Uniformity.h and docs/LangRef.md §1.
+//
+//===----------------------------------------------------------------------===//
 
-#include "Uniformity.h"
+#include "kiln/IR/Uniformity.h"
 
 #include <map>
 #include <optional>
 
 using namespace kiln;
 
-std::string kiln::formatLoc(SourceLoc Loc) {
+/// Formats \p Loc as "LINE:COL".
+static std::string formatLoc(SourceLoc Loc) {
   return std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col);
 }
 

@@ -1,4 +1,4 @@
-//===- Verifier.cpp - Check kernels against KERNEL-IR.md and the device ---===//
+//===- Verifier.cpp - Check kernels against docs/LangRef.md and the device ===//
 //
 // One walk over the body in source order checks definitions and scopes,
 // operand shapes and types, access modes, jumps, device limits and (through
@@ -12,9 +12,9 @@
 
 #include "kiln/IR/Verifier.h"
 
-#include "Uniformity.h"
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Printer.h"
+#include "kiln/IR/Uniformity.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -24,6 +24,11 @@
 #include <set>
 
 using namespace kiln;
+
+/// Formats \p Loc as "LINE:COL".
+static std::string formatLoc(SourceLoc Loc) {
+  return std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col);
+}
 
 namespace {
 

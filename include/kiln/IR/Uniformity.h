@@ -1,14 +1,14 @@
-//===- Uniformity.h - Divergence analysis of a kernel -----------*- C++ -*-===//
+//===- kiln/IR/Uniformity.h - Divergence analysis of a kernel ---*- C++ -*-===//
 //
-// The uniformity rule of KERNEL-IR.md §1, as an analysis the verifier queries.
-// A value is divergent when it may differ between the units of a cube; a
-// sync_cube or plane operation must not be reached under control flow that
-// depends on a divergent value.
+// The uniformity rule of docs/LangRef.md §1 as one analysis, shared by the
+// verifier (a sync_cube or plane operation must not be reached under
+// divergent control flow) and the CPU lowering (which per-unit `for` loops
+// it may run interchanged, docs/Lowering.md §4).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_LIB_IR_UNIFORMITY_H
-#define KILN_LIB_IR_UNIFORMITY_H
+#ifndef KILN_IR_UNIFORMITY_H
+#define KILN_IR_UNIFORMITY_H
 
 #include "kiln/IR/Kernel.h"
 
@@ -19,8 +19,9 @@
 
 namespace kiln {
 
-/// Which values of a kernel are divergent, and which barriers and plane
-/// operations run under divergent control flow.
+/// Which values of a kernel are divergent (may differ between the units of
+/// a cube), why, and which barriers and plane operations run under
+/// divergent control flow.
 ///
 /// Sources of divergence: unit_pos*, absolute_pos*, unit_pos_plane,
 /// plane_pos, the results of atomics and of plane operations. Divergence
@@ -45,6 +46,11 @@ public:
   /// vars and local arrays.
   const std::string *divergenceRoot(ValueId Id) const;
   bool isDivergent(ValueId Id) const { return divergenceRoot(Id) != nullptr; }
+  /// Whether operand \p O is the same for every unit of a cube: a literal,
+  /// or a value that is not divergent.
+  bool isUniform(const Operand &O) const {
+    return O.isLiteral() || !isDivergent(O.Value);
+  }
 
   /// For a sync_cube or plane operation under divergent control flow, why
   /// ("the condition at 5:7 depends on unit_pos"); null otherwise. The
@@ -59,9 +65,6 @@ private:
   friend class UniformityWalker;
 };
 
-/// Formats \p Loc as "LINE:COL".
-std::string formatLoc(SourceLoc Loc);
-
 } // namespace kiln
 
-#endif // KILN_LIB_IR_UNIFORMITY_H
+#endif // KILN_IR_UNIFORMITY_H

@@ -1,0 +1,133 @@
+//===- SegmentLiveness.cpp - Which values live across segments ------------===//
+//
+// See SegmentLiveness.h and docs/Lowering.md §5.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SegmentLiveness.h"
+
+#include "Rematerialisation.h"
+#include "Segmentation.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+/// No segment open yet.
+constexpr int NoSegment = -2;
+
+class LivenessWalker {
+public:
+  LivenessWalker(const Kernel &K, const Segmentation &Seg, Liveness &Out)
+      : K(K), Seg(Seg), Out(Out), V(Out.Values) {
+    V.assign(K.Values.size(), ValuePlan());
+  }
+
+  void walkCubeBlock(const Block &Blk);
+
+private:
+  void walkInSegment(const Operation &Op, int S);
+  void def(ValueId Id, int S) {
+    if (Id < V.size())
+      V[Id].DefSeg = S;
+  }
+  void use(const Operand &O, int S);
+  int newSegment() { return static_cast<int>(Out.Segments++); }
+
+  const Kernel &K;
+  const Segmentation &Seg;
+  Liveness &Out;
+  std::vector<ValuePlan> &V;
+};
+
+} // namespace
+
+void LivenessWalker::use(const Operand &O, int S) {
+  if (O.isLiteral() || O.Value >= V.size())
+    return;
+  ValuePlan &P = V[O.Value];
+  if (K.value(O.Value).isMemory()) {
+    if (P.DefSeg != S)
+      P.MultiSegment = true;
+    return;
+  }
+  if (P.DefSeg >= 0 && P.DefSeg != S && !P.Remat)
+    P.NeedsSlot = true;
+}
+
+void LivenessWalker::walkInSegment(const Operation &Op, int S) {
+  for (const Operand &O : Op.Operands)
+    use(O, S);
+  if (Op.Result < V.size()) {
+    ValuePlan &P = V[Op.Result];
+    P.DefSeg = S;
+    P.Def = &Op;
+    unsigned Depth = rematDepth(Op, K, V);
+    if (Depth <= MaxRematDepth) {
+      P.Remat = &Op;
+      P.RematDepth = static_cast<uint8_t>(Depth);
+    }
+  }
+  for (const Block &R : Op.Regions)
+    for (const Operation &Inner : R.Ops)
+      walkInSegment(Inner, S);
+}
+
+void LivenessWalker::walkCubeBlock(const Block &Blk) {
+  int S = NoSegment;
+  for (const Operation &Op : Blk.Ops) {
+    if (!Seg.isCut(Op)) {
+      if (S == NoSegment)
+        S = newSegment();
+      walkInSegment(Op, S);
+      continue;
+    }
+    S = NoSegment;
+    if (Seg.isInterchanged(Op)) {
+      // The body is a segment of its own: a unit loop per round. The lower
+      // bound is read per unit there; the upper bound and step at cube level.
+      int Body = newSegment();
+      use(Op.Operands[0], Body);
+      for (size_t I = 1; I < Op.Operands.size(); ++I)
+        use(Op.Operands[I], CubeSegment);
+      def(Op.Result, Body);
+      for (const Operation &Inner : Op.Regions[0].Ops)
+        walkInSegment(Inner, Body);
+      continue;
+    }
+    // Split operations read their operands at cube level.
+    for (const Operand &O : Op.Operands)
+      use(O, CubeSegment);
+    switch (Op.opClass()) {
+    case OpClass::Barrier:
+      break;
+    case OpClass::If:
+    case OpClass::Loop:
+    case OpClass::Switch:
+      for (const Block &R : Op.Regions)
+        walkCubeBlock(R);
+      break;
+    case OpClass::For:
+      // A hoisted induction variable is a cube-level value.
+      def(Op.Result, CubeSegment);
+      for (const Block &R : Op.Regions)
+        walkCubeBlock(R);
+      break;
+    default:
+      // Plane operations: computed at cube level into a per-unit array.
+      if (Op.Result < V.size()) {
+        def(Op.Result, CubeSegment);
+        V[Op.Result].NeedsSlot = true;
+      }
+      break;
+    }
+  }
+}
+
+Liveness kiln::lowering::analyzeLiveness(const Kernel &K,
+                                         const Segmentation &Seg) {
+  Liveness Out;
+  LivenessWalker(K, Seg, Out).walkCubeBlock(K.Body);
+  return Out;
+}

@@ -1,0 +1,84 @@
+//===- Segmentation.cpp - Where barrier fission cuts a kernel -------------===//
+//
+// See Segmentation.h and docs/Lowering.md §4.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Segmentation.h"
+
+#include "LoopInterchange.h"
+
+#include "kiln/IR/Uniformity.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+
+static bool isConstruct(OpClass Class) {
+  return Class == OpClass::If || Class == OpClass::For ||
+         Class == OpClass::Loop || Class == OpClass::Switch;
+}
+
+static bool hasReturn(const Block &Blk) {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.Kind == OpKind::Return)
+      return true;
+    for (const Block &R : Op.Regions)
+      if (hasReturn(R))
+        return true;
+  }
+  return false;
+}
+
+Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U) {
+  bool AnySplit = false;
+  for (const Operation &Op : K.Body.Ops)
+    AnySplit |= computeSplit(Op);
+  Returns = hasReturn(K.Body);
+  Flags = AnySplit && Returns;
+  findInterchanged(K.Body, U);
+}
+
+bool Segmentation::computeSplit(const Operation &Op) {
+  // Every nested operation is visited, so that isSplit is a lookup.
+  bool Inner = false;
+  for (const Block &R : Op.Regions)
+    for (const Operation &I : R.Ops)
+      Inner |= computeSplit(I);
+  if (!isConstruct(Op.opClass()))
+    return isSplit(Op);
+  SplitConstruct[&Op] = Inner;
+  return Inner;
+}
+
+bool Segmentation::isSplit(const Operation &Op) const {
+  switch (Op.opClass()) {
+  case OpClass::Barrier:
+  case OpClass::PlaneReduce:
+  case OpClass::PlaneBool:
+  case OpClass::PlaneLane:
+  case OpClass::PlaneElect:
+  case OpClass::PlaneBallot:
+    return true;
+  case OpClass::If:
+  case OpClass::For:
+  case OpClass::Loop:
+  case OpClass::Switch:
+    return SplitConstruct.lookup(&Op);
+  default:
+    return false;
+  }
+}
+
+void Segmentation::findInterchanged(const Block &CubeBlock,
+                                    const UniformityInfo &U) {
+  for (const Operation &Op : CubeBlock.Ops) {
+    if (!isSplit(Op)) {
+      if (isInterchangeable(Op, U, Returns))
+        Interchanged.insert(&Op);
+      continue;
+    }
+    // The bodies of split constructs are lowered at cube level too.
+    for (const Block &R : Op.Regions)
+      findInterchanged(R, U);
+  }
+}

@@ -1,0 +1,61 @@
+//===- Segmentation.h - Where barrier fission cuts a kernel -----*- C++ -*-===//
+//
+// The first analysis of the lowering (docs/Lowering.md §4). A *split*
+// operation is a sync_cube, a plane operation, or a control construct that
+// contains one; it runs at cube level, and the blocks it sits in are cut at
+// it. A per-unit `for` chosen for interchange (LoopInterchange.h) is cut out
+// too: it runs as rounds of unit loops. Each maximal run of other operations
+// of a block lowered at cube level is one segment: one unit loop nest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CPU_SEGMENTATION_H
+#define KILN_LIB_CPU_SEGMENTATION_H
+
+#include "kiln/IR/Kernel.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace kiln {
+class UniformityInfo;
+}
+
+namespace kiln::lowering {
+
+/// The cuts of one kernel: which operations are splits, which per-unit
+/// `for` loops run interchanged, and whether units need "returned" flags.
+class Segmentation {
+public:
+  Segmentation(const Kernel &K, const UniformityInfo &Uniformity);
+
+  /// A barrier, a plane operation, or a construct containing one.
+  bool isSplit(const Operation &Op) const;
+  /// A per-unit `for` in a block lowered at cube level, run as rounds.
+  bool isInterchanged(const Operation &Op) const {
+    return Interchanged.contains(&Op);
+  }
+  /// Whether a block lowered at cube level is cut at \p Op.
+  bool isCut(const Operation &Op) const {
+    return isSplit(Op) || isInterchanged(Op);
+  }
+  /// The kernel has a `return` anywhere.
+  bool kernelReturns() const { return Returns; }
+  /// Units keep a "returned" flag in scratch: the kernel has a `return` and
+  /// more than one unit loop (a split at its top level).
+  bool needsReturnFlags() const { return Flags; }
+
+private:
+  bool computeSplit(const Operation &Op);
+  void findInterchanged(const Block &CubeBlock, const UniformityInfo &U);
+
+  /// Control constructs only; other operations are decided by their class.
+  llvm::DenseMap<const Operation *, bool> SplitConstruct;
+  llvm::DenseSet<const Operation *> Interchanged;
+  bool Returns = false;
+  bool Flags = false;
+};
+
+} // namespace kiln::lowering
+
+#endif // KILN_LIB_CPU_SEGMENTATION_H
