@@ -4,7 +4,7 @@
 //
 // Loads the kernel suite (bench/kernels/*.kiln) with parseModule and
 // verifyModule, compiles it through the runtime's Device, and measures it the
-// way PoCL's anchor bench (shared/anchors/pocl/bench.cpp) does: the first
+// way PoCL's anchor bench (bench.cpp, see docs/Performance.md) does: the first
 // launch on its own, 3 warm-ups, then the median and minimum of N launches
 // (launch + wait, std::chrono::steady_clock). Inputs are the anchor's: the
 // same generator, seed and order, so both programs see the same data.

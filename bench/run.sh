@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # bench/run.sh - Kiln's benchmark suite beside PoCL and the machine's limits, in one command.
 #
-# Usage: bench/run.sh [--reps N] [--max-wait S] [--build DIR] [--anchors DIR]
+# Usage: bench/run.sh --anchors DIR [--reps N] [--max-wait S] [--build DIR]
 #                     [--out DIR] [--no-install] [--iters N] [--unchecked]
+#        KILN_POCL_ANCHORS=DIR bench/run.sh [...]
 #
 #   --reps N       processes per mode (default 3): kiln, pocl_cold, pocl_warm, native
 #   --max-wait S   before each process, wait up to S seconds (default 300) for
 #                  the machine to be quiet (>= 90 % idle over 2 s)
 #   --build DIR    Kiln's Release build folder (default <repo>/build-bench)
-#   --anchors DIR  PoCL anchor sources (default $KILN_POCL_ANCHORS, else
-#                  <repo>/../shared/anchors/pocl); copied into DIR/pocl-anchors
+#   --anchors DIR  the folder that holds PoCL's anchor programs, bench.cpp and
+#                  native.cpp (they are not part of this repository); required,
+#                  else $KILN_POCL_ANCHORS. Copied into <build>/pocl-anchors
 #   --out DIR      results folder (default <build>/bench-results/<time>)
 #   --no-install   do not install missing Debian packages
 #   --iters N      timed launches per kernel (default 30, as PoCL's bench)
@@ -27,7 +29,7 @@ ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 REPS=3
 MAX_WAIT=300
 BUILD=$ROOT/build-bench
-ANCHORS=${KILN_POCL_ANCHORS:-$ROOT/../shared/anchors/pocl}
+ANCHORS=${KILN_POCL_ANCHORS:-}
 OUT=
 INSTALL=1
 ITERS=30
@@ -49,6 +51,7 @@ done
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: error: --reps needs a positive integer" >&2; exit 1; }
 [[ $MAX_WAIT =~ ^[0-9]+$ ]] || { echo "run.sh: error: --max-wait needs seconds" >&2; exit 1; }
 [[ $ITERS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: error: --iters needs a positive integer" >&2; exit 1; }
+[[ -n $ANCHORS ]] || { echo "run.sh: error: the PoCL anchor programs (bench.cpp, native.cpp) are not part of this repository: give their folder with --anchors DIR or KILN_POCL_ANCHORS=DIR (see --help)" >&2; exit 1; }
 ANCHORS=$(readlink -f "$ANCHORS" || true)
 for f in bench.cpp native.cpp; do
   [[ -f $ANCHORS/$f ]] || { echo "run.sh: error: no $f in '$ANCHORS' (give --anchors or KILN_POCL_ANCHORS)" >&2; exit 1; }
