@@ -2,6 +2,8 @@
 
 #include "RawKernelBuilder.h"
 
+#include "kiln/IR/Uniformity.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -344,6 +346,33 @@ TEST(UniformityTest, ReturnInsideNestedLoopsNamesTheOutermost) {
                           "control flow: the return at 8:3 leaves the loop "
                           "at 3:3 under divergent control flow (the "
                           "condition at 7:20 depends on unit_pos)"));
+}
+
+// The per-value answers the lowering uses (which per-unit `for` loops it
+// runs interchanged) come from the same analysis.
+TEST(UniformityTest, PerValueUniformityWithTheReason) {
+  KB B;
+  ValueId N = B.param("n", U32);
+  ValueId Buf = B.buffer("b", U32, AccessKind::Read);
+  ValueId U = B.op(OpKind::UnitPos, U32, {}, 1);
+  ValueId Cube = B.op(OpKind::CubePos, U32);
+  ValueId Sum = B.op(OpKind::Add, U32, {KB::v(N), KB::v(Cube)});
+  ValueId AtUniform = B.op(OpKind::Load, U32, {KB::v(Buf), KB::u32(0)});
+  ValueId AtUnit = B.op(OpKind::Load, U32, {KB::v(Buf), KB::v(U)});
+  ValueId Var = B.var("s", U32);
+  ValueId C = B.op(OpKind::Lt, Bool, {KB::v(U), KB::u32(4)});
+  B.ifThen(KB::v(C), [&] { B.effect(OpKind::Set, {KB::v(Var), KB::u32(1)}); });
+  ValueId Got = B.op(OpKind::Get, U32, {KB::v(Var)});
+  UniformityInfo UI(B.kernel());
+  EXPECT_TRUE(UI.isUniform(KB::u32(7)));
+  for (ValueId Id : {N, Cube, Sum, AtUniform})
+    EXPECT_TRUE(UI.isUniform(KB::v(Id))) << Id;
+  for (ValueId Id : {U, AtUnit, C, Var, Got})
+    EXPECT_FALSE(UI.isUniform(KB::v(Id))) << Id;
+  ASSERT_NE(UI.divergenceRoot(AtUnit), nullptr);
+  EXPECT_EQ(*UI.divergenceRoot(AtUnit), "unit_pos.x");
+  EXPECT_EQ(*UI.divergenceRoot(Got), "unit_pos.x");
+  EXPECT_EQ(UI.divergenceRoot(Sum), nullptr);
 }
 
 } // namespace
