@@ -12,10 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Compile/Logger.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Verifier.h"
 #include "kiln/Runtime/Buffer.h"
 #include "kiln/Runtime/Device.h"
+#include "kiln/Store/Environment.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -362,6 +364,11 @@ int main(int argc, char **argv) {
   }
   double ParseMs = msSince(Start);
 
+  // The library is silent: the demo prints the store's warnings, and each
+  // kernel's log with KILN_LOG=1.
+  Opts.WarningSink = kiln::printWarningToStderr;
+  if (kiln::compilationLoggingEnabled())
+    Opts.KernelLogSink = [](StringRef Line) { errs() << Line << '\n'; };
   auto Dev = kiln::Device::create(Opts);
   if (!Dev)
     return fail(toString(Dev.takeError()));

@@ -1,35 +1,38 @@
 //===- CpuTarget.cpp - The CPU CompilationTarget: store and JIT linker ----===//
 
 #include "kiln/CPU/CpuBackend.h"
-
-#include <sys/auxv.h>
+#include "kiln/CPU/HostInfo.h"
 
 using namespace kiln;
 using namespace llvm;
 
-/// The "cpu" namespace for \p Fingerprint as \p Opts asks, or null.
-static std::unique_ptr<FileStore> openCpuStore(const CpuStoreOptions &Opts,
-                                               StringRef Fingerprint) {
-  StoreConfig Config = StoreConfig::fromEnvironment();
-  // An explicit mode overrides KILN_CACHE, but in a setuid or setgid
-  // process never brings back a root that the caller's environment chose
-  // (KILN_CACHE_DIR, HOME): only a root the program itself names.
-  if (Opts.Mode && !(getauxval(AT_SECURE) && Opts.Root.empty()))
-    Config.Mode = *Opts.Mode;
-  if (Opts.Root.empty())
-    return FileStore::open("cpu", Fingerprint, Config);
-  return FileStore::openAt(Opts.Root, "cpu", Fingerprint, Config);
+/// Installs the host feature check on \p Store's entries: the store is
+/// generic, the CPU backend knows what its code needs.
+static ArtifactStore<CpuArtifact> withHostCheck(ArtifactStore<CpuArtifact> S) {
+  if (FileStore *F = S.kernels())
+    F->setMissingFeature([](StringRef Required) {
+      return hostInfo().missingFeature(Required.str());
+    });
+  return S;
 }
 
 CpuTarget::CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
-                     const CpuStoreOptions &StoreOpts)
+                     const StoreEnvironment &Env)
     : Comp(std::move(Compiler)), Linker(Linker),
-      Store(openCpuStore(StoreOpts,
-                         cpuStoreFingerprint(Comp.codeGenOptions(), Comp.limits())),
-            nullptr,
-            // Shared by every executable of this build (kiln-compile warms
-            // the store kiln-run and embedders load), unlike buildIdHash.
-            sourceBuildIdHash()) {}
+      Store(withHostCheck(ArtifactStore<CpuArtifact>(
+          FileStore::open("cpu",
+                          cpuStoreFingerprint(Comp.codeGenOptions(),
+                                              Comp.limits()),
+                          Env),
+          nullptr,
+          // Shared by every executable of this build (kiln-compile warms
+          // the store kiln-run and embedders load), unlike buildIdHash.
+          sourceBuildIdHash()))) {}
+
+CpuTarget::CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
+                     ArtifactStore<CpuArtifact> Store)
+    : Comp(std::move(Compiler)), Linker(Linker),
+      Store(withHostCheck(std::move(Store))) {}
 
 Expected<LoadedKernel> CpuTarget::load(const Id &Key, const CpuArtifact &A) {
   ArrayRef<char> Object(reinterpret_cast<const char *>(A.Object.data()),

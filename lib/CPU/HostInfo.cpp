@@ -2,7 +2,9 @@
 
 #include "kiln/CPU/HostInfo.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/xxhash.h"
@@ -27,6 +29,19 @@ std::string HostInfo::featureString() const {
 bool HostInfo::hasFeature(const std::string &Name) const {
   return std::find(Features.begin(), Features.end(), "+" + Name) !=
          Features.end();
+}
+
+std::string HostInfo::missingFeature(const std::string &Required) const {
+  llvm::SmallVector<llvm::StringRef, 16> Parts;
+  llvm::StringRef(Required).split(Parts, ',', -1, false);
+  for (llvm::StringRef F : Parts) {
+    F = F.trim();
+    if (!F.consume_front("+"))
+      continue; // "-feature": the code avoids it, any host will do
+    if (!hasFeature(F.str()))
+      return "+" + F.str();
+  }
+  return std::string();
 }
 
 uint64_t HostInfo::fingerprintHash() const {

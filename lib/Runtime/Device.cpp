@@ -11,8 +11,12 @@
 #include "kiln/CPU/JITLinker.h"
 #include "kiln/Compile/KernelLoader.h"
 #include "kiln/IR/Hash.h"
+#include "kiln/Store/Environment.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <mutex>
+#include <sys/auxv.h>
 #include <unordered_map>
 
 using namespace kiln;
@@ -32,6 +36,24 @@ std::optional<StoreModeKind> storeModeOf(DeviceStoreMode M) {
     return StoreModeKind::ReadOnly;
   }
   return std::nullopt;
+}
+
+/// The device's own store environment: StoreDir (else the default root)
+/// with the default configuration, the mode the options ask for, and its
+/// own warnings.
+StoreEnvironment storeEnvironmentOf(const DeviceOptions &O) {
+  auto Warnings = std::make_shared<StoreWarnings>(O.WarningSink);
+  StoreEnvironment Defaults = StoreEnvironment::fromDefaults(Warnings);
+  StoreConfig Config = Defaults.config();
+  // An explicit mode overrides KILN_CACHE, but in a setuid or setgid
+  // process never brings back a root that the caller's environment chose
+  // (KILN_CACHE_DIR, HOME): only a root the program itself names.
+  std::optional<StoreModeKind> Mode = storeModeOf(O.StoreMode);
+  if (Mode && !(getauxval(AT_SECURE) && O.StoreDir.empty()))
+    Config.Mode = *Mode;
+  std::optional<std::string> Root =
+      O.StoreDir.empty() ? Defaults.root() : std::optional(O.StoreDir);
+  return StoreEnvironment(std::move(Root), Config, std::move(Warnings));
 }
 
 CodeGenOptions codeGenOf(const DeviceOptions &O) {
@@ -55,18 +77,29 @@ static thread_local std::vector<CompilationLogger> *CallLogs = nullptr;
 struct Device::Impl {
   DeviceOptions Opts;
   std::unique_ptr<JITLinker> Linker;
+  StoreEnvironment Env;
   CpuTarget Target;
   KernelLoader<CpuTarget> Loader;
   Executor Exec;
 
   Impl(DeviceOptions O, std::unique_ptr<JITLinker> L)
       : Opts(std::move(O)), Linker(std::move(L)),
-        Target(CpuCompiler(codeGenOf(Opts), Opts.Limits), *Linker,
-               CpuStoreOptions{Opts.StoreDir, storeModeOf(Opts.StoreMode)}),
-        Loader(Target, LoaderOptions{[](const CompilationLogger &Log) {
-                 if (CallLogs)
-                   CallLogs->push_back(Log);
-               }}),
+        Env(storeEnvironmentOf(Opts)),
+        Target(CpuCompiler(codeGenOf(Opts), Opts.Limits), *Linker, Env),
+        Loader(Target, LoaderOptions{
+                           [this](const CompilationLogger &Log) {
+                             if (CallLogs)
+                               CallLogs->push_back(Log);
+                             if (Opts.KernelLogSink) {
+                               std::string Line;
+                               llvm::raw_string_ostream OS(Line);
+                               Log.print(OS);
+                               Opts.KernelLogSink(llvm::StringRef(Line).rtrim('\n'));
+                             }
+                           },
+                           [this](llvm::StringRef W) {
+                             Env.warnings().warn(W);
+                           }}),
         Exec(Opts.Threads, Opts.KeepWarmMicroseconds,
              Opts.MinWorkPerThreadMicroseconds) {}
 
@@ -219,6 +252,10 @@ bool Device::hasStore() const { return P->Target.persists(); }
 std::string Device::storeFolder() {
   FileStore *F = P->Target.artifactStore().kernels();
   return F ? F->folder() : std::string();
+}
+
+const StoreWarnings &Device::storeWarnings() const {
+  return P->Env.warnings();
 }
 
 bool Device::storeUsable() {

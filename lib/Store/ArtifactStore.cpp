@@ -6,9 +6,10 @@ using namespace llvm;
 
 namespace kiln {
 
-std::unique_ptr<FileStore> compilationStore(StringRef Backend,
+std::unique_ptr<FileStore> compilationStore(const StoreEnvironment &Env,
+                                            StringRef Backend,
                                             StringRef Fingerprint) {
-  return FileStore::open(Backend, Fingerprint, StoreConfig::fromEnvironment());
+  return FileStore::open(Backend, Fingerprint, Env);
 }
 
 bool storeCompiled(FileStore &Store, const KernelCacheKey &Key,
@@ -22,11 +23,11 @@ bool storeCompiled(FileStore &Store, const KernelCacheKey &Key,
       std::move(E),
       [&](const StoreRefusal &R) {
         if (!R.quiet())
-          storeWarning("unable to keep the compiled kernel " + Info.KernelId +
+          Store.warnings().warn("unable to keep the compiled kernel " + Info.KernelId +
                        ": " + R.reason());
       },
       [&](const ErrorInfoBase &Other) {
-        storeWarning("unable to keep the compiled kernel " + Info.KernelId +
+        Store.warnings().warn("unable to keep the compiled kernel " + Info.KernelId +
                      ": " + Other.message());
       });
   return false;

@@ -186,7 +186,8 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
   return Sum;
 }
 
-Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath) {
+Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
+                                     StoreWarnings *Warnings) {
   auto Buf = MemoryBuffer::getFile(BundlePath, /*IsText=*/false,
                                    /*RequiresNullTerminator=*/false);
   if (!Buf)
@@ -267,8 +268,10 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath) {
                             Bytes.size()),
           Expect);
       if (!P) {
-        storeWarning("bundle entry " + It.Backend + "/" + It.Hex + "/" + Name +
-                     " left out: " + toString(P.takeError()));
+        std::string Why = toString(P.takeError());
+        if (Warnings)
+          Warnings->warn("bundle entry " + It.Backend + "/" + It.Hex + "/" +
+                         Name + " left out: " + Why);
         ++Sum.Skipped;
         continue;
       }

@@ -3,10 +3,8 @@
 #include "kiln/Store/EntryFormat.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/xxhash.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cstring>
 #include <zstd.h>
@@ -167,21 +165,6 @@ Expected<std::vector<uint8_t>> decodeEntry(ArrayRef<uint8_t> File,
   if (HeaderOut)
     *HeaderOut = std::move(*H);
   return Out;
-}
-
-std::string missingHostFeature(StringRef Required) {
-  static const StringMap<bool> Host = sys::getHostCPUFeatures();
-  SmallVector<StringRef, 16> Parts;
-  Required.split(Parts, ',', -1, false);
-  for (StringRef F : Parts) {
-    F = F.trim();
-    if (!F.consume_front("+"))
-      continue; // "-feature": the code avoids it, any host will do
-    auto It = Host.find(F);
-    if (It == Host.end() || !It->second)
-      return ("+" + F).str();
-  }
-  return std::string();
 }
 
 } // namespace kiln

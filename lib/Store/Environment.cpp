@@ -6,7 +6,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <sys/auxv.h>
@@ -16,17 +15,6 @@ using namespace llvm;
 namespace kiln {
 
 namespace {
-struct EnvState {
-  std::mutex M;
-  bool Overridden = false;
-  std::optional<std::string> Root;
-  std::atomic<uint64_t> Generation{0};
-  std::function<void(StringRef)> WarningHandler;
-};
-EnvState &state() {
-  static EnvState S;
-  return S;
-}
 const char *env(const char *Name) {
   const char *V = std::getenv(Name);
   return V && *V ? V : nullptr;
@@ -69,7 +57,11 @@ Expected<uint64_t> parseStoreSize(StringRef Text) {
   return N * Mult;
 }
 
-StoreConfig StoreConfig::fromEnvironment() {
+StoreConfig StoreConfig::fromEnvironment(StoreWarnings *Warnings) {
+  auto storeWarning = [&](const Twine &Message) {
+    if (Warnings)
+      Warnings->warn(Message);
+  };
   StoreConfig C;
   if (const char *V = env("KILN_CACHE")) {
     StringRef S(V);
@@ -113,42 +105,70 @@ std::optional<std::string> defaultStoreRoot() {
   return std::string(P);
 }
 
-std::optional<std::string> storeRoot() {
-  EnvState &S = state();
-  std::lock_guard<std::mutex> L(S.M);
-  if (S.Overridden)
-    return S.Root;
-  return defaultStoreRoot();
+const DefaultStoreSettings &defaultStoreSettings() {
+  static const DefaultStoreSettings Settings = [] {
+    DefaultStoreSettings S;
+    StoreWarnings W;
+    S.Root = defaultStoreRoot();
+    S.Config = StoreConfig::fromEnvironment(&W);
+    S.Warnings = W.recent();
+    return S;
+  }();
+  return Settings;
 }
 
-void setStoreRoot(std::optional<std::string> Root) {
-  EnvState &S = state();
-  std::lock_guard<std::mutex> L(S.M);
-  S.Overridden = Root.has_value();
-  S.Root = std::move(Root);
-  S.Generation.fetch_add(1);
-}
-
-uint64_t storeGeneration() { return state().Generation.load(); }
-
-void storeWarning(const Twine &Message) {
-  EnvState &S = state();
-  std::lock_guard<std::mutex> L(S.M);
+void StoreWarnings::warn(const Twine &Message) {
   std::string Text = Message.str();
-  if (S.WarningHandler) {
-    S.WarningHandler(Text);
-    return;
+  Sink Copy;
+  {
+    std::lock_guard<std::mutex> L(M);
+    ++Count;
+    Recent.push_back(Text);
+    if (Recent.size() > MaxRecent)
+      Recent.pop_front();
+    Copy = S;
   }
-  errs() << "kiln: warning: " << Text << '\n';
+  // Outside the lock: a sink may take its own locks, or warn again.
+  if (Copy)
+    Copy(Text);
+}
+
+uint64_t StoreWarnings::count() const {
+  std::lock_guard<std::mutex> L(M);
+  return Count;
+}
+
+std::vector<std::string> StoreWarnings::recent() const {
+  std::lock_guard<std::mutex> L(M);
+  return std::vector<std::string>(Recent.begin(), Recent.end());
+}
+
+void StoreWarnings::setSink(Sink NewSink) {
+  std::lock_guard<std::mutex> L(M);
+  S = std::move(NewSink);
+}
+
+void printWarningToStderr(StringRef Message) {
+  // One write per line, so that warnings of several threads do not mix.
+  std::string Line = ("kiln: warning: " + Message + "\n").str();
+  errs() << Line;
   errs().flush();
 }
 
-std::function<void(StringRef)>
-setStoreWarningHandler(std::function<void(StringRef)> Handler) {
-  EnvState &S = state();
-  std::lock_guard<std::mutex> L(S.M);
-  std::swap(S.WarningHandler, Handler);
-  return Handler;
+StoreEnvironment::StoreEnvironment(std::optional<std::string> Root,
+                                   StoreConfig Config,
+                                   std::shared_ptr<StoreWarnings> Warnings)
+    : Root(std::move(Root)), Config(Config),
+      Warnings(Warnings ? std::move(Warnings)
+                        : std::make_shared<StoreWarnings>()) {}
+
+StoreEnvironment
+StoreEnvironment::fromDefaults(std::shared_ptr<StoreWarnings> Warnings) {
+  const DefaultStoreSettings &D = defaultStoreSettings();
+  StoreEnvironment E(D.Root, D.Config, std::move(Warnings));
+  for (const std::string &W : D.Warnings)
+    E.warnings().warn(W);
+  return E;
 }
 
 } // namespace kiln

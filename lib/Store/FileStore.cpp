@@ -191,32 +191,33 @@ Error addStoreCounters(StringRef Path, const StoreCounters &Delta) {
 // FileStore
 //===----------------------------------------------------------------------===//
 
-FileStore::FileStore(std::optional<std::string> FixedRoot, StringRef Backend,
-                     StringRef Fingerprint, const StoreConfig &Config)
-    : FixedRoot(std::move(FixedRoot)), Backend(Backend.str()),
+FileStore::FileStore(std::string Root, StringRef Backend,
+                     StringRef Fingerprint, const StoreConfig &Config,
+                     std::shared_ptr<StoreWarnings> Warnings)
+    : Root(std::move(Root)), Backend(Backend.str()),
       Fingerprint(Fingerprint.str()),
       NamespaceHash(fingerprintHash(Fingerprint)), Config(Config),
-      MissingFeature(missingHostFeature) {}
+      Warnings(Warnings ? std::move(Warnings)
+                        : std::make_shared<StoreWarnings>()) {}
 
 std::unique_ptr<FileStore> FileStore::open(StringRef Backend,
                                            StringRef Fingerprint,
-                                           const StoreConfig &Config) {
-  if (Config.Mode == StoreModeKind::Off || !isPlainName(Backend))
+                                           const StoreEnvironment &Env) {
+  if (!Env.enabled())
     return nullptr;
-  if (!storeRoot())
-    return nullptr;
-  return std::unique_ptr<FileStore>(
-      new FileStore(std::nullopt, Backend, Fingerprint, Config));
+  return openAt(*Env.root(), Backend, Fingerprint, Env.config(),
+                Env.sharedWarnings());
 }
 
 std::unique_ptr<FileStore> FileStore::openAt(StringRef Root, StringRef Backend,
                                              StringRef Fingerprint,
-                                             const StoreConfig &Config) {
+                                             const StoreConfig &Config,
+                                             std::shared_ptr<StoreWarnings> W) {
   if (Config.Mode == StoreModeKind::Off || !isPlainName(Backend) ||
       Root.empty())
     return nullptr;
   return std::unique_ptr<FileStore>(
-      new FileStore(Root.str(), Backend, Fingerprint, Config));
+      new FileStore(Root.str(), Backend, Fingerprint, Config, std::move(W)));
 }
 
 FileStore::~FileStore() { flushCounters(); }
@@ -255,18 +256,11 @@ static std::string untrustedReason(const std::string &Path) {
 }
 
 bool FileStore::ready() {
-  uint64_t G = FixedRoot ? 0 : storeGeneration();
-  if (G == Generation)
+  if (Resolved)
     return Usable;
-  Generation = G;
+  Resolved = true;
   Usable = false;
-  WritesStopped = false;
-  Scanned = false;
-  std::optional<std::string> R = FixedRoot ? FixedRoot : storeRoot();
-  Root = R.value_or("");
   Folder.clear();
-  if (Root.empty())
-    return false;
   SmallString<256> BackendDir(Root);
   sys::path::append(BackendDir, Backend);
   SmallString<256> NS(BackendDir);
@@ -281,12 +275,12 @@ bool FileStore::ready() {
     if (::access(P.c_str(), F_OK) != 0) {
       // Nothing stored yet (read-only mode): look again on the next call,
       // another process may create it.
-      Generation = ~uint64_t(0);
+      Resolved = false;
       return false;
     }
     std::string Why = untrustedReason(P);
     if (!Why.empty()) {
-      storeWarning("not using the kernel store in " + Folder + ": " + P + ": " +
+      Warnings->warn("not using the kernel store in " + Folder + ": " + P + ": " +
                    Why);
       return false;
     }
@@ -359,7 +353,7 @@ void FileStore::flushCounters() {
 }
 
 void FileStore::warnBadEntry(const std::string &Path, StringRef Why) {
-  storeWarning("removed bad store entry " + Path + ": " + Why);
+  Warnings->warn("removed bad store entry " + Path + ": " + Why);
   ::unlink(Path.c_str());
   bump(&StoreCounters::CorruptPurged);
 }

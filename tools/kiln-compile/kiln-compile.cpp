@@ -16,6 +16,7 @@
 
 #include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/Lowering.h"
+#include "kiln/Compile/Logger.h"
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Hash.h"
@@ -23,6 +24,7 @@
 #include "kiln/IR/Printer.h"
 #include "kiln/IR/Verifier.h"
 #include "kiln/Runtime/Device.h"
+#include "kiln/Store/Environment.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -330,6 +332,11 @@ int compileIntoStore() {
   DO.StoreMode = kiln::DeviceStoreMode::ReadWrite;
   DO.BatchThreads = Jobs;
   DO.Threads = 1;
+  // The library is silent: the tool prints the store's warnings, and each
+  // kernel's log with KILN_LOG=1.
+  DO.WarningSink = kiln::printWarningToStderr;
+  if (kiln::compilationLoggingEnabled())
+    DO.KernelLogSink = [](StringRef Line) { errs() << Line << '\n'; };
   auto Dev = kiln::Device::create(DO);
   if (!Dev)
     return fail(Tool, toString(Dev.takeError()));

@@ -10,12 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Compile/Logger.h"
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Verifier.h"
 #include "kiln/Runtime/ArgSpec.h"
 #include "kiln/Runtime/Device.h"
+#include "kiln/Store/Environment.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -235,6 +237,11 @@ int run() {
   DO.OptLevel = OptLevel - '0';
   DO.Threads = Threads;
   DO.Features = MAttr;
+  // The library is silent: the tool prints the store's warnings, and each
+  // kernel's log with KILN_LOG=1.
+  DO.WarningSink = kiln::printWarningToStderr;
+  if (kiln::compilationLoggingEnabled())
+    DO.KernelLogSink = [](llvm::StringRef Line) { llvm::errs() << Line << '\n'; };
   if (NoStore) {
     DO.StoreMode = kiln::DeviceStoreMode::Off;
   } else if (StoreDir.getNumOccurrences()) {

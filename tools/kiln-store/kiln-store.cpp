@@ -161,7 +161,8 @@ static int runVerify(StringRef Root) {
 }
 
 static int runPrune(StringRef Root) {
-  uint64_t Limit = StoreConfig::fromEnvironment().MaxSize;
+  StoreWarnings Warnings(printWarningToStderr);
+  uint64_t Limit = StoreConfig::fromEnvironment(&Warnings).MaxSize;
   if (!MaxSize.empty()) {
     Expected<uint64_t> N = parseStoreSize(MaxSize);
     if (!N)
@@ -275,7 +276,8 @@ int main(int argc, char **argv) {
   }
   if (Command == "import") {
     expectArgs(1);
-    Expected<BundleSummary> S = importBundle(Root, Args[0]);
+    StoreWarnings Warnings(printWarningToStderr);
+    Expected<BundleSummary> S = importBundle(Root, Args[0], &Warnings);
     if (!S)
       fail(toString(S.takeError()));
     fmt::print(

@@ -216,17 +216,16 @@ TEST_F(CpuBackendTest, StoreHitInANewTargetAndStaleArtifactRecompiles) {
     ASSERT_TRUE(T.store(idOf(K), *A, std::nullopt));
   }
   std::vector<std::string> Warnings;
-  auto Old = setStoreWarningHandler(
-      [&](llvm::StringRef W) { Warnings.push_back(W.str()); });
   {
     CpuTarget T(CpuCompiler(), *Linker, storeAt(Root.path()));
-    KernelLoader<CpuTarget> L(T);
+    LoaderOptions LO;
+    LO.WarningSink = [&](llvm::StringRef W) { Warnings.push_back(W.str()); };
+    KernelLoader<CpuTarget> L(T, LO);
     auto R = L.get(idOf(K), Src);
     ASSERT_TRUE(!!R) << llvm::toString(R.takeError());
     EXPECT_EQ(L.statistics().Compiled, 1u);
     EXPECT_EQ(R->metadata().Symbol, "kiln_cube_fill");
   }
-  setStoreWarningHandler(Old);
   ASSERT_EQ(Warnings.size(), 1u);
   EXPECT_NE(Warnings[0].find("did not load"), std::string::npos) << Warnings[0];
 }
@@ -277,12 +276,14 @@ TEST_F(CpuBackendTest, BatchObjectsAreTheSameForOneAndTwoThreads) {
   EXPECT_NE(A[2].Object, A[3].Object);
 }
 
-TEST_F(CpuBackendTest, DeviceServesFromTheStoreAndDropsOnRootSwitch) {
-  TempDir Root, Other;
-  setStoreRoot(Root.path());
+TEST_F(CpuBackendTest, DeviceServesFromItsStore) {
+  TempDir Root;
+  DeviceOptions O;
+  O.StoreDir = Root.path();
+  O.StoreMode = DeviceStoreMode::ReadWrite;
   const Kernel &K = kernel("fill");
   {
-    auto D = Device::create();
+    auto D = Device::create(O);
     ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
     KernelStats S;
     auto L = (*D)->getKernel(K, {}, &S);
@@ -292,7 +293,7 @@ TEST_F(CpuBackendTest, DeviceServesFromTheStoreAndDropsOnRootSwitch) {
     EXPECT_TRUE(S.HasStore);
     EXPECT_GT(S.CodegenSeconds, 0.0);
   }
-  auto D = Device::create();
+  auto D = Device::create(O);
   ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
   KernelStats S;
   ASSERT_TRUE(!!(*D)->getKernel(K, {}, &S));
@@ -306,15 +307,33 @@ TEST_F(CpuBackendTest, DeviceServesFromTheStoreAndDropsOnRootSwitch) {
   auto Empty = (*D)->getKernel(K, "", {}, &S);
   EXPECT_FALSE(!!Empty);
   llvm::consumeError(Empty.takeError());
+  EXPECT_EQ((*D)->storeWarnings().count(), 0u);
+}
 
-  // Switching the root drops what was loaded: the new root has nothing.
-  setStoreRoot(Other.path());
-  ASSERT_TRUE(!!(*D)->getKernel(K, {}, &S));
-  EXPECT_EQ(S.Origin, KernelOrigin::Compiled);
-  setStoreRoot(Root.path());
-  ASSERT_TRUE(!!(*D)->getKernel(K, {}, &S));
-  EXPECT_EQ(S.Origin, KernelOrigin::Store);
-  setStoreRoot(std::nullopt);
+/// A stored entry needing a CPU feature the host lacks is refused by the
+/// check the CPU target installs on its (generic) store.
+TEST_F(CpuBackendTest, TargetInstallsTheHostFeatureCheck) {
+  TempDir Root;
+  const Kernel &K = kernel("fill");
+  CpuSource Src{K, "k.kiln"};
+  {
+    CpuTarget T(CpuCompiler(), *Linker, storeAt(Root.path()));
+    KernelLoader<CpuTarget> L(T);
+    ASSERT_TRUE(!!L.get(idOf(K), Src));
+    std::optional<CpuArtifact> A = T.stored(idOf(K));
+    ASSERT_TRUE(A.has_value());
+    T.discard(idOf(K));
+    A->Features += ",+imaginary-feature";
+    ASSERT_TRUE(T.store(idOf(K), *A, std::nullopt));
+  }
+  CpuTarget T(CpuCompiler(), *Linker, storeAt(Root.path()));
+  EXPECT_EQ(T.stored(idOf(K)), std::nullopt);
+  EXPECT_EQ(T.artifactStore().kernels()->warnings().count(), 1u);
+  std::vector<std::string> R = T.artifactStore().kernels()->warnings().recent();
+  ASSERT_EQ(R.size(), 1u);
+  EXPECT_NE(R[0].find("needs CPU feature +imaginary-feature"),
+            std::string::npos)
+      << R[0];
 }
 
 TEST_F(CpuBackendTest, DeviceBatchFailsABadKernelAlone) {

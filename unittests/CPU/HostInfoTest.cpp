@@ -71,3 +71,17 @@ TEST(HostInfo, HasFeatureMatchesTheList) {
     EXPECT_EQ(H.hasFeature(F.substr(1)), F[0] == '+') << F;
   EXPECT_FALSE(H.hasFeature("no-such-feature"));
 }
+
+TEST(HostInfo, MissingFeatureNamesTheFirstOneTheHostLacks) {
+  const HostInfo &H = hostInfo();
+  EXPECT_EQ(H.missingFeature(""), "");
+  EXPECT_EQ(H.missingFeature("+no-such-feature-xyz"), "+no-such-feature-xyz");
+  EXPECT_EQ(H.missingFeature("-no-such-feature-xyz"), "");
+  std::string Enabled;
+  for (const std::string &F : H.Features)
+    if (F[0] == '+')
+      Enabled += (Enabled.empty() ? "" : ",") + F;
+  EXPECT_EQ(H.missingFeature(Enabled), "");
+  EXPECT_EQ(H.missingFeature(Enabled + ", +no-such-feature-xyz"),
+            "+no-such-feature-xyz");
+}

@@ -186,42 +186,6 @@ TEST(KernelLoader, SecondLoaderOverTheSameFolderCompilesNothing) {
   EXPECT_EQ(L.statistics().StoreHits, 1u);
 }
 
-TEST(KernelLoader, EnvironmentSwitchDropsLoadedKernels) {
-  TempRoot One, Two;
-  setStoreRoot(One.Path);
-  ::unsetenv("KILN_CACHE");
-  FakeTarget T(ArtifactStore<uint32_t>::create("fake", "fake-cpu"));
-  ASSERT_TRUE(T.persists());
-  KernelLoader<FakeTarget> L(T);
-  FakeSource S{"add"};
-  ASSERT_TRUE(bool(L.get(id("add"), S)));
-  EXPECT_EQ(L.loadedCount(), 1u);
-
-  setStoreRoot(Two.Path); // a new environment: nothing stored there
-  ASSERT_TRUE(bool(L.get(id("add"), S)));
-  EXPECT_EQ(T.C.Lowerings, 2);
-  EXPECT_EQ(L.statistics().Drops, 1u);
-
-  setStoreRoot(One.Path); // back: served from that store, not compiled
-  ASSERT_TRUE(bool(L.get(id("add"), S)));
-  EXPECT_EQ(T.C.Lowerings, 2);
-  EXPECT_EQ(L.statistics().StoreHits, 1u);
-  setStoreRoot(std::nullopt);
-}
-
-TEST(KernelLoader, WithoutPersistenceASwitchKeepsLoadedKernels) {
-  FakeTarget T{ArtifactStore<uint32_t>()};
-  KernelLoader<FakeTarget> L(T);
-  FakeSource S{"add"};
-  ASSERT_TRUE(bool(L.get(id("add"), S)));
-  TempRoot Other;
-  setStoreRoot(Other.Path);
-  ASSERT_TRUE(bool(L.get(id("add"), S)));
-  EXPECT_EQ(T.C.Lowerings, 1);
-  EXPECT_EQ(L.statistics().MemoryHits, 1u);
-  setStoreRoot(std::nullopt);
-}
-
 TEST(KernelLoader, BatchWithDuplicatesAndAFailingKernel) {
   TempRoot Root;
   FakeTarget T(storeAt(Root.Path));

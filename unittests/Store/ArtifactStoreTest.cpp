@@ -101,7 +101,7 @@ TEST(ArtifactStore, AnArtifactThatDoesNotDecodeIsAMiss) {
   ASSERT_TRUE(storeCompiled(*Store.kernels(),
                             KernelCacheKey::fromKernel(K, Store.buildId()),
                             Five, EntryInfo{"k", "", "", 0}));
-  WarningCapture W;
+  WarningCapture W(Store.kernels()->warnings());
   EXPECT_EQ(Store.take(K), std::nullopt);
   ASSERT_EQ(W.Warnings.size(), 1u);
   EXPECT_NE(W.Warnings[0].find("an integer artifact has 4 bytes"),
@@ -119,20 +119,41 @@ TEST(ArtifactStore, NothingKeptWithoutAStore) {
   EXPECT_EQ(Store.takeBySource("s"), std::nullopt);
 }
 
-TEST(ArtifactStore, CompilationStoreFollowsTheEnvironment) {
-  TempDir Root;
-  setStoreRoot(Root.path());
-  ::setenv("KILN_CACHE", "0", 1);
-  EXPECT_EQ(compilationStore("cpu", "fp"), nullptr);
-  ::setenv("KILN_CACHE", "1", 1);
-  std::unique_ptr<FileStore> S = compilationStore("cpu", "fp");
+TEST(ArtifactStore, CompilationStoreUsesItsEnvironment) {
+  TempDir Root, Other;
+  StoreConfig Off = readWrite();
+  Off.Mode = StoreModeKind::Off;
+  EXPECT_EQ(compilationStore(StoreEnvironment(Root.path(), Off), "cpu", "fp"),
+            nullptr);
+  EXPECT_EQ(compilationStore(StoreEnvironment(), "cpu", "fp"), nullptr)
+      << "no root, no store";
+  auto Warnings = std::make_shared<StoreWarnings>();
+  StoreEnvironment Env(Root.path(), readWrite(), Warnings);
+  std::unique_ptr<FileStore> S = compilationStore(Env, "cpu", "fp");
   ASSERT_NE(S, nullptr);
   EXPECT_EQ(S->folder(), Root.path() + "/cpu/" + fingerprintHex("fp"));
-  TempDir Other;
-  setStoreRoot(Other.path());
-  EXPECT_EQ(S->folder(), Other.path() + "/cpu/" + fingerprintHex("fp"));
-  ::unsetenv("KILN_CACHE");
-  setStoreRoot(std::nullopt);
+  EXPECT_EQ(&S->warnings(), Warnings.get()) << "the environment's warnings";
+  // Another environment is another store; the first one stays where it is.
+  std::unique_ptr<FileStore> T =
+      compilationStore(StoreEnvironment(Other.path(), readWrite()), "cpu", "fp");
+  ASSERT_NE(T, nullptr);
+  EXPECT_EQ(T->folder(), Other.path() + "/cpu/" + fingerprintHex("fp"));
+  EXPECT_EQ(S->folder(), Root.path() + "/cpu/" + fingerprintHex("fp"));
+}
+
+TEST(StoreWarnings, CountedAndKeptWithoutASink) {
+  StoreWarnings W;
+  for (int I = 0; I != 20; ++I)
+    W.warn("warning " + llvm::Twine(I));
+  EXPECT_EQ(W.count(), 20u);
+  std::vector<std::string> R = W.recent();
+  ASSERT_EQ(R.size(), StoreWarnings::MaxRecent);
+  EXPECT_EQ(R.back(), "warning 19");
+  std::vector<std::string> Seen;
+  W.setSink([&](llvm::StringRef S) { Seen.push_back(S.str()); });
+  W.warn("to the sink");
+  EXPECT_EQ(Seen, std::vector<std::string>{"to the sink"});
+  EXPECT_EQ(W.count(), 21u);
 }
 
 TEST(ArtifactStore, BuildIdIsTheModulesGnuBuildIdNote) {

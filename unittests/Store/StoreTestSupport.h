@@ -56,18 +56,20 @@ private:
   std::string Path;
 };
 
-/// Collects store warnings while alive.
+/// Collects the warnings \p Source receives while alive (its sink is
+/// replaced meanwhile, then emptied: a test's stores are silent).
 class WarningCapture {
 public:
-  WarningCapture() {
-    Previous = setStoreWarningHandler(
-        [this](llvm::StringRef W) { Warnings.push_back(W.str()); });
+  explicit WarningCapture(StoreWarnings &Source) : Source(Source) {
+    Source.setSink([this](llvm::StringRef W) { Warnings.push_back(W.str()); });
   }
-  ~WarningCapture() { setStoreWarningHandler(Previous); }
+  ~WarningCapture() { Source.setSink({}); }
+  WarningCapture(const WarningCapture &) = delete;
+  WarningCapture &operator=(const WarningCapture &) = delete;
   std::vector<std::string> Warnings;
 
 private:
-  std::function<void(llvm::StringRef)> Previous;
+  StoreWarnings &Source;
 };
 
 /// Whether \p E is a failure; consumes it.

@@ -24,6 +24,7 @@
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Kernel.h"
 #include "kiln/Store/ArtifactStore.h"
+#include "kiln/Store/Environment.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -127,15 +128,6 @@ private:
 std::string cpuStoreFingerprint(const CodeGenOptions &CodeGen,
                                 const DeviceLimits &Limits = {});
 
-/// Where a CpuTarget keeps its artifacts.
-struct CpuStoreOptions {
-  /// The store root; empty means the environment's (KILN_CACHE_DIR, ...,
-  /// following setStoreRoot).
-  std::string Root;
-  /// The mode; nullopt means KILN_CACHE's.
-  std::optional<StoreModeKind> Mode;
-};
-
 /// The CPU CompilationTarget. Used from the server thread only (the
 /// KernelLoader guarantees it), except storeOutcome which is locked.
 class CpuTarget {
@@ -145,14 +137,15 @@ public:
   using Id = ArtifactId<CpuVariant>;
 
   /// A target over \p Linker (which must outlive it) whose store is the
-  /// "cpu" namespace of cpuStoreFingerprint(Compiler's options) as \p Store
-  /// says; no store when the mode is Off, setuid, or no root is found.
+  /// "cpu" namespace of cpuStoreFingerprint(Compiler's options) under
+  /// \p Env (its root, configuration and warnings); no store when \p Env
+  /// has none (mode Off, no root). Entries needing a CPU feature the host
+  /// lacks are refused (HostInfo::missingFeature).
   CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
-            const CpuStoreOptions &Store = {});
-  /// A target over an explicit store (tests).
+            const StoreEnvironment &Env);
+  /// A target over an explicit store (tests), with the same feature check.
   CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
-            ArtifactStore<CpuArtifact> Store)
-      : Comp(std::move(Compiler)), Linker(Linker), Store(std::move(Store)) {}
+            ArtifactStore<CpuArtifact> Store);
 
   const CpuCompiler &compiler() const { return Comp; }
   /// Whether artifacts are kept between runs (a store is enabled).

@@ -23,6 +23,10 @@ struct HostInfo {
   std::string featureString() const;
   /// Whether the host has \p Name (without sign), "avx2" say.
   bool hasFeature(const std::string &Name) const;
+  /// The first "+feature" of the comma-separated list \p Required the host
+  /// lacks, or "" when it has them all ("-feature" items ask for nothing).
+  /// The check a CpuTarget installs on its store.
+  std::string missingFeature(const std::string &Required) const;
   /// 16 hex digits hashing (triple, CPU, sorted features, LLVM version): the
   /// same on every run of one build on one machine, and different as soon as
   /// one of them differs. Used to name store namespaces.

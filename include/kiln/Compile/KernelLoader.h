@@ -26,10 +26,9 @@
 
 #include "kiln/Compile/Compiler.h"
 #include "kiln/Compile/SharedError.h"
-#include "kiln/Store/Environment.h"
 
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/raw_ostream.h"
+#include "llvm/ADT/Twine.h"
 
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/task_arena.h>
@@ -59,10 +58,14 @@ struct BatchOptions {
   std::function<void(size_t Done, size_t Total)> Progress;
 };
 
-/// How a loader reports.
+/// How a loader reports. The loader itself never prints: what it has to say
+/// goes to these sinks, when set.
 struct LoaderOptions {
   /// Receives each kernel's log on the server thread, in request order.
   std::function<void(const CompilationLogger &)> LogSink;
+  /// Receives each warning (a stored artifact that did not load, a dump
+  /// that could not be written), on the server thread.
+  std::function<void(llvm::StringRef)> WarningSink;
 };
 
 template <CompilationTarget T> class KernelLoader {
@@ -83,8 +86,7 @@ public:
 
   /// A loader over \p Target, which must outlive it.
   explicit KernelLoader(T &Target, LoaderOptions Options = {})
-      : Target(Target), Options(std::move(Options)),
-        Generation(storeGeneration()) {}
+      : Target(Target), Options(std::move(Options)) {}
 
   /// The loaded kernel for \p Key, compiling \p Src if needed. A failure
   /// carries the compiler's diagnostic (a DiagnosticError stays one).
@@ -146,15 +148,9 @@ private:
     std::string DumpWarning;
   };
 
-  void checkEnvironment() {
-    uint64_t G = storeGeneration();
-    if (G == Generation)
-      return;
-    Generation = G;
-    if (Target.persists() && !LoadedMap.empty()) {
-      LoadedMap.clear();
-      ++Stats.Drops;
-    }
+  void warn(const llvm::Twine &Message) {
+    if (Options.WarningSink)
+      Options.WarningSink(Message.str());
   }
 
   void finish(Slot &S, Outcome O) {
@@ -215,10 +211,6 @@ private:
       return;
     S.Logged = true;
     Stats.add(S.Log);
-    if (compilationLoggingEnabled()) {
-      S.Log.print(llvm::errs());
-      llvm::errs().flush();
-    }
     if (Options.LogSink)
       Options.LogSink(S.Log);
   }
@@ -226,7 +218,6 @@ private:
   T &Target;
   LoaderOptions Options;
   mutable std::mutex M;
-  uint64_t Generation;
   std::unordered_map<Id, Loaded> LoadedMap;
   std::unordered_map<Id, std::shared_future<Outcome>> InFlight;
   LoaderStatistics Stats;
@@ -242,7 +233,6 @@ KernelLoader<T>::getBatch(llvm::ArrayRef<Request> Requests,
   size_t Done = 0;
   {
     std::lock_guard<std::mutex> Lock(M);
-    checkEnvironment();
     std::unordered_map<Id, size_t> Seen;
     for (size_t I = 0; I != Requests.size(); ++I) {
       const Request &R = Requests[I];
@@ -286,7 +276,7 @@ KernelLoader<T>::getBatch(llvm::ArrayRef<Request> Requests,
           continue;
         }
         // A stored artifact the device refuses is stale: drop it, compile.
-        storeWarning("stored artifact for " + S.Key.str() + " did not load (" +
+        warn("stored artifact for " + S.Key.str() + " did not load (" +
                      llvm::toString(L.takeError()) + "); compiling it again");
         discardStored(Target, S.Key);
       }
@@ -392,7 +382,7 @@ KernelLoader<T>::getBatch(llvm::ArrayRef<Request> Requests,
       Slot &S = Slots[Misses[I]];
       Compiled &R = Out[I];
       if (!R.DumpWarning.empty())
-        storeWarning("cannot dump the compilation of " + S.Key.str() + ": " +
+        warn("cannot dump the compilation of " + S.Key.str() + ": " +
                      R.DumpWarning);
       if (R.Error) {
         S.Log.setServed(ServedKind::Failed);

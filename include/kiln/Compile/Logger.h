@@ -4,7 +4,8 @@
 // which kernel, how it was served (memory, store, compiled, failed) and how
 // long each phase took. A compile task owns its logger, so no two threads
 // share one; the loader merges them into its LoaderStatistics on the server
-// thread, in request order, and prints them to stderr when KILN_LOG=1.
+// thread, in request order, and hands them to its LogSink (the tools print
+// them on stderr when KILN_LOG=1; the library never does).
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,8 +92,6 @@ struct LoaderStatistics {
   uint64_t SourceHits = 0;
   uint64_t Compiled = 0;
   uint64_t Failed = 0;
-  /// Environment switches that dropped the loaded kernels.
-  uint64_t Drops = 0;
   /// Total time per phase name, sorted by name.
   std::vector<std::pair<std::string, CompilationLogger::Duration>> PhaseTotals;
 
@@ -101,7 +100,8 @@ struct LoaderStatistics {
   void print(llvm::raw_ostream &OS) const;
 };
 
-/// True when KILN_LOG=1 (read once per process).
+/// True when KILN_LOG=1 (read once per process): whether a tool prints each
+/// kernel's log.
 bool compilationLoggingEnabled();
 
 } // namespace kiln

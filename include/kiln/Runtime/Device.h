@@ -36,6 +36,8 @@
 
 namespace kiln {
 
+class StoreWarnings;
+
 /// Which persistent store a device uses.
 enum class DeviceStoreMode {
   Environment, ///< KILN_CACHE decides (the default)
@@ -50,10 +52,21 @@ struct DeviceOptions {
   unsigned Threads = 0;   ///< launch concurrency; 0 = all cores
   std::string CPU;        ///< empty = the host CPU (CodeGenOptions)
   std::string Features;   ///< `-mattr`-style overrides; empty = host
-  /// The store root; empty = the environment's (KILN_CACHE_DIR, else
-  /// $XDG_CACHE_HOME/kiln, else ~/.cache/kiln, following setStoreRoot).
+  /// The store root; empty = the default environment's (KILN_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/kiln, else ~/.cache/kiln, read once per process). The
+  /// device owns its store: nothing another device or thread does changes
+  /// it.
   std::string StoreDir;
   DeviceStoreMode StoreMode = DeviceStoreMode::Environment;
+  /// Receives each store warning (a bad entry removed, a store that cannot
+  /// be written) besides the device's count (storeWarnings()). Empty: the
+  /// warning is only counted; the library never prints. The tools pass
+  /// printWarningToStderr (kiln/Store/Environment.h).
+  std::function<void(llvm::StringRef)> WarningSink;
+  /// Receives one line per kernel served ("kiln: KERNEL: compiled (lower
+  /// 1.20 ms, ...)"), in request order. Empty: none. The tools print them
+  /// when KILN_LOG=1.
+  std::function<void(llvm::StringRef)> KernelLogSink;
   /// Compile threads of getKernels(); 0 = all cores.
   unsigned BatchThreads = 0;
   /// How long the launch threads stay awake after a launch (Executor).
@@ -123,7 +136,7 @@ public:
   /// call for a (kernelIdFromIR(K), Variant) pair loads it from the store,
   /// or verifies and compiles it (lower, optimise, emit an object), links it
   /// and keeps it in the store; later calls return the same LoadedKernel
-  /// until the store root switches (setStoreRoot). A kernel that does not
+  /// until it is unloaded (unloadKernel). A kernel that does not
   /// verify is a DiagnosticError. \p Stats, when given, says what happened.
   llvm::Expected<LoadedKernel> getKernel(const Kernel &K,
                                          const CpuVariant &Variant = {},
@@ -162,6 +175,9 @@ public:
   std::string storeFolder();
   /// Whether the store can be used now (its folder made and trusted).
   bool storeUsable();
+  /// The warnings of this device's store and loader: their count and the
+  /// last few (what WarningSink was handed).
+  const StoreWarnings &storeWarnings() const;
 
   /// Runs every cube of a launch of \p Kernel (validated first: see
   /// validateLaunch, with the alignment the kernel's variant assumes) and

@@ -57,15 +57,17 @@ struct StoreNames {
   llvm::StringRef Sources;
 };
 
-/// A store for \p Backend's compiled artifacts, or null when persistence is
-/// off (KILN_CACHE=0, setuid, no root). \p Fingerprint names what the
-/// artifacts were built for (target triple, CPU, features, LLVM version) and
-/// becomes the namespace, so compiled code is never served to another CPU.
-std::unique_ptr<FileStore> compilationStore(llvm::StringRef Backend,
+/// A store for \p Backend's compiled artifacts under \p Env, or null when
+/// \p Env has no store (mode Off, setuid, no root). \p Fingerprint names
+/// what the artifacts were built for (target triple, CPU, features, LLVM
+/// version) and becomes the namespace, so compiled code is never served to
+/// another CPU.
+std::unique_ptr<FileStore> compilationStore(const StoreEnvironment &Env,
+                                            llvm::StringRef Backend,
                                             llvm::StringRef Fingerprint);
 
-/// Stores \p Payload under \p Key, logging a refusal as a warning rather
-/// than failing (a quiet refusal, e.g. another process wrote the key first,
+/// Stores \p Payload under \p Key, logging a refusal as a warning of
+/// \p Store rather than failing (a quiet refusal, e.g. another process wrote the key first,
 /// is not logged), and says whether the store took it.
 bool storeCompiled(FileStore &Store, const KernelCacheKey &Key,
                    llvm::ArrayRef<uint8_t> Payload, const EntryInfo &Info);
@@ -82,21 +84,23 @@ public:
         BySource(this->ByKernel ? std::move(BySource) : nullptr),
         BuildId(BuildId) {}
 
-  /// The artifacts \p Backend compiled for \p Fingerprint, kept by kernel only.
-  static ArtifactStore create(llvm::StringRef Backend,
+  /// The artifacts \p Backend compiled for \p Fingerprint under \p Env,
+  /// kept by kernel only.
+  static ArtifactStore create(const StoreEnvironment &Env,
+                              llvm::StringRef Backend,
                               llvm::StringRef Fingerprint) {
-    return ArtifactStore(compilationStore(Backend, Fingerprint));
+    return ArtifactStore(compilationStore(Env, Backend, Fingerprint));
   }
   /// Kept by kernel and by source, each namespace under its name in \p Names.
-  static ArtifactStore withSources(StoreNames Names,
+  static ArtifactStore withSources(const StoreEnvironment &Env,
+                                   StoreNames Names,
                                    llvm::StringRef Fingerprint) {
-    auto K = compilationStore(Names.Kernels, Fingerprint);
-    auto S = K ? compilationStore(Names.Sources, Fingerprint) : nullptr;
+    auto K = compilationStore(Env, Names.Kernels, Fingerprint);
+    auto S = K ? compilationStore(Env, Names.Sources, Fingerprint) : nullptr;
     return ArtifactStore(std::move(K), std::move(S));
   }
 
-  /// Whether anything is kept between runs, which is what binds a backend's
-  /// loaded kernels to the active environment.
+  /// Whether anything is kept between runs.
   bool persists() const { return ByKernel != nullptr; }
   /// Whether the store is enabled for this backend.
   bool isEnabled() const { return ByKernel != nullptr; }

@@ -18,6 +18,8 @@
 
 namespace kiln {
 
+class StoreWarnings;
+
 struct BundleSummary {
   size_t Namespaces = 0;
   size_t Entries = 0;
@@ -32,9 +34,11 @@ llvm::Expected<BundleSummary> exportBundle(llvm::StringRef Root,
 
 /// Adds the entries of \p BundlePath to \p Root, each checked first; an
 /// entry already present is kept as it is. An error for a file that is not
-/// a valid bundle (nothing is written then).
+/// a valid bundle (nothing is written then). Each bad entry left out is
+/// one warning into \p Warnings, when given.
 llvm::Expected<BundleSummary> importBundle(llvm::StringRef Root,
-                                           llvm::StringRef BundlePath);
+                                           llvm::StringRef BundlePath,
+                                           StoreWarnings *Warnings = nullptr);
 
 } // namespace kiln
 

@@ -72,7 +72,9 @@ struct EntryExpectations {
   /// Checked only when the entry records an IR hash (non-zero).
   std::optional<uint64_t> IRHash;
   /// Answers whether the host has every feature of a "+a,+b" list; returns
-  /// the first missing one, or "" when none is missing.
+  /// the first missing one, or "" when none is missing. The backend that
+  /// compiled the entry provides it (the CPU backend: HostInfo); unset, the
+  /// features are not checked.
   std::function<std::string(llvm::StringRef)> MissingFeature;
 };
 
@@ -81,10 +83,6 @@ struct EntryExpectations {
 llvm::Expected<std::vector<uint8_t>>
 decodeEntry(llvm::ArrayRef<uint8_t> File, const EntryExpectations &Expect,
             EntryHeader *Header = nullptr);
-
-/// The first "+feature" of \p Required the host CPU lacks (LLVM's host
-/// feature list, read once), or "" when it has them all.
-std::string missingHostFeature(llvm::StringRef Required);
 
 } // namespace kiln
 

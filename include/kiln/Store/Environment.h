@@ -1,10 +1,19 @@
-//===- Environment.h - Where the store lives, and how it is configured -*- C++
-//-*-===//
+//===- Environment.h - Where a store lives, and how it is configured -*- C++ -*-===//
 //
-// The store's root is the *environment* (ARCHITECTURE.md §5): KILN_CACHE_DIR,
-// else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln. setStoreRoot switches it
-// at run time and bumps a generation counter; stores reopen under the new
-// root and kernel loaders drop what they loaded from the old one.
+// A store's *environment* (docs/Store.md) is a value, owned by whoever
+// opens the store: a device, a tool, a test. It names the root folder, the
+// mode and size limit (StoreConfig) and the warning sink (StoreWarnings).
+// Nothing here is process-wide and mutable: two devices with two
+// environments in one process never affect each other.
+//
+// The default environment comes from the process's variables
+// (KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln;
+// KILN_CACHE, KILN_CACHE_MAX_SIZE, KILN_CACHE_SYNC), read once, the first
+// time defaultStoreSettings() is asked for.
+//
+// The library never writes to stderr by itself: a warning is counted and
+// kept (StoreWarnings::count, recent) and handed to the sink its owner
+// installed, if any. The tools install printWarningToStderr.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,12 +21,17 @@
 #define KILN_STORE_ENVIRONMENT_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -28,7 +42,9 @@ enum class StoreModeKind {
   ReadOnly,  ///< "read-only": serve stored kernels, never write
 };
 
-/// The store's configuration, from the environment or set by a tool.
+class StoreWarnings;
+
+/// The store's mode and limits.
 struct StoreConfig {
   StoreModeKind Mode = StoreModeKind::ReadWrite;
   /// Size limit of the whole store (every namespace under the root), bytes.
@@ -39,39 +55,91 @@ struct StoreConfig {
   bool Sync = false;
 
   /// Reads KILN_CACHE (0, 1, read-only), KILN_CACHE_MAX_SIZE (bytes with an
-  /// optional K/M/G suffix) and KILN_CACHE_SYNC (0/1). An unrecognised value
-  /// gets one warning and the default. Persistence is Off in a setuid
-  /// process (AT_SECURE), whatever KILN_CACHE says.
-  static StoreConfig fromEnvironment();
+  /// optional K/M/G suffix) and KILN_CACHE_SYNC (0/1) now. An unrecognised
+  /// value gets one warning into \p Warnings (when given) and the default.
+  /// Persistence is Off in a setuid process (AT_SECURE), whatever KILN_CACHE
+  /// says.
+  static StoreConfig fromEnvironment(StoreWarnings *Warnings = nullptr);
 };
 
 /// Parses "4096", "512K", "64M", "1G" (powers of 1024; a trailing "B" or
 /// "iB" is accepted). An error names the text.
 llvm::Expected<uint64_t> parseStoreSize(llvm::StringRef Text);
 
-/// The current root: the one setStoreRoot gave, else the default above;
-/// nullopt when none can be found (no HOME) or persistence is switched off
-/// with setStoreRoot(nullopt, true).
-std::optional<std::string> storeRoot();
-
-/// The root the environment variables name, ignoring setStoreRoot.
+/// The root the variables name now (KILN_CACHE_DIR, else
+/// $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln); nullopt without HOME.
 std::optional<std::string> defaultStoreRoot();
 
-/// Switches the root (nullopt: back to the default) and bumps the
-/// generation. Thread-safe.
-void setStoreRoot(std::optional<std::string> Root);
+/// The default environment's settings: defaultStoreRoot() and
+/// StoreConfig::fromEnvironment(), read once per process (thread-safe) and
+/// immutable afterwards, with the warnings reading them produced.
+struct DefaultStoreSettings {
+  std::optional<std::string> Root;
+  StoreConfig Config;
+  std::vector<std::string> Warnings;
+};
+const DefaultStoreSettings &defaultStoreSettings();
 
-/// Counts setStoreRoot calls: a loaded kernel belongs to one generation.
-uint64_t storeGeneration();
+/// Where a store's warnings go. Each warning is counted, the last MaxRecent
+/// are kept, and it is handed to the sink when one is installed (none by
+/// default). Thread-safe.
+class StoreWarnings {
+public:
+  using Sink = std::function<void(llvm::StringRef)>;
+  static constexpr size_t MaxRecent = 16;
 
-/// Prints "kiln: warning: MESSAGE" to stderr, or hands MESSAGE to the handler
-/// set below. Thread-safe.
-void storeWarning(const llvm::Twine &Message);
+  explicit StoreWarnings(Sink S = {}) : S(std::move(S)) {}
 
-/// Replaces where storeWarning goes (tests count warnings); an empty
-/// function restores stderr. Returns the previous handler.
-std::function<void(llvm::StringRef)>
-setStoreWarningHandler(std::function<void(llvm::StringRef)> Handler);
+  void warn(const llvm::Twine &Message);
+  /// Warnings since this object was made.
+  uint64_t count() const;
+  /// The last MaxRecent warnings, oldest first.
+  std::vector<std::string> recent() const;
+  /// Replaces the sink (an empty one: counted and kept only).
+  void setSink(Sink NewSink);
+
+private:
+  mutable std::mutex M;
+  Sink S;
+  uint64_t Count = 0;
+  std::deque<std::string> Recent;
+};
+
+/// Prints "kiln: warning: MESSAGE" to stderr: the sink the tools install.
+void printWarningToStderr(llvm::StringRef Message);
+
+/// One store's environment: its root, configuration and warnings. A value
+/// (copies share the warnings object).
+class StoreEnvironment {
+public:
+  /// No root: no store.
+  StoreEnvironment() : Warnings(std::make_shared<StoreWarnings>()) {}
+  /// \p Root with \p Config; warnings go to \p Warnings (a fresh, silent
+  /// one when null).
+  StoreEnvironment(std::optional<std::string> Root, StoreConfig Config,
+                   std::shared_ptr<StoreWarnings> Warnings = nullptr);
+
+  /// The default environment (defaultStoreSettings()); the warnings reading
+  /// the variables produced are replayed into \p Warnings (made when null).
+  static StoreEnvironment fromDefaults(
+      std::shared_ptr<StoreWarnings> Warnings = nullptr);
+
+  const std::optional<std::string> &root() const { return Root; }
+  const StoreConfig &config() const { return Config; }
+  StoreWarnings &warnings() const { return *Warnings; }
+  const std::shared_ptr<StoreWarnings> &sharedWarnings() const {
+    return Warnings;
+  }
+  /// Whether a store may be opened: a root, and a mode other than Off.
+  bool enabled() const {
+    return Root && !Root->empty() && Config.Mode != StoreModeKind::Off;
+  }
+
+private:
+  std::optional<std::string> Root;
+  StoreConfig Config;
+  std::shared_ptr<StoreWarnings> Warnings;
+};
 
 } // namespace kiln
 

@@ -88,18 +88,19 @@ inline constexpr const char *StatsFileName = "stats";
 class FileStore {
 public:
   /// The namespace of \p Backend (a plain name: letters, digits, '-', '_',
-  /// '.') and \p Fingerprint under the current storeRoot(), following
-  /// setStoreRoot switches. Null when \p Config's mode is Off, there is no
-  /// root, or \p Backend is not a plain name. The folders are made (0700)
-  /// on first use, not here.
+  /// '.') and \p Fingerprint under \p Env's root, with its configuration
+  /// and warnings. Null when \p Env is not enabled (no root, or mode Off) or
+  /// \p Backend is not a plain name. The folders are made (0700) on first
+  /// use, not here.
   static std::unique_ptr<FileStore> open(llvm::StringRef Backend,
                                          llvm::StringRef Fingerprint,
-                                         const StoreConfig &Config);
-  /// Same under the fixed root \p Root (tools and tests).
-  static std::unique_ptr<FileStore> openAt(llvm::StringRef Root,
-                                           llvm::StringRef Backend,
-                                           llvm::StringRef Fingerprint,
-                                           const StoreConfig &Config);
+                                         const StoreEnvironment &Env);
+  /// Same under the root \p Root with \p Config (tools and tests); warnings
+  /// go to \p Warnings (a fresh, silent one when null).
+  static std::unique_ptr<FileStore>
+  openAt(llvm::StringRef Root, llvm::StringRef Backend,
+         llvm::StringRef Fingerprint, const StoreConfig &Config,
+         std::shared_ptr<StoreWarnings> Warnings = nullptr);
   /// Flushes the counters.
   ~FileStore();
   FileStore(const FileStore &) = delete;
@@ -127,7 +128,7 @@ public:
   /// (an artifact that does not decode): one warning with \p Reason.
   void purgeCorrupt(const KernelCacheKey &Key, llvm::StringRef Reason);
 
-  /// The namespace folder under the current root ("" when no root).
+  /// The namespace folder ("" when no root).
   std::string folder();
   /// Whether the namespace folder can be used now (made in read-write mode,
   /// and trusted: ours, a folder, written by no one else).
@@ -142,31 +143,38 @@ public:
   /// Adds the pending counters to the stats file.
   void flushCounters();
 
-  /// Replaces the host feature check (tests); see EntryExpectations.
+  /// Where this store's warnings go.
+  StoreWarnings &warnings() const { return *Warnings; }
+
+  /// Installs the check of the CPU features an entry needs (see
+  /// EntryExpectations::MissingFeature): the backend that compiled the
+  /// entries knows what its host has; the generic store does not, and
+  /// checks nothing until one is installed.
   void setMissingFeature(std::function<std::string(llvm::StringRef)> F);
 
 private:
-  FileStore(std::optional<std::string> FixedRoot, llvm::StringRef Backend,
-            llvm::StringRef Fingerprint, const StoreConfig &Config);
+  FileStore(std::string Root, llvm::StringRef Backend,
+            llvm::StringRef Fingerprint, const StoreConfig &Config,
+            std::shared_ptr<StoreWarnings> Warnings);
 
-  /// Resolves and checks the folder for the current generation; false when
-  /// it cannot be used. Called with Lock held.
+  /// Resolves and checks the folder once (again while it does not exist
+  /// yet); false when it cannot be used. Called with Lock held.
   bool ready();
   void warnBadEntry(const std::string &Path, llvm::StringRef Why);
   void bump(uint64_t StoreCounters::*Field, uint64_t By = 1);
   void maybePrune(uint64_t BytesWritten);
 
-  std::optional<std::string> FixedRoot;
+  std::string Root;
   std::string Backend;
   std::string Fingerprint;
   uint64_t NamespaceHash;
   StoreConfig Config;
+  std::shared_ptr<StoreWarnings> Warnings;
   std::function<std::string(llvm::StringRef)> MissingFeature;
 
   mutable std::mutex Lock;
-  uint64_t Generation = ~uint64_t(0);
-  std::string Root;   ///< "" when none
-  std::string Folder; ///< "" when none
+  bool Resolved = false;
+  std::string Folder;
   bool Usable = false;
   bool WritesStopped = false;
   StoreCounters Pending;

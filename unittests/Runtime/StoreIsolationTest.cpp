@@ -1,0 +1,178 @@
+//===- StoreIsolationTest.cpp - Devices own their stores ------------------===//
+//
+// A device's store (root, mode, limits, warnings) is its own: nothing
+// another device does to its store, and nothing done to the default
+// configuration, touches the kernels it loaded or the store it uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/Hash.h"
+#include "kiln/IR/Parser.h"
+#include "kiln/IR/Verifier.h"
+#include "kiln/Runtime/Buffer.h"
+#include "kiln/Runtime/Device.h"
+#include "kiln/Store/Environment.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+using namespace kiln;
+
+namespace {
+
+const char *VaddText = R"(
+kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
+                           %c: buffer<f32, write>, %n: u32) {
+  %i = absolute_pos : u32
+  %in = lt %i, %n : bool
+  if %in {
+    %x = load %a[%i] : f32
+    %y = load %b[%i] : f32
+    %s = add %x, %y : f32
+    store %c[%i], %s
+  }
+}
+)";
+
+/// A fresh folder, removed with its contents at the end.
+struct TempDir {
+  std::string Path;
+  TempDir() {
+    char T[] = "/tmp/kiln-iso-XXXXXX";
+    Path = ::mkdtemp(T);
+  }
+  ~TempDir() { std::system(("rm -rf '" + Path + "'").c_str()); }
+};
+
+struct StoreIsolation : ::testing::Test {
+  std::optional<Module> M;
+  void SetUp() override {
+    auto Parsed = parseModule(VaddText, "vadd.kiln");
+    ASSERT_TRUE(!!Parsed) << llvm::toString(Parsed.takeError());
+    ASSERT_FALSE(verifyModule(*Parsed, DeviceLimits()));
+    M = std::move(*Parsed);
+  }
+  const Kernel &vadd() { return M->Kernels.front(); }
+
+  /// A device over its own store at \p Dir, its warnings into \p Warnings.
+  std::unique_ptr<Device> deviceAt(const std::string &Dir,
+                                   std::vector<std::string> *Warnings) {
+    DeviceOptions O;
+    O.Threads = 2;
+    O.StoreDir = Dir;
+    O.StoreMode = DeviceStoreMode::ReadWrite;
+    if (Warnings)
+      O.WarningSink = [Warnings](llvm::StringRef W) {
+        Warnings->push_back(W.str());
+      };
+    auto D = Device::create(O);
+    EXPECT_TRUE(!!D) << llvm::toString(D.takeError());
+    return D ? std::move(*D) : nullptr;
+  }
+
+  /// Runs vadd through \p K on \p D and checks the sums.
+  void expectVaddWorks(Device &D, const LoadedKernel &K) {
+    const uint32_t N = 300;
+    Buffer A = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
+    Buffer B = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
+    Buffer C = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
+    for (uint32_t I = 0; I < N; ++I) {
+      A.as<float>()[I] = float(I);
+      B.as<float>()[I] = 0.5f;
+    }
+    ArgBinding Args[] = {ArgBinding::buffer(A), ArgBinding::buffer(B),
+                         ArgBinding::buffer(C), ArgBinding::u32(N)};
+    ASSERT_FALSE(D.launch(K, {(N + 63) / 64, 1, 1}, Args));
+    for (uint32_t I = 0; I < N; ++I)
+      ASSERT_EQ(C.as<float>()[I], float(I) + 0.5f) << I;
+  }
+};
+
+TEST_F(StoreIsolation, TwoDevicesWithDifferentStores) {
+  TempDir RootA, RootB, RootC;
+  std::vector<std::string> WarningsA, WarningsB;
+  std::unique_ptr<Device> A = deviceAt(RootA.Path, &WarningsA);
+  std::unique_ptr<Device> B = deviceAt(RootB.Path, &WarningsB);
+  ASSERT_TRUE(A && B);
+  EXPECT_EQ(A->storeFolder().rfind(RootA.Path, 0), 0u) << A->storeFolder();
+  EXPECT_EQ(B->storeFolder().rfind(RootB.Path, 0), 0u) << B->storeFolder();
+
+  KernelStats S;
+  auto KA = A->getKernel(vadd(), {}, &S);
+  ASSERT_TRUE(!!KA) << llvm::toString(KA.takeError());
+  EXPECT_TRUE(S.Compiled && S.Stored);
+  auto KB = B->getKernel(vadd(), {}, &S);
+  ASSERT_TRUE(!!KB) << llvm::toString(KB.takeError());
+  EXPECT_TRUE(S.Compiled && S.Stored) << "B's store is not A's";
+
+  // A's entry goes bad: A warns (to its own sink), drops it and compiles
+  // again; B hears nothing.
+  std::string Entry;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator I(A->storeFolder(), EC), End;
+       I != End && !EC; I.increment(EC))
+    if (llvm::StringRef(I->path()).ends_with(".entry"))
+      Entry = I->path();
+  ASSERT_FALSE(Entry.empty());
+  std::ofstream(Entry, std::ios::binary | std::ios::trunc) << "garbage";
+  ASSERT_TRUE(A->unloadKernel(vadd(), "", hashKernel(vadd()), {}));
+  ASSERT_TRUE(!!A->getKernel(vadd(), {}, &S));
+  EXPECT_TRUE(S.Compiled);
+  EXPECT_EQ(A->storeWarnings().count(), 1u);
+  ASSERT_EQ(WarningsA.size(), 1u);
+  EXPECT_NE(WarningsA[0].find("removed bad store entry"), std::string::npos);
+  EXPECT_EQ(B->storeWarnings().count(), 0u);
+  EXPECT_TRUE(WarningsB.empty());
+
+  // A goes away, its store is cleared, and a device takes another root: B's
+  // loaded kernel and its store keep working.
+  A.reset();
+  std::system(("rm -rf '" + RootA.Path + "'/*").c_str());
+  std::unique_ptr<Device> C = deviceAt(RootC.Path, nullptr);
+  ASSERT_TRUE(C && !!C->getKernel(vadd()));
+  ASSERT_TRUE(!!B->getKernel(vadd(), {}, &S));
+  EXPECT_EQ(S.Origin, KernelOrigin::Memory);
+  EXPECT_EQ(B->loadedCount(), 1u);
+  expectVaddWorks(*B, *KB);
+  std::unique_ptr<Device> B2 = deviceAt(RootB.Path, nullptr);
+  ASSERT_TRUE(B2);
+  auto KB2 = B2->getKernel(vadd(), {}, &S);
+  ASSERT_TRUE(!!KB2);
+  EXPECT_EQ(S.Origin, KernelOrigin::Store) << "B's store kept its entry";
+  expectVaddWorks(*B2, *KB2);
+}
+
+/// The default configuration is read once: a device made after the
+/// variables change still gets the first reading, and a device with its own
+/// store never sees the default one.
+TEST_F(StoreIsolation, DefaultConfigurationIsReadOnce) {
+  const DefaultStoreSettings &First = defaultStoreSettings();
+  TempDir Elsewhere, Own;
+  const char *Saved = std::getenv("KILN_CACHE_DIR");
+  std::string SavedText = Saved ? Saved : "";
+  ::setenv("KILN_CACHE_DIR", Elsewhere.Path.c_str(), 1);
+  EXPECT_EQ(&defaultStoreSettings(), &First);
+  EXPECT_EQ(defaultStoreSettings().Root, First.Root);
+
+  DeviceOptions O;
+  O.StoreMode = DeviceStoreMode::ReadWrite;
+  auto D = Device::create(O);
+  ASSERT_TRUE(!!D);
+  if (First.Root) {
+    EXPECT_EQ((*D)->storeFolder().rfind(*First.Root, 0), 0u)
+        << (*D)->storeFolder();
+  }
+  std::unique_ptr<Device> Mine = deviceAt(Own.Path, nullptr);
+  ASSERT_TRUE(Mine);
+  EXPECT_EQ(Mine->storeFolder().rfind(Own.Path, 0), 0u);
+  if (Saved)
+    ::setenv("KILN_CACHE_DIR", SavedText.c_str(), 1);
+  else
+    ::unsetenv("KILN_CACHE_DIR");
+}
+
+} // namespace
