@@ -100,7 +100,7 @@ llvm::Value *KernelLowering::value(const Operand &O, llvm::Value *AtUnit) {
 }
 
 void KernelLowering::setupAliasScopes() {
-  // LLVM-NOTES.md pitfall 3: without scopes the vectoriser adds runtime
+  // docs/Design.md §10.3: without scopes the vectoriser adds runtime
   // overlap checks, and loads of shared arrays are not moved past stores
   // to per-unit vars.
   llvm::MDBuilder MDB(Ctx);
@@ -264,7 +264,7 @@ llvm::Expected<LoweredModule> KernelLowering::run() {
 
   if (Err)
     return std::move(Err);
-  versionUnitLoops();
+  versionUnitLoops(*F, Guards, InnerUnitHeaders);
   std::string Problems;
   llvm::raw_string_ostream OS(Problems);
   if (llvm::verifyModule(*M, &OS))

@@ -1,22 +1,29 @@
-//===- LoweringImpl.h - Private state of the Kiln to LLVM IR lowering -*- C++
-//-*-===//
+//===- LoweringImpl.h - The emitter of the lowering -----------*- C++ -*-===//
 //
-// One KernelLowering lowers one verified kernel into one LLVM module. The
-// work is split over several files, one job each:
-//   Lowering.cpp          the driver: function skeleton, cube loop, metadata
-//   LoweringAnalysis.cpp  segments, values kept per unit, scratch layout
-//   LowerOps.cpp          scalar and line operations, math, casts
-//   LowerMemory.cpp       buffers, shared/local arrays, vars, atomics, slots
-//   LowerControl.cpp      unit loops, barrier fission, control constructs
-//   LowerPlane.cpp        plane operations at cube level
-//   LowerBF16.cpp         bf16 conversions by hand (values are i16 bits)
-// See docs/Lowering.md for the execution model.
+// The lowering is a pipeline (docs/Lowering.md, "Structure"):
+//   UniformityInfo (kiln/IR/Uniformity.h)  divergent values
+//   Segmentation.h      splits, interchanged fors, return flags
+//   SegmentLiveness.h   per value: defining segment, slot, remat
+//   Rematerialisation.h values recomputed instead of kept
+//   ScratchLayout.h     offsets in the per-worker scratch area
+//   KernelLowering      the emitter (this header), over these files:
+//     Lowering.cpp          driver: function skeleton, cube loop, metadata
+//     LowerUnitLoops.cpp    unit loop nests, return flags
+//     LowerControl.cpp      cube blocks, constructs at either Level, jumps
+//     LowerInterchange.cpp  interchanged `for` loops (LoopInterchange.h)
+//     LowerOps.cpp          scalar and line operations, casts, builtins
+//     LowerMath.cpp         math intrinsics and libm calls
+//     LowerBF16.cpp         bf16 conversions by hand (values are i16 bits)
+//     LowerMemory.cpp       buffers, shared/local arrays, vars, atomics, slots
+//     LowerPlane.cpp        plane operations at cube level
+//   LoopVersioning.h    twins of unit loops without provable checks
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_LIB_CPU_LOWERINGIMPL_H
 #define KILN_LIB_CPU_LOWERINGIMPL_H
 
+#include "LoopVersioning.h"
 #include "ScratchLayout.h"
 #include "Segmentation.h"
 #include "SegmentLiveness.h"
@@ -32,6 +39,10 @@
 #include <vector>
 
 namespace kiln::lowering {
+
+/// Where code is emitted: inside a unit loop (per unit) or outside the unit
+/// loops (once per cube; split constructs and plane operations).
+enum class Level : uint8_t { Unit, Cube };
 
 /// A break/continue target on the loop stack.
 struct LoopTarget {
@@ -130,16 +141,21 @@ public:
   /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.
   void lowerInterchangedFor(const Operation &Op);
   void lowerUnitOp(const Operation &Op);
-  void lowerUnitBlock(const Block &Blk);
-  void lowerUnitIf(const Operation &Op);
-  void lowerUnitFor(const Operation &Op);
-  void lowerUnitLoop(const Operation &Op);
-  void lowerUnitSwitch(const Operation &Op);
   void lowerJump(const Operation &Op);
-  void lowerCubeIf(const Operation &Op);
-  void lowerCubeFor(const Operation &Op);
-  void lowerCubeLoop(const Operation &Op);
-  void lowerCubeSwitch(const Operation &Op);
+  /// Lowers \p Blk at unit level (inside a unit loop) or at cube level
+  /// (cut into unit loops and split operations).
+  void lowerBlock(const Block &Blk, Level L);
+  // The control constructs at either level (LowerControl.cpp).
+  void lowerIf(const Operation &Op, Level L);
+  void lowerFor(const Operation &Op, Level L);
+  void lowerLoop(const Operation &Op, Level L);
+  void lowerSwitch(const Operation &Op, Level L);
+  /// The break/continue target of a loop at \p L (flags at cube level).
+  LoopTarget loopTarget(Level L, llvm::BasicBlock *Break,
+                        llvm::BasicBlock *Continue);
+  /// At cube level, with return flags: branches to \p Exit when every unit
+  /// has returned, else continues in a new block named \p Live.
+  void exitWhenAllReturned(llvm::BasicBlock *Exit, const char *Live);
   /// The first unit of the cube that has not returned (Units when none).
   llvm::Value *firstActiveUnit();
   /// Branches to \p Skip when every unit has returned; returns the unit
@@ -158,24 +174,10 @@ public:
   // ---- Plane operations (LowerPlane.cpp) ----
   void lowerPlaneOp(const Operation &Op);
 
-  // ---- Bounds-check versioning (LowerVersioning.cpp) ----
-  /// A bounds check of a buffer, shared or local access with an index of at
-  /// most 32 bits: in bounds iff Index32, read as unsigned, is below Count
-  /// (below min(Count, 2^31) for a signed index).
-  struct BoundsGuard {
-    llvm::Instruction *Check; ///< the i1 the access's branch tests
-    llvm::Value *Index32;     ///< the i32 index compared
-    llvm::Value *Count;       ///< i64 element count, defined in the entry
-    bool Signed;
-  };
+  // ---- Collected for LoopVersioning.h ----
   std::vector<BoundsGuard> Guards;
   /// Headers of the innermost unit loops, in emission order.
   std::vector<llvm::BasicBlock *> InnerUnitHeaders;
-  /// Gives each innermost unit loop with provable conditions (bounds checks,
-  /// and `I < Bound` with I affine in the unit and Bound uniform) a twin
-  /// without them, entered when a check before the loop shows them true for
-  /// every unit; the original loop runs otherwise.
-  void versionUnitLoops();
 
   // ---- Inputs ----
   const Kernel &K;
@@ -213,7 +215,7 @@ public:
   std::vector<LoopTarget> Loops;
   bool SegmentHoistedJump = false;
 
-  // ---- Alias scopes (LLVM-NOTES.md pitfall 3) ----
+  // ---- Alias scopes (docs/Design.md §10.3) ----
   /// Every buffer, every shared/local array and scratch var, all value
   /// slots together, and the return flags each have a scope of their own:
   /// none of them overlaps another. In the MayAlias variant all buffers

@@ -1,6 +1,6 @@
 //===- Uniformity.cpp - Divergence analysis of a kernel -------------------===//
 //
-// See kiln/IR/Uniformity.h and docs/LangRef.md §1.
+// See kiln/IR/Uniformity.h and docs/LangRef.md §2.
 //
 //===----------------------------------------------------------------------===//
 

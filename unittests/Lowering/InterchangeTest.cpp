@@ -70,7 +70,7 @@ template <class T> T wrapAdd(T A, T B) {
   return static_cast<T>(static_cast<U>(static_cast<U>(A) + static_cast<U>(B)));
 }
 
-/// The per-unit loop of KERNEL-IR.md: k = lo, lo+st, ... while k < hi, no
+/// The per-unit loop of docs/LangRef.md §5: k = lo, lo+st, ... while k < hi, no
 /// iteration for a step that is not positive, and an end instead of a wrap.
 template <class T> void reference(T Lo, T Hi, T St, T &Acc, uint32_t &Cnt) {
   T W = wrapAdd(Lo, T(3));

@@ -2,7 +2,7 @@
 //----------------===//
 //
 // Optimises the lowered element-wise kernel at O3 with a TargetMachine for
-// the host (LLVM-NOTES.md pitfalls 1-2) and checks that the unit loop became
+// the host (docs/Design.md §10.1-10.2) and checks that the unit loop became
 // SIMD code without a runtime alias check (pitfall 3).
 //
 //===----------------------------------------------------------------------===//
@@ -82,7 +82,7 @@ TEST(LoweringVectorize, ElementwiseKernelVectorisesAtO3) {
 }
 
 TEST(LoweringVectorize, ElementwiseKernelVectorisesForAVX2) {
-  // The machine LLVM-NOTES.md measured (znver3: AVX2 + FMA, no AVX-512),
+  // The machine of docs/Lowering.md §11 (znver3: AVX2 + FMA, no AVX-512),
   // whatever the host: only optimisation runs, nothing executes.
   if (!llvm::StringRef(llvm::sys::getProcessTriple()).starts_with("x86_64"))
     GTEST_SKIP() << "not an x86-64 host";

@@ -1,6 +1,6 @@
 //===- kiln/IR/Uniformity.h - Divergence analysis of a kernel ---*- C++ -*-===//
 //
-// The uniformity rule of docs/LangRef.md §1 as one analysis, shared by the
+// The uniformity rule of docs/LangRef.md §2 as one analysis, shared by the
 // verifier (a sync_cube or plane operation must not be reached under
 // divergent control flow) and the CPU lowering (which per-unit `for` loops
 // it may run interchanged, docs/Lowering.md §4).

@@ -1,4 +1,4 @@
-//===- LowerVersioning.cpp - Unit loops without bounds checks when safe ---===//
+//===- LoopVersioning.cpp - Unit loops without bounds checks when safe ----===//
 //
 // In the bounds-checked variant every access of a unit loop is guarded, and
 // the vectoriser turns the guards into masked loads and stores: measured on
@@ -12,7 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringImpl.h"
+#include "LoopVersioning.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -70,7 +73,14 @@ bool isSelfContained(const llvm::Loop *L) {
 
 } // namespace
 
-void KernelLowering::versionUnitLoops() {
+void kiln::lowering::versionUnitLoops(
+    llvm::Function &Fn, llvm::ArrayRef<BoundsGuard> Guards,
+    llvm::ArrayRef<llvm::BasicBlock *> InnerUnitHeaders) {
+  llvm::Function *F = &Fn;
+  llvm::Module *M = F->getParent();
+  llvm::LLVMContext &Ctx = F->getContext();
+  llvm::Type *I32 = llvm::Type::getInt32Ty(Ctx);
+  llvm::Type *I64 = llvm::Type::getInt64Ty(Ctx);
   llvm::Triple TT(M->getTargetTriple());
   llvm::TargetLibraryInfoImpl TLII(TT);
   llvm::TargetLibraryInfo TLI(TLII);

@@ -1,0 +1,112 @@
+//===- LowerInterchange.cpp - Emission of interchanged `for` loops --------===//
+//
+// A per-unit `for` chosen by LoopInterchange.h runs as rounds at cube level,
+// a unit loop per round (docs/Lowering.md §4, §13 fixes 4 and 5).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+using llvm::BasicBlock;
+using llvm::Value;
+
+void KernelLowering::lowerInterchangedFor(const Operation &Op) {
+  Type T = Op.ResultType;
+  bool Sg = T.isSigned();
+  BasicBlock *Exit = newBlock("xfor.end");
+  Value *First = firstActiveOrSkip(Exit);
+  Value *Hi = value(Op.Operands[1], First);
+  Value *Step = Op.Operands.size() > 2
+                    ? value(Op.Operands[2], First)
+                    : llvm::ConstantInt::get(Hi->getType(), 1);
+  // Iterations are computed in a type wider than needed, so that lo + r*step
+  // never wraps: round r runs only when minlo + r*step < hi, so r*step < 2^W
+  // and every unit's sum stays below 2^(W+1). A unit whose k + step
+  // overflows the type is simply past hi, as in lowerFor.
+  llvm::Type *WideTy =
+      bitWidth(T.elementKind()) <= 32 ? I64 : llvm::Type::getInt128Ty(Ctx);
+  auto Widen = [&](Value *V) {
+    return Sg ? B.CreateSExt(V, WideTy) : B.CreateZExt(V, WideTy);
+  };
+  Value *HiW = Widen(Hi), *StepW = Widen(Step);
+  // A step that is not positive runs no iteration (it could never end).
+  Value *Zero = llvm::Constant::getNullValue(Step->getType());
+  Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
+  BasicBlock *Start = newBlock("xfor.start");
+  B.CreateCondBr(StepOk, Start, Exit);
+  B.SetInsertPoint(Start);
+  // The smallest lower bound decides how many rounds run. A flag set by the
+  // units that ran (a phi through the round's unit loop) let jump threading
+  // split that loop, which then did not vectorise.
+  // The largest lower bound tells whether every unit is in range in a round:
+  // such a "full" round runs a copy of the unit loop without the per-unit
+  // range test (hist_local: all rounds but the last).
+  llvm::AllocaInst *MinLo = entryAlloca(WideTy, "xfor.minlo");
+  llvm::AllocaInst *MaxLo = entryAlloca(WideTy, "xfor.maxlo");
+  unsigned WW = WideTy->getIntegerBitWidth();
+  B.CreateStore(
+      llvm::ConstantInt::get(WideTy, llvm::APInt::getSignedMaxValue(WW)),
+      MinLo);
+  B.CreateStore(
+      llvm::ConstantInt::get(WideTy, llvm::APInt::getSignedMinValue(WW)),
+      MaxLo);
+  emitUnitLoopWith([&] {
+    Value *Lo = Widen(value(Op.Operands[0]));
+    B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                          B.CreateLoad(WideTy, MinLo), Lo),
+                  MinLo);
+    B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smax,
+                                          B.CreateLoad(WideTy, MaxLo), Lo),
+                  MaxLo);
+  });
+  Value *Min = B.CreateLoad(WideTy, MinLo);
+  Value *Max = B.CreateLoad(WideTy, MaxLo);
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *Round = newBlock("xfor.round");
+  BasicBlock *Units = newBlock("xfor.units");
+  BasicBlock *Full = newBlock("xfor.full");
+  BasicBlock *Partial = newBlock("xfor.partial");
+  BasicBlock *Next = newBlock("xfor.next");
+  B.CreateBr(Round);
+  B.SetInsertPoint(Round);
+  llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
+  R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
+  Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
+  B.CreateCondBr(
+      B.CreateICmpSLT(B.CreateAdd(Min, Offs, "", false, /*HasNSW=*/true), HiW),
+      Units, Exit);
+  B.SetInsertPoint(Units);
+  // Max and Offs are both below 2^W (Offs as for Min above): no wrap.
+  B.CreateCondBr(
+      B.CreateICmpSLT(B.CreateAdd(Max, Offs, "", false, /*HasNSW=*/true), HiW),
+      Full, Partial);
+  auto EmitRound = [&](bool Checked) {
+    emitUnitLoopWith([&] {
+      Value *KW = B.CreateAdd(Widen(value(Op.Operands[0])), Offs, "", false,
+                              /*HasNSW=*/true);
+      if (Checked) {
+        // Both sides are extensions of W-bit values: a signed compare in the
+        // wide type is right for signed and unsigned bounds alike.
+        BasicBlock *Run = newBlock("xfor.body");
+        B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, UnitLatch);
+        B.SetInsertPoint(Run);
+      }
+      define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
+      lowerBlock(Op.Regions[0], Level::Unit);
+    });
+    B.CreateBr(Next);
+  };
+  B.SetInsertPoint(Full);
+  EmitRound(/*Checked=*/false);
+  B.SetInsertPoint(Partial);
+  EmitRound(/*Checked=*/true);
+  B.SetInsertPoint(Next);
+  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)), Next);
+  B.CreateBr(Round);
+  B.SetInsertPoint(Exit);
+}
+
