@@ -198,15 +198,18 @@ llvm::Expected<int64_t> kiln::parseCaseValue(llvm::StringRef Text) {
   return static_cast<int64_t>(*Bits);
 }
 
-/// Shortest `%.*g` text of \p F (exact in a double) that reads back to the
-/// same bits in \p Kind.
-static std::string shortestDecimal(const APFloat &F, ScalarKind Kind,
-                                   uint64_t Bits) {
+std::string kiln::shortestFloatText(uint64_t Bits, ScalarKind Kind) {
+  unsigned Width = bitWidth(Kind);
+  Bits &= widthMask(Width);
+  APFloat F(semanticsOf(Kind), llvm::APInt(Width, Bits));
+  if (!F.isFinite())
+    return std::string();
   bool LosesInfo = false;
   APFloat D = F;
+  // Exact: every float kind fits in a double.
   D.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &LosesInfo);
   double Value = D.convertToDouble();
-  char Buffer[64];
+  char Buffer[400];
   for (int Precision = 1; Precision <= 17; ++Precision) {
     std::snprintf(Buffer, sizeof(Buffer), "%.*g", Precision, Value);
     llvm::Expected<uint64_t> Back = parseFloat(Buffer, Kind);
@@ -215,10 +218,7 @@ static std::string shortestDecimal(const APFloat &F, ScalarKind Kind,
     if (!Back)
       llvm::consumeError(Back.takeError());
   }
-  std::string S = Buffer;
-  if (S.find_first_of(".e") == std::string::npos)
-    S += ".0";
-  return S;
+  return Buffer;
 }
 
 std::string kiln::printLiteral(uint64_t Bits, ScalarKind Kind) {
@@ -244,5 +244,8 @@ std::string kiln::printLiteral(uint64_t Bits, ScalarKind Kind) {
     OS << llvm::format_hex(Bits, 2 + Width / 4);
     return S;
   }
-  return shortestDecimal(F, Kind, Bits);
+  std::string S = shortestFloatText(Bits, Kind);
+  if (S.find_first_of(".e") == std::string::npos)
+    S += ".0";
+  return S;
 }

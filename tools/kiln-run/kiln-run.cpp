@@ -5,7 +5,7 @@
 //          [--bounds-check | --no-bounds-check] [--stats] [--repeat N]
 //
 // See docs/Tools.md §3; the SPEC forms are in
-// kiln/Runtime/ArgSpec.h. --print writes one element per line (the lanes of
+// tools/support/ArgSpec.h. --print writes one element per line (the lanes of
 // a line separated by spaces), buffers in the order of the --print options.
 //
 //===----------------------------------------------------------------------===//
@@ -15,9 +15,9 @@
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Verifier.h"
-#include "kiln/Runtime/ArgSpec.h"
 #include "kiln/Runtime/Device.h"
 #include "kiln/Store/Environment.h"
+#include "support/ArgSpec.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"

@@ -40,6 +40,12 @@ llvm::Expected<uint64_t> parseLiteral(llvm::StringRef Text, ScalarKind Kind);
 /// width/4 hex digits for every other NaN. Bits above the width are ignored.
 std::string printLiteral(uint64_t Bits, ScalarKind Kind);
 
+/// The shortest `%.Ng` text (N from 1 to 17) of the finite float \p Bits as a
+/// \p Kind that parseLiteral reads back to the same bits, as printf writes
+/// it: "10", "0.1", "1e+10", "0.33333334". "" for an infinity or a NaN.
+/// printLiteral and kiln-run's output both start from it.
+std::string shortestFloatText(uint64_t Bits, ScalarKind Kind);
+
 /// A switch case label: a signed 64-bit integer, decimal or `0x` hex.
 llvm::Expected<int64_t> parseCaseValue(llvm::StringRef Text);
 

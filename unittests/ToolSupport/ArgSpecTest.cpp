@@ -1,6 +1,6 @@
 //===- ArgSpecTest.cpp - kiln-run's argument text forms -------------------===//
 
-#include "kiln/Runtime/ArgSpec.h"
+#include "support/ArgSpec.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"

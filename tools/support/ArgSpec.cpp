@@ -1,6 +1,6 @@
 //===- ArgSpec.cpp - Launch arguments written as text ---------------------===//
 
-#include "kiln/Runtime/ArgSpec.h"
+#include "support/ArgSpec.h"
 #include "kiln/IR/Literal.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -208,50 +208,32 @@ Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {
   return B;
 }
 
-/// The shortest "%.Ng" text of a float that reads back to the same bits
-/// ("10", "0.1", "0.33333334"); infinities and NaNs as printLiteral.
+/// The shortest text of a float that reads back to the same bits ("10",
+/// "0.1", "0.33333334"); infinities and NaNs as printLiteral.
 static std::string formatFloat(uint64_t Bits, ScalarKind Kind) {
-  const llvm::fltSemantics &Sem =
-      Kind == ScalarKind::F16    ? llvm::APFloat::IEEEhalf()
-      : Kind == ScalarKind::BF16 ? llvm::APFloat::BFloat()
-      : Kind == ScalarKind::F32  ? llvm::APFloat::IEEEsingle()
-                                 : llvm::APFloat::IEEEdouble();
-  unsigned Width = bitWidth(Kind);
-  llvm::APFloat F(Sem, llvm::APInt(Width, Bits));
-  if (!F.isFinite())
+  std::string S = shortestFloatText(Bits, Kind);
+  if (S.empty())
     return printLiteral(Bits, Kind);
-  bool LosesInfo;
-  llvm::APFloat D = F;
-  D.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
-            &LosesInfo); // exact: every format here fits in a double
-  double V = D.convertToDouble();
-  auto RoundTrips = [&](const char *Text) {
-    auto Back = parseLiteral(Text, Kind);
-    if (!Back) {
-      llvm::consumeError(Back.takeError());
-      return false;
-    }
-    return *Back == Bits;
-  };
-  char Buf[400];
-  for (int Precision = 1; Precision <= 17; ++Precision) {
-    std::snprintf(Buf, sizeof(Buf), "%.*g", Precision, V);
-    if (!RoundTrips(Buf))
-      continue;
-    // %g switches to an exponent as soon as the digits run out ("1e+01"):
-    // write moderate magnitudes in fixed notation with as many digits.
-    int Exp =
-        V == 0 ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(V))));
-    if (std::strchr(Buf, 'e') && Exp >= -5 && Exp < 17) {
-      char Fixed[400];
-      std::snprintf(Fixed, sizeof(Fixed), "%.*f",
-                    std::max(0, Precision - 1 - Exp), V);
-      if (RoundTrips(Fixed))
-        return Fixed;
-    }
-    return Buf;
-  }
-  return printLiteral(Bits, Kind);
+  // %g switches to an exponent as soon as the digits run out ("1e+01"):
+  // write moderate magnitudes in fixed notation with as many digits.
+  size_t E = S.find('e');
+  if (E == std::string::npos)
+    return S;
+  int Exp = std::atoi(S.c_str() + E + 1);
+  if (Exp < -5 || Exp >= 17)
+    return S;
+  int Digits = 0;
+  for (size_t I = 0; I != E; ++I)
+    Digits += S[I] >= '0' && S[I] <= '9';
+  double V = std::strtod(S.c_str(), nullptr);
+  char Fixed[400];
+  std::snprintf(Fixed, sizeof(Fixed), "%.*f", std::max(0, Digits - 1 - Exp), V);
+  llvm::Expected<uint64_t> Back = parseLiteral(Fixed, Kind);
+  if (Back && *Back == Bits)
+    return Fixed;
+  if (!Back)
+    llvm::consumeError(Back.takeError());
+  return S;
 }
 
 std::string kiln::formatElement(const void *Element, Type Ty) {

@@ -1,5 +1,8 @@
 //===- ArgSpec.h - Launch arguments written as text (kiln-run) --*- C++ -*-===//
 //
+// Part of the tools' support library (KilnToolSupport), not of libkiln.a:
+// the library has no use for it.
+//
 // The text forms kiln-run reads and writes (docs/Tools.md §3.2, §3.3):
 //   buffer SPEC  TYPE[COUNT]:zeros | fill=VALUE | iota | file=PATH
 //   value SPEC   a literal of the parameter's type (kiln/IR/Literal.h)
@@ -14,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_RUNTIME_ARGSPEC_H
-#define KILN_RUNTIME_ARGSPEC_H
+#ifndef KILN_TOOLS_SUPPORT_ARGSPEC_H
+#define KILN_TOOLS_SUPPORT_ARGSPEC_H
 
 #include "kiln/CPU/CubeMetadata.h"
 #include "kiln/IR/Kernel.h"
@@ -99,4 +102,4 @@ splitNameValue(llvm::StringRef Text, llvm::StringRef Option);
 
 } // namespace kiln
 
-#endif // KILN_RUNTIME_ARGSPEC_H
+#endif // KILN_TOOLS_SUPPORT_ARGSPEC_H
