@@ -1,5 +1,8 @@
 //===- CpuBackendTest.cpp - CpuCompiler, CpuTarget and the loader over them -===//
 
+#include "Support/Kernels.h"
+#include "Support/TempDir.h"
+
 #include "kiln/CPU/CpuBackend.h"
 #include "kiln/Compile/KernelLoader.h"
 #include "kiln/IR/Diagnostic.h"
@@ -15,6 +18,7 @@
 #include <vector>
 
 using namespace kiln;
+using kiln::test::TempDir;
 
 namespace {
 
@@ -46,31 +50,12 @@ kernel @bad cube_dim(32) (%x: buffer<f32, read>) {
 }
 )";
 
-/// A folder only this user may write (the store refuses others).
-class TempDir {
-public:
-  TempDir() {
-    const char *Base = std::getenv("TMPDIR");
-    std::string T =
-        std::string(Base && *Base ? Base : "/tmp") + "/kiln-cpu-XXXXXX";
-    std::vector<char> Buf(T.begin(), T.end());
-    Buf.push_back(0);
-    Path = ::mkdtemp(Buf.data());
-  }
-  ~TempDir() { std::system(("rm -rf '" + Path + "'").c_str()); }
-  const std::string &path() const { return Path; }
-
-private:
-  std::string Path;
-};
-
 struct CpuBackendTest : ::testing::Test {
   Module M;
   std::unique_ptr<JITLinker> Linker;
   void SetUp() override {
-    auto Parsed = parseModule(Kernels, "k.kiln");
-    ASSERT_TRUE(!!Parsed) << llvm::toString(Parsed.takeError());
-    M = std::move(*Parsed);
+    M = test::parseOk(Kernels, "k.kiln");
+    ASSERT_FALSE(M.Kernels.empty());
     auto L = JITLinker::create();
     ASSERT_TRUE(!!L) << llvm::toString(L.takeError());
     Linker = std::move(*L);

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Support/StoreTestSupport.h"
+
 #include "kiln/Compile/KernelLoader.h"
 #include "kiln/CPU/CubeMetadata.h"
 #include "kiln/IR/Diagnostic.h"
@@ -20,24 +22,8 @@
 #include <cstdlib>
 #include <thread>
 
-namespace kiln {
-template <> struct ArtifactCodec<uint32_t> {
-  static std::vector<uint8_t> encode(const uint32_t &V) {
-    std::vector<uint8_t> B(4);
-    llvm::support::endian::write32le(B.data(), V);
-    return B;
-  }
-  static llvm::Expected<uint32_t> decode(llvm::ArrayRef<uint8_t> B) {
-    if (B.size() != 4)
-      return llvm::createStringError(
-          std::make_error_code(std::errc::illegal_byte_sequence),
-          "an integer artifact has 4 bytes");
-    return llvm::support::endian::read32le(B.data());
-  }
-};
-} // namespace kiln
-
 using namespace kiln;
+using kiln::test::TempDir;
 
 namespace {
 
@@ -126,16 +112,6 @@ static_assert(CompilationTarget<FakeTarget>);
 static_assert(ArtifactVariant<CpuVariant>);
 static_assert(ArtifactVariant<NoVariant>);
 
-class TempRoot {
-public:
-  TempRoot() {
-    char Buf[] = "/tmp/kiln-loader-XXXXXX";
-    Path = ::mkdtemp(Buf);
-  }
-  ~TempRoot() { std::system(("rm -rf '" + Path + "'").c_str()); }
-  std::string Path;
-};
-
 ArtifactStore<uint32_t> storeAt(const std::string &Root) {
   StoreConfig C;
   return ArtifactStore<uint32_t>(
@@ -148,8 +124,8 @@ ArtifactId<NoVariant> id(const std::string &Name) {
 }
 
 TEST(KernelLoader, CompilesOnceThenServesFromMemory) {
-  TempRoot Root;
-  FakeTarget T(storeAt(Root.Path));
+  TempDir Root;
+  FakeTarget T(storeAt(Root.path()));
   KernelLoader<FakeTarget> L(T);
   FakeSource S{"add"};
   llvm::Expected<FakeLoaded> A = L.get(id("add"), S);
@@ -166,15 +142,15 @@ TEST(KernelLoader, CompilesOnceThenServesFromMemory) {
 }
 
 TEST(KernelLoader, SecondLoaderOverTheSameFolderCompilesNothing) {
-  TempRoot Root;
+  TempDir Root;
   uint32_t Value;
   {
-    FakeTarget T(storeAt(Root.Path));
+    FakeTarget T(storeAt(Root.path()));
     KernelLoader<FakeTarget> L(T);
     FakeSource S{"add"};
     Value = L.get(id("add"), S)->Value;
   }
-  FakeTarget T(storeAt(Root.Path));
+  FakeTarget T(storeAt(Root.path()));
   KernelLoader<FakeTarget> L(T);
   FakeSource S{"add"};
   llvm::Expected<FakeLoaded> A = L.get(id("add"), S);
@@ -187,8 +163,8 @@ TEST(KernelLoader, SecondLoaderOverTheSameFolderCompilesNothing) {
 }
 
 TEST(KernelLoader, BatchWithDuplicatesAndAFailingKernel) {
-  TempRoot Root;
-  FakeTarget T(storeAt(Root.Path));
+  TempDir Root;
+  FakeTarget T(storeAt(Root.path()));
   KernelLoader<FakeTarget> L(T);
   FakeSource A{"a"}, B{"b", /*Fails=*/true}, C{"c"};
   using R = KernelLoader<FakeTarget>::Request;
@@ -225,8 +201,8 @@ TEST(KernelLoader, BatchWithDuplicatesAndAFailingKernel) {
 /// Runs a batch of 40 kernels (every 7th failing) with \p Threads and
 /// returns each result and the log order as text.
 std::vector<std::string> runBatch(unsigned Threads) {
-  TempRoot Root;
-  FakeTarget T(storeAt(Root.Path));
+  TempDir Root;
+  FakeTarget T(storeAt(Root.path()));
   std::vector<std::string> Lines;
   LoaderOptions Opts;
   Opts.LogSink = [&](const CompilationLogger &Log) {
@@ -255,8 +231,8 @@ TEST(KernelLoader, BatchResultsDoNotDependOnThreads) {
 }
 
 TEST(KernelLoader, ProgressCountsToTheTotal) {
-  TempRoot Root;
-  FakeTarget T(storeAt(Root.Path));
+  TempDir Root;
+  FakeTarget T(storeAt(Root.path()));
   KernelLoader<FakeTarget> L(T);
   FakeSource A{"a"}, B{"b"}, C{"c", true};
   ASSERT_TRUE(bool(L.get(id("a"), A))); // a memory hit in the batch
@@ -275,8 +251,8 @@ TEST(KernelLoader, ProgressCountsToTheTotal) {
 }
 
 TEST(KernelLoader, TwoThreadsAskingForOneKernelCompileItOnce) {
-  TempRoot Root;
-  FakeTarget T(storeAt(Root.Path));
+  TempDir Root;
+  FakeTarget T(storeAt(Root.path()));
   KernelLoader<FakeTarget> L(T);
   FakeSource S{"slow", false, "", 200};
   uint32_t V1 = 0, V2 = 0;
@@ -293,15 +269,15 @@ TEST(KernelLoader, TwoThreadsAskingForOneKernelCompileItOnce) {
 }
 
 TEST(KernelLoader, AnArtifactFinalizedFromASharedSourceIsReused) {
-  TempRoot Root;
+  TempDir Root;
   {
-    FakeTarget T(storeAt(Root.Path));
+    FakeTarget T(storeAt(Root.path()));
     KernelLoader<FakeTarget> L(T);
     FakeSource S{"first", false, "shared text"};
     ASSERT_TRUE(bool(L.get(id("first"), S)));
     EXPECT_EQ(T.C.Finalizations, 1);
   }
-  FakeTarget T(storeAt(Root.Path));
+  FakeTarget T(storeAt(Root.path()));
   KernelLoader<FakeTarget> L(T);
   FakeSource S{"second", false, "shared text"};
   llvm::Expected<FakeLoaded> R = L.get(id("second"), S);
@@ -314,14 +290,14 @@ TEST(KernelLoader, AnArtifactFinalizedFromASharedSourceIsReused) {
 }
 
 TEST(KernelLoader, RecordingIsDumpedWhenAsked) {
-  TempRoot Root, Dump;
-  ::setenv("KILN_DUMP", Dump.Path.c_str(), 1);
-  FakeTarget T(storeAt(Root.Path));
+  TempDir Root, Dump;
+  ::setenv("KILN_DUMP", Dump.path().c_str(), 1);
+  FakeTarget T(storeAt(Root.path()));
   KernelLoader<FakeTarget> L(T);
   FakeSource S{"the kernel text"};
   ASSERT_TRUE(bool(L.get(id("k/1"), S)));
   ::unsetenv("KILN_DUMP");
-  FILE *F = std::fopen((Dump.Path + "/k_1/kernel.kiln").c_str(), "r");
+  FILE *F = std::fopen((Dump.path() + "/k_1/kernel.kiln").c_str(), "r");
   ASSERT_NE(F, nullptr);
   char Buf[64] = {};
   std::fread(Buf, 1, sizeof(Buf) - 1, F);

@@ -1,5 +1,7 @@
 //===- HashTest.cpp - Stable kernel hashes and ids ------------------------===//
 
+#include "Support/Kernels.h"
+
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 
@@ -8,15 +10,6 @@
 using namespace kiln;
 
 namespace {
-
-Kernel parseOne(llvm::StringRef Text) {
-  llvm::Expected<Module> M = parseModule(Text, "h.kiln");
-  if (!M) {
-    ADD_FAILURE() << llvm::toString(M.takeError());
-    return Kernel();
-  }
-  return std::move(M->Kernels.at(0));
-}
 
 const char *Scale = "kernel @scale cube_dim(64) (%a: buffer<f32, read_write>) {\n"
                     "  %i = absolute_pos : u32\n"
@@ -29,26 +22,28 @@ TEST(HashTest, GoldenValue) {
   // The hash of the canonical text is part of every stored kernel's key:
   // it must not change between processes, runs or machines. The value was
   // checked against the reference xxHash library (XXH3_64bits of the text).
-  Kernel K = parseOne(Scale);
+  Kernel K = test::parseOneKernel(Scale, "h.kiln");
   EXPECT_EQ(kernelIdFromIR(K), "scale-91b5812487edf0a0");
 }
 
 TEST(HashTest, SameTextSameHashAnyFormatting) {
-  Kernel A = parseOne(Scale);
-  Kernel B = parseOne("// comment\nkernel   @scale cube_dim( 64 )(%a: buffer<f32,read_write>){"
-                      "%i = absolute_pos:u32 %x = load %a[%i]:f32 "
-                      "%y = mul %x, 2:f32 : f32 store %a[%i], %y}");
+  Kernel A = test::parseOneKernel(Scale, "h.kiln");
+  Kernel B = test::parseOneKernel(
+      "// comment\nkernel   @scale cube_dim( 64 )(%a: buffer<f32,read_write>){"
+      "%i = absolute_pos:u32 %x = load %a[%i]:f32 "
+      "%y = mul %x, 2:f32 : f32 store %a[%i], %y}",
+      "h.kiln");
   EXPECT_EQ(hashKernel(A), hashKernel(B));
 }
 
 TEST(HashTest, ChangesWithTheKernel) {
-  Kernel A = parseOne(Scale);
+  Kernel A = test::parseOneKernel(Scale, "h.kiln");
   std::string Other = Scale;
   Other.replace(Other.find("2.0:f32"), 7, "3.0:f32");
-  EXPECT_NE(hashKernel(A), hashKernel(parseOne(Other)));
+  EXPECT_NE(hashKernel(A), hashKernel(test::parseOneKernel(Other, "h.kiln")));
   std::string Dim = Scale;
   Dim.replace(Dim.find("cube_dim(64)"), 12, "cube_dim(64, 1)");
-  EXPECT_NE(hashKernel(A), hashKernel(parseOne(Dim)));
+  EXPECT_NE(hashKernel(A), hashKernel(test::parseOneKernel(Dim, "h.kiln")));
   std::string Id = kernelIdFromIR(A);
   ASSERT_EQ(Id.size(), std::string("scale-").size() + 16);
   EXPECT_EQ(Id.find_first_not_of("0123456789abcdef", 6), std::string::npos);

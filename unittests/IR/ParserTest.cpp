@@ -1,5 +1,7 @@
 //===- ParserTest.cpp - Parsing and printing the text form ----------------===//
 
+#include "Support/Kernels.h"
+
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Printer.h"
@@ -8,25 +10,10 @@
 
 using namespace kiln;
 
+using kiln::test::parseError;
+using kiln::test::parseOk;
+
 namespace {
-
-Module parseOk(llvm::StringRef Text) {
-  llvm::Expected<Module> M = parseModule(Text, "t.kiln");
-  if (!M) {
-    ADD_FAILURE() << llvm::toString(M.takeError());
-    return Module();
-  }
-  return std::move(*M);
-}
-
-std::string parseError(llvm::StringRef Text) {
-  llvm::Expected<Module> M = parseModule(Text, "t.kiln");
-  if (M) {
-    ADD_FAILURE() << "parsed:\n" << printModule(*M);
-    return "";
-  }
-  return llvm::toString(M.takeError());
-}
 
 const char *VAdd = R"(// c[i] = a[i] + b[i]
 kernel @vadd cube_dim(256) (%a: buffer<f32, read>, %b: buffer<f32, read>,

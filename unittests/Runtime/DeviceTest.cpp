@@ -1,7 +1,7 @@
 //===- DeviceTest.cpp - The device facade: compile, memoise, launch -------===//
 
-#include "kiln/IR/Parser.h"
-#include "kiln/IR/Verifier.h"
+#include "Support/Kernels.h"
+
 #include "kiln/Runtime/Device.h"
 
 #include <gtest/gtest.h>
@@ -11,20 +11,6 @@
 using namespace kiln;
 
 namespace {
-
-const char *VaddText = R"(
-kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
-                           %c: buffer<f32, write>, %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %x = load %a[%i] : f32
-    %y = load %b[%i] : f32
-    %s = add %x, %y : f32
-    store %c[%i], %s
-  }
-}
-)";
 
 struct DeviceTest : ::testing::Test {
   std::unique_ptr<Device> Dev;
@@ -37,10 +23,8 @@ struct DeviceTest : ::testing::Test {
     auto D = Device::create(Opts);
     ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
     Dev = std::move(*D);
-    auto Parsed = parseModule(VaddText, "vadd.kiln");
-    ASSERT_TRUE(!!Parsed) << llvm::toString(Parsed.takeError());
-    ASSERT_FALSE(verifyModule(*Parsed, Opts.Limits));
-    M = std::move(*Parsed);
+    M = test::parseAndVerify(test::VaddText, Opts.Limits, "vadd.kiln");
+    ASSERT_FALSE(M->Kernels.empty());
   }
   const Kernel &vadd() { return M->Kernels.front(); }
 };

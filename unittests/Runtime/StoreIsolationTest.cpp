@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Support/Kernels.h"
+#include "Support/TempDir.h"
+
 #include "kiln/IR/Hash.h"
-#include "kiln/IR/Parser.h"
-#include "kiln/IR/Verifier.h"
 #include "kiln/Runtime/Buffer.h"
 #include "kiln/Runtime/Device.h"
 #include "kiln/Store/Environment.h"
@@ -21,40 +22,15 @@
 #include <fstream>
 
 using namespace kiln;
+using kiln::test::TempDir;
 
 namespace {
-
-const char *VaddText = R"(
-kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
-                           %c: buffer<f32, write>, %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %x = load %a[%i] : f32
-    %y = load %b[%i] : f32
-    %s = add %x, %y : f32
-    store %c[%i], %s
-  }
-}
-)";
-
-/// A fresh folder, removed with its contents at the end.
-struct TempDir {
-  std::string Path;
-  TempDir() {
-    char T[] = "/tmp/kiln-iso-XXXXXX";
-    Path = ::mkdtemp(T);
-  }
-  ~TempDir() { std::system(("rm -rf '" + Path + "'").c_str()); }
-};
 
 struct StoreIsolation : ::testing::Test {
   std::optional<Module> M;
   void SetUp() override {
-    auto Parsed = parseModule(VaddText, "vadd.kiln");
-    ASSERT_TRUE(!!Parsed) << llvm::toString(Parsed.takeError());
-    ASSERT_FALSE(verifyModule(*Parsed, DeviceLimits()));
-    M = std::move(*Parsed);
+    M = test::parseAndVerify(test::VaddText, DeviceLimits(), "vadd.kiln");
+    ASSERT_FALSE(M->Kernels.empty());
   }
   const Kernel &vadd() { return M->Kernels.front(); }
 
@@ -95,11 +71,11 @@ struct StoreIsolation : ::testing::Test {
 TEST_F(StoreIsolation, TwoDevicesWithDifferentStores) {
   TempDir RootA, RootB, RootC;
   std::vector<std::string> WarningsA, WarningsB;
-  std::unique_ptr<Device> A = deviceAt(RootA.Path, &WarningsA);
-  std::unique_ptr<Device> B = deviceAt(RootB.Path, &WarningsB);
+  std::unique_ptr<Device> A = deviceAt(RootA.path(), &WarningsA);
+  std::unique_ptr<Device> B = deviceAt(RootB.path(), &WarningsB);
   ASSERT_TRUE(A && B);
-  EXPECT_EQ(A->storeFolder().rfind(RootA.Path, 0), 0u) << A->storeFolder();
-  EXPECT_EQ(B->storeFolder().rfind(RootB.Path, 0), 0u) << B->storeFolder();
+  EXPECT_EQ(A->storeFolder().rfind(RootA.path(), 0), 0u) << A->storeFolder();
+  EXPECT_EQ(B->storeFolder().rfind(RootB.path(), 0), 0u) << B->storeFolder();
 
   KernelStats S;
   auto KA = A->getKernel(vadd(), {}, &S);
@@ -131,14 +107,14 @@ TEST_F(StoreIsolation, TwoDevicesWithDifferentStores) {
   // A goes away, its store is cleared, and a device takes another root: B's
   // loaded kernel and its store keep working.
   A.reset();
-  std::system(("rm -rf '" + RootA.Path + "'/*").c_str());
-  std::unique_ptr<Device> C = deviceAt(RootC.Path, nullptr);
+  std::system(("rm -rf '" + RootA.path() + "'/*").c_str());
+  std::unique_ptr<Device> C = deviceAt(RootC.path(), nullptr);
   ASSERT_TRUE(C && !!C->getKernel(vadd()));
   ASSERT_TRUE(!!B->getKernel(vadd(), {}, &S));
   EXPECT_EQ(S.Origin, KernelOrigin::Memory);
   EXPECT_EQ(B->loadedCount(), 1u);
   expectVaddWorks(*B, *KB);
-  std::unique_ptr<Device> B2 = deviceAt(RootB.Path, nullptr);
+  std::unique_ptr<Device> B2 = deviceAt(RootB.path(), nullptr);
   ASSERT_TRUE(B2);
   auto KB2 = B2->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!KB2);
@@ -154,7 +130,7 @@ TEST_F(StoreIsolation, DefaultConfigurationIsReadOnce) {
   TempDir Elsewhere, Own;
   const char *Saved = std::getenv("KILN_CACHE_DIR");
   std::string SavedText = Saved ? Saved : "";
-  ::setenv("KILN_CACHE_DIR", Elsewhere.Path.c_str(), 1);
+  ::setenv("KILN_CACHE_DIR", Elsewhere.path().c_str(), 1);
   EXPECT_EQ(&defaultStoreSettings(), &First);
   EXPECT_EQ(defaultStoreSettings().Root, First.Root);
 
@@ -166,9 +142,9 @@ TEST_F(StoreIsolation, DefaultConfigurationIsReadOnce) {
     EXPECT_EQ((*D)->storeFolder().rfind(*First.Root, 0), 0u)
         << (*D)->storeFolder();
   }
-  std::unique_ptr<Device> Mine = deviceAt(Own.Path, nullptr);
+  std::unique_ptr<Device> Mine = deviceAt(Own.path(), nullptr);
   ASSERT_TRUE(Mine);
-  EXPECT_EQ(Mine->storeFolder().rfind(Own.Path, 0), 0u);
+  EXPECT_EQ(Mine->storeFolder().rfind(Own.path(), 0), 0u);
   if (Saved)
     ::setenv("KILN_CACHE_DIR", SavedText.c_str(), 1);
   else

@@ -1,6 +1,6 @@
 //===- ArtifactStoreTest.cpp - The seed's ArtifactStore tests, in C++ ----===//
 
-#include "StoreTestSupport.h"
+#include "Support/StoreTestSupport.h"
 
 #include "gtest/gtest.h"
 

@@ -1,6 +1,6 @@
 //===- FileStoreFaultTest.cpp - Every kind of bad store is a miss --------===//
 
-#include "StoreTestSupport.h"
+#include "Support/StoreTestSupport.h"
 
 #include "kiln/Store/Bundle.h"
 #include "kiln/Store/StoreScan.h"

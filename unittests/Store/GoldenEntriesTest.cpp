@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "StoreTestSupport.h"
+#include "Support/StoreTestSupport.h"
 
 #include "kiln/Store/FileStore.h"
 

@@ -1,6 +1,6 @@
 //===- MultiProcessTest.cpp - Several processes share one store ----------===//
 
-#include "StoreTestSupport.h"
+#include "Support/StoreTestSupport.h"
 
 #include "kiln/Store/StoreScan.h"
 

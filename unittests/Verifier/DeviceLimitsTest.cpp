@@ -1,6 +1,6 @@
 //===- DeviceLimitsTest.cpp - Kernels against the device's limits ---------===//
 
-#include "RawKernelBuilder.h"
+#include "Support/RawKernelBuilder.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

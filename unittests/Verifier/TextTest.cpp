@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Support/Kernels.h"
+
 #include "kiln/IR/Builder.h"
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Parser.h"
@@ -17,24 +19,11 @@
 #include <random>
 
 using namespace kiln;
+using kiln::test::diagnosticTexts;
 using testing::ElementsAre;
 using testing::IsEmpty;
 
 namespace {
-
-std::vector<std::string> diagnostics(llvm::Error E) {
-  std::vector<std::string> Out;
-  llvm::handleAllErrors(
-      std::move(E),
-      [&](const DiagnosticError &D) {
-        for (const Diagnostic &X : D.diagnostics())
-          Out.push_back(X.str());
-      },
-      [&](const llvm::ErrorInfoBase &Other) {
-        Out.push_back("unexpected error: " + Other.message());
-      });
-  return Out;
-}
 
 /// Parses \p Text (which must parse) and verifies it against \p Limits.
 std::vector<std::string> verifyText(llvm::StringRef Text,
@@ -42,7 +31,7 @@ std::vector<std::string> verifyText(llvm::StringRef Text,
   llvm::Expected<Module> M = parseModule(Text, "x.kiln");
   if (!M)
     return {"parse error: " + llvm::toString(M.takeError())};
-  return diagnostics(verifyModule(*M, Limits));
+  return diagnosticTexts(verifyModule(*M, Limits));
 }
 
 const char *const Reduce =
@@ -192,7 +181,7 @@ TEST(TextTest, BuilderKernelsVerify) {
   B.end();
   llvm::Expected<Kernel> K = B.finish();
   ASSERT_TRUE(static_cast<bool>(K)) << llvm::toString(K.takeError());
-  EXPECT_THAT(diagnostics(verifyKernel(*K, DeviceLimits(), "<builder>")),
+  EXPECT_THAT(diagnosticTexts(verifyKernel(*K, DeviceLimits(), "<builder>")),
               ElementsAre("<builder>: error: in kernel @saxpy, operation #7 "
                           "(sync_cube): sync_cube under divergent control "
                           "flow: the condition at operation #6 depends on "
@@ -277,8 +266,8 @@ TEST(TextTest, DamagedKernelsNeverCrashAndStayDeterministic) {
     for (int D = 0, N = 1 + Round % 4; D < N; ++D)
       damage(K, Rng);
     std::vector<std::string> First =
-        diagnostics(verifyKernel(K, DeviceLimits(), "x.kiln"));
-    ASSERT_EQ(First, diagnostics(verifyKernel(K, DeviceLimits(), "x.kiln")));
+        diagnosticTexts(verifyKernel(K, DeviceLimits(), "x.kiln"));
+    ASSERT_EQ(First, diagnosticTexts(verifyKernel(K, DeviceLimits(), "x.kiln")));
     for (const std::string &D : First)
       ASSERT_EQ(D.rfind("x.kiln:", 0), 0u) << D;
     Rejected += !First.empty();

@@ -1,6 +1,6 @@
 //===- UniformityTest.cpp - Barriers and plane ops under divergence -------===//
 
-#include "RawKernelBuilder.h"
+#include "Support/RawKernelBuilder.h"
 
 #include "kiln/IR/Uniformity.h"
 

@@ -1,6 +1,6 @@
 //===- VerifierTest.cpp - Types, definitions, jumps and access modes ------===//
 
-#include "RawKernelBuilder.h"
+#include "Support/RawKernelBuilder.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

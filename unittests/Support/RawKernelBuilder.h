@@ -1,13 +1,14 @@
 //===- RawKernelBuilder.h - Raw test kernels for verifier tests -*- C++ -*-===//
 //
-// A small helper that builds kiln::Kernel structures directly, giving each
+// Part of the test-support library (unittests/Support). A small helper that
+// builds kiln::Kernel structures directly, giving each
 // operation its own source line so that diagnostics can be checked for their
 // locations and order. It builds whatever it is told, ill-formed included.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_UNITTESTS_VERIFIER_RAWKERNELBUILDER_H
-#define KILN_UNITTESTS_VERIFIER_RAWKERNELBUILDER_H
+#ifndef KILN_UNITTESTS_SUPPORT_RAWKERNELBUILDER_H
+#define KILN_UNITTESTS_SUPPORT_RAWKERNELBUILDER_H
 
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Kernel.h"
@@ -209,4 +210,4 @@ inline std::vector<std::string> diagnose(const Kernel &K,
 
 } // namespace kiln::test
 
-#endif // KILN_UNITTESTS_VERIFIER_RAWKERNELBUILDER_H
+#endif // KILN_UNITTESTS_SUPPORT_RAWKERNELBUILDER_H

@@ -1,16 +1,22 @@
-//===- StoreTestSupport.h - Temporary stores and an integer artifact -----===//
+//===- StoreTestSupport.h - Store helpers and an integer artifact -------===//
+//
+// Part of the test-support library (unittests/Support): a fake backend's
+// artifact (an integer), warning capture, and small helpers for the store's
+// tests and the loader's.
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef KILN_UNITTESTS_STORE_STORETESTSUPPORT_H
-#define KILN_UNITTESTS_STORE_STORETESTSUPPORT_H
+#ifndef KILN_UNITTESTS_SUPPORT_STORETESTSUPPORT_H
+#define KILN_UNITTESTS_SUPPORT_STORETESTSUPPORT_H
+
+#include "Support/TempDir.h"
 
 #include "kiln/Store/ArtifactStore.h"
 #include "kiln/Store/Environment.h"
 
 #include "llvm/Support/Endian.h"
 
-#include <cstdlib>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 namespace kiln {
@@ -32,29 +38,6 @@ template <> struct ArtifactCodec<uint32_t> {
 };
 
 namespace test {
-
-/// A fresh folder (0700), removed with its contents at the end.
-class TempDir {
-public:
-  TempDir() {
-    const char *Base = std::getenv("TMPDIR");
-    std::string T =
-        std::string(Base && *Base ? Base : "/tmp") + "/kiln-test-XXXXXX";
-    std::vector<char> Buf(T.begin(), T.end());
-    Buf.push_back(0);
-    Path = ::mkdtemp(Buf.data());
-  }
-  ~TempDir() {
-    std::system(
-        ("chmod -R u+rwx '" + Path + "' 2>/dev/null; rm -rf '" + Path + "'")
-            .c_str());
-  }
-  const std::string &path() const { return Path; }
-  std::string sub(const std::string &Rel) const { return Path + "/" + Rel; }
-
-private:
-  std::string Path;
-};
 
 /// Collects the warnings \p Source receives while alive (its sink is
 /// replaced meanwhile, then emptied: a test's stores are silent).
