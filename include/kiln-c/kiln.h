@@ -203,8 +203,10 @@ typedef enum kiln_access {
 } kiln_access;
 
 /** A cube count or a cube shape. All three must be set: {n, 1, 1} is n cubes
- * in a line. A launch refuses a zero anywhere (as `{n}` in C leaves y and z)
- * and more than 2^32 - 1 cubes in all: KILN_ERROR_INVALID_LAUNCH. */
+ * in a line. A cube count with a zero anywhere is a launch of no cubes: it
+ * succeeds and runs nothing (as vkCmdDispatch) -- beware `{n}` in C, which
+ * leaves y and z zero. More than 2^32 - 1 cubes in all is
+ * KILN_ERROR_INVALID_LAUNCH. */
 typedef struct kiln_dim3 {
   uint32_t x, y, z;
 } kiln_dim3;

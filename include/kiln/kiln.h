@@ -162,7 +162,9 @@ struct ElementType {
 /// What a kernel may do with a buffer parameter, or what a binding allows.
 enum class Access : uint8_t { Read, Write, ReadWrite };
 
-/// A cube count or a cube shape.
+/// A cube count or a cube shape. A cube count with a zero in any dimension
+/// is a launch of no cubes: it succeeds and runs nothing (as vkCmdDispatch
+/// does); its arguments are still checked.
 struct Dim3 {
   uint32_t X = 1, Y = 1, Z = 1;
 };

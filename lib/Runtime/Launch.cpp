@@ -93,14 +93,8 @@ Error kiln::validateLaunch(const CubeMetadata &M,
                            std::array<uint32_t, 3> CubeCount,
                            llvm::ArrayRef<ArgBinding> Args,
                            uint32_t RequiredAlignment) {
-  for (unsigned D = 0; D < 3; ++D)
-    if (CubeCount[D] == 0)
-      return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
-                                Twine(CubeCount[1]) + ", " +
-                                Twine(CubeCount[2]) + ") is zero in " +
-                                Twine(D == 0   ? "x"
-                                      : D == 1 ? "y"
-                                               : "z"));
+  // A zero in any dimension is a launch of no cubes: valid (it runs
+  // nothing, as vkCmdDispatch does); its arguments are still checked.
   uint64_t Total = uint64_t(CubeCount[0]) * CubeCount[1];
   if (Total > UINT32_MAX || Total * CubeCount[2] > UINT32_MAX)
     return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
@@ -300,6 +294,8 @@ Error Executor::launch(const LoadedKernel &Kernel,
   }
   LaunchArgs LA{KArgs.data(), {CubeCount[0], CubeCount[1], CubeCount[2]}, 0};
   uint32_t Total = CubeCount[0] * CubeCount[1] * CubeCount[2];
+  if (Total == 0)
+    return Error::success(); // nothing to run (LangRef §2.1)
   CubeFunction Fn = Kernel.entry();
   uint64_t ScratchBytes = M.ScratchBytes;
 

@@ -268,10 +268,7 @@ Expected<std::array<uint32_t, 3>> kiln::parseCubeCount(StringRef Text) {
     if (P.empty() || !llvm::all_of(P, llvm::isDigit) || P.getAsInteger(10, V) ||
         V > UINT32_MAX)
       return specError("bad cube count '" + Text + "': '" + P +
-                       "' is not a number in 1..4294967295");
-    if (V == 0)
-      return specError("bad cube count '" + Text +
-                       "': every dimension must be at least 1");
+                       "' is not a number in 0..4294967295");
     Count[I] = static_cast<uint32_t>(V);
   }
   return Count;

@@ -255,11 +255,17 @@ TEST(LaunchTest, BadViewsAreRefusedNamingTheParameter) {
                           Arg::buffer(Pool.view(f32(), 512, 64)), Arg::f32(1)});
   EXPECT_EQ(Type.code(), ErrorCode::InvalidLaunch);
   EXPECT_NE(Type.message().find("(%n)"), std::string::npos) << Type.message();
+  // A zero cube count is a launch of no cubes: it succeeds, runs nothing,
+  // and its arguments are still checked.
+  static_cast<float *>(Pool.data())[128] = 7.0f;
   Status Zero = D.launch(K, {0, 1, 1},
                          {Arg::buffer(Pool.view(f32(), 0, 64)),
                           Arg::buffer(Pool.view(f32(), 256, 64)),
-                          Arg::buffer(Pool.view(f32(), 512, 64)), Arg::u32(1)});
-  EXPECT_EQ(Zero.code(), ErrorCode::InvalidLaunch);
+                          Arg::buffer(Pool.view(f32(), 512, 64)), Arg::u32(64)});
+  EXPECT_TRUE(Zero.ok()) << Zero.str();
+  EXPECT_EQ(static_cast<float *>(Pool.data())[128], 7.0f);
+  EXPECT_EQ(D.launch(K, {4, 0, 2}, {Arg::u32(1)}).code(),
+            ErrorCode::InvalidLaunch);
   EXPECT_EQ(D.launch(Kernel(), {1, 1, 1}, {}).code(),
             ErrorCode::InvalidArgument);
 }

@@ -74,8 +74,8 @@ private:
 /// argument's kind (buffer or value), its type, its access (a read-only
 /// binding for a written buffer) and size (a value of the wrong size), the
 /// buffer alignment \p RequiredAlignment the code assumes, and the cube
-/// count (no dimension zero, the product within u32). The error names the
-/// parameter.
+/// count (the product within u32; a zero in any dimension is valid: such a
+/// launch runs nothing). The error names the parameter.
 llvm::Error validateLaunch(const CubeMetadata &Metadata,
                            std::array<uint32_t, 3> CubeCount,
                            llvm::ArrayRef<ArgBinding> Args,
