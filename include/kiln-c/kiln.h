@@ -123,7 +123,7 @@ typedef enum kiln_status {
    * and a non-empty store_dir whose store folder cannot be made or trusted
    * (it must be a folder of this user's that no one else can write). Any
    * other store never fails a call: a store that cannot be used only costs
-   * recompilations (and a warning on stderr). */
+   * recompilations (and a warning: see kiln_device_config.warning_callback). */
   KILN_ERROR_STORE = 5,
   /** No such kernel (a name not in the text, an id not loaded). */
   KILN_ERROR_NOT_FOUND = 6,
@@ -321,8 +321,9 @@ typedef enum kiln_store_mode {
  * struct is valid too, but asks for opt_level 0, keep_warm_us 0 and
  * min_work_per_thread_us 0. Strings are copied by kiln_device_create; NULL
  * and "" mean the default. A binding that declares the struct itself must
- * declare every field, in this order (keep_warm_us and
- * min_work_per_thread_us were added last): kiln_device_config_init writes,
+ * declare every field, in this order (keep_warm_us, min_work_per_thread_us,
+ * warning_callback and warning_user_data were added last; kiln_device_info
+ * gained warning_count): kiln_device_config_init writes,
  * and kiln_device_create reads, the whole struct. */
 typedef struct kiln_device_config {
   /** Threads the cubes run on; 0: all cores. */
@@ -357,6 +358,14 @@ typedef struct kiln_device_config {
    * it on about that many threads. 0: every launch of more than one cube
    * is spread over every thread (kiln_device_config_init: 10). */
   uint32_t min_work_per_thread_us;
+  /** Called with each warning of the device (a damaged store entry purged
+   * and recompiled, a store folder not trusted, an entry that could not be
+   * written): one line of text, NUL-terminated, valid during the call, and
+   * \p warning_user_data. It may be called from any thread, also from
+   * several at once. Kiln never writes to stderr itself: NULL (the default)
+   * only counts them (kiln_device_info.warning_count). */
+  void (*warning_callback)(const char *message, void *user_data);
+  void *warning_user_data;
 } kiln_device_config;
 
 /** What kiln_device_get_info reports. */
@@ -368,6 +377,8 @@ typedef struct kiln_device_info {
   bool has_store;
   /** Kernels the device holds in memory. */
   size_t loaded_kernel_count;
+  /** Warnings the device met so far (see warning_callback). */
+  uint64_t warning_count;
 } kiln_device_info;
 
 /** Fills *config with the defaults: all zero but opt_level 3, keep_warm_us

@@ -31,6 +31,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -432,6 +433,12 @@ struct DeviceConfig {
   /// this runs on the calling thread, one worth a few times it on a few
   /// threads. 0: every launch is spread over every thread.
   uint32_t MinWorkPerThreadMicroseconds = 10;
+  /// Receives each warning of the device (a damaged store entry purged and
+  /// recompiled, a store folder not trusted, an entry that could not be
+  /// written), one line of text, from whichever thread met it. Kiln never
+  /// writes to stderr itself: without a sink, warnings are only counted and
+  /// the last few kept (Device::warningCount, Device::recentWarnings).
+  std::function<void(std::string_view)> WarningSink;
 };
 
 /// The CPU device. Move-only; destroying it *drains* its streams (waits for
@@ -494,6 +501,10 @@ public:
   /// Threads the cubes may run on (DeviceConfig::Threads, or all cores).
   /// TBB never runs more threads than the machine has cores.
   unsigned concurrency() const;
+  /// Warnings the device met so far (see DeviceConfig::WarningSink).
+  uint64_t warningCount() const;
+  /// The last few warnings, oldest first.
+  std::vector<std::string> recentWarnings() const;
   /// Whether a persistent store is in use: enabled, and its folder made
   /// (or, read-only, present) and trusted.
   bool hasStore() const;

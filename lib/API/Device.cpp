@@ -89,6 +89,10 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
   O.StoreDir = Config.StoreDir;
   O.KeepWarmMicroseconds = Config.KeepWarmMicroseconds;
   O.MinWorkPerThreadMicroseconds = Config.MinWorkPerThreadMicroseconds;
+  if (Config.WarningSink)
+    O.WarningSink = [Sink = Config.WarningSink](llvm::StringRef Message) {
+      Sink(std::string_view(Message.data(), Message.size()));
+    };
   switch (Config.Store) {
   case StoreMode::Environment:
     O.StoreMode = DeviceStoreMode::Environment;
@@ -397,6 +401,20 @@ unsigned api::Device::concurrency() const {
     return 0;
   std::shared_lock<std::shared_mutex> Alive(S->Life);
   return S->Dev ? S->Dev->executor().concurrency() : 0;
+}
+
+uint64_t api::Device::warningCount() const {
+  if (!S)
+    return 0;
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  return S->Dev ? S->Dev->warningCount() : 0;
+}
+
+std::vector<std::string> api::Device::recentWarnings() const {
+  if (!S)
+    return {};
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  return S->Dev ? S->Dev->recentWarnings() : std::vector<std::string>();
 }
 
 bool api::Device::hasStore() const {

@@ -540,6 +540,13 @@ kiln_status kiln_device_create(const kiln_device_config *config,
       Config.MaxUnitsPerCube = config->max_units_per_cube;
       Config.KeepWarmMicroseconds = config->keep_warm_us;
       Config.MinWorkPerThreadMicroseconds = config->min_work_per_thread_us;
+      if (config->warning_callback)
+        Config.WarningSink = [Fn = config->warning_callback,
+                              Data = config->warning_user_data](
+                                 std::string_view Message) {
+          std::string Text(Message);
+          Fn(Text.c_str(), Data);
+        };
     }
     api::Result<api::Device> D = api::Device::create(Config);
     if (!D.ok())
@@ -573,6 +580,7 @@ kiln_status kiln_device_get_info(kiln_device device,
     Info.concurrency = D->concurrency();
     Info.has_store = D->hasStore();
     Info.loaded_kernel_count = D->loadedKernelCount();
+    Info.warning_count = D->warningCount();
     *out_info = Info;
     return KILN_OK;
   });

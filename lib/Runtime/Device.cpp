@@ -316,3 +316,9 @@ bool Device::unloadKernel(const Kernel &K, llvm::StringRef KernelId,
 }
 
 size_t Device::loadedCount() const { return P->Loader.loadedCount(); }
+
+uint64_t Device::warningCount() const { return storeWarnings().count(); }
+
+std::vector<std::string> Device::recentWarnings() const {
+  return storeWarnings().recent();
+}

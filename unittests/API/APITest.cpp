@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <mutex>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -395,6 +397,38 @@ TEST(DeviceTest, TheSameTextLoadedTwiceSharesOneHandle) {
   EXPECT_FALSE(D.findKernel(Id).ok());
   EXPECT_EQ(D.loadedKernelCount(), 0u);
   EXPECT_TRUE(B.valid()); // the other copy still runs
+}
+
+} // namespace
+
+namespace {
+
+TEST(DeviceTest, WarningsGoToTheSinkNeverToStderr) {
+  // A store folder others can write to is not trusted: one warning.
+  std::string Root = ::testing::TempDir() + "kiln-api-open-store";
+  std::filesystem::remove_all(Root);
+  std::filesystem::create_directories(Root);
+  std::filesystem::permissions(Root, std::filesystem::perms::all);
+  std::vector<std::string> Seen;
+  std::mutex SeenLock;
+  DeviceConfig C;
+  C.StoreDir = Root;
+  C.WarningSink = [&](std::string_view W) {
+    std::lock_guard<std::mutex> L(SeenLock);
+    Seen.emplace_back(W);
+  };
+  Result<Device> D = Device::create(C);
+  ASSERT_TRUE(D.ok()) << D.status().str();
+  EXPECT_FALSE(D->hasStore());
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(D->loadKernel(VaddText).ok());
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_GE(D->warningCount(), 1u);
+  ASSERT_FALSE(Seen.empty());
+  EXPECT_NE(Seen.front().find("others can write"), std::string::npos)
+      << Seen.front();
+  EXPECT_EQ(D->recentWarnings().back(), Seen.back());
+  std::filesystem::remove_all(Root);
 }
 
 } // namespace

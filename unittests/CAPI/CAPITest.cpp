@@ -371,6 +371,42 @@ TEST(CAPIDeviceTest, AStoreThatCannotBeUsedIsAStoreError) {
   std::filesystem::remove(File);
 }
 
+/// Warnings reach the C callback with its user data, and are counted.
+static void collectWarning(const char *Message, void *UserData) {
+  static_cast<std::vector<std::string> *>(UserData)->push_back(Message);
+}
+
+TEST(CAPIDeviceTest, WarningsReachTheCallback) {
+  // A store folder others can write to is not trusted: a warning.
+  std::filesystem::path Root =
+      std::filesystem::temp_directory_path() /
+      ("kiln-capi-open-store-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(Root);
+  std::filesystem::create_directories(Root);
+  std::filesystem::permissions(Root, std::filesystem::perms::all);
+  std::string RootText = Root.string();
+  std::vector<std::string> Seen;
+  kiln_device_config Config;
+  ASSERT_KILN_OK(kiln_device_config_init(&Config));
+  EXPECT_EQ(Config.warning_callback, nullptr);
+  Config.store_dir = RootText.c_str();
+  Config.warning_callback = collectWarning;
+  Config.warning_user_data = &Seen;
+  kiln_device D = nullptr;
+  ASSERT_KILN_OK(kiln_device_create(&Config, &D));
+  kiln_kernel K = loadKernel(D, VaddText, "vadd");
+  ASSERT_NE(K, nullptr);
+  kiln_device_info Info;
+  ASSERT_KILN_OK(kiln_device_get_info(D, &Info));
+  EXPECT_GE(Info.warning_count, 1u);
+  ASSERT_FALSE(Seen.empty());
+  EXPECT_NE(Seen.front().find("others can write"), std::string::npos)
+      << Seen.front();
+  EXPECT_KILN_OK(kiln_kernel_destroy(K));
+  EXPECT_KILN_OK(kiln_device_destroy(D));
+  std::filesystem::remove_all(Root);
+}
+
 /// The launch threading fields: every launch over every thread, workers
 /// asleep at once; and every launch on the calling thread once measured.
 TEST(CAPIDeviceTest, LaunchThreadingConfig) {

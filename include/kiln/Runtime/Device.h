@@ -178,6 +178,9 @@ public:
   /// The warnings of this device's store and loader: their count and the
   /// last few (what WarningSink was handed).
   const StoreWarnings &storeWarnings() const;
+  /// storeWarnings().count() and .recent(), for callers above this layer.
+  uint64_t warningCount() const;
+  std::vector<std::string> recentWarnings() const;
 
   /// Runs every cube of a launch of \p Kernel (validated first: see
   /// validateLaunch, with the alignment the kernel's variant assumes) and
