@@ -27,13 +27,12 @@ StringRef recordingFileName(RecordingKind Kind) {
   llvm_unreachable("unknown recording kind");
 }
 
-static const char *dumpDir() {
-  const char *Dir = std::getenv("KILN_DUMP");
-  return Dir && *Dir ? Dir : nullptr;
-}
-
-CompilationRecording CompilationRecording::fromEnvironment() {
-  return CompilationRecording(dumpDir() != nullptr);
+const std::string &CompilationRecording::defaultDumpDir() {
+  static const std::string Dir = [] {
+    const char *D = std::getenv("KILN_DUMP");
+    return std::string(D ? D : "");
+  }();
+  return Dir;
 }
 
 void CompilationRecording::record(RecordingKind Kind, std::string Text) {
@@ -84,9 +83,9 @@ Error CompilationRecording::writeTo(StringRef Dir,
   return Error::success();
 }
 
-Error CompilationRecording::dumpIfRequested(StringRef KernelIdText) const {
-  const char *Dir = dumpDir();
-  if (!Dir || Sections.empty())
+Error CompilationRecording::dumpIfRequested(StringRef Dir,
+                                            StringRef KernelIdText) const {
+  if (Dir.empty() || Sections.empty())
     return Error::success();
   return writeTo(Dir, KernelIdText);
 }

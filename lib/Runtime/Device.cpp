@@ -99,7 +99,8 @@ struct Device::Impl {
                            },
                            [this](llvm::StringRef W) {
                              Env.warnings().warn(W);
-                           }}),
+                           },
+                           Opts.DumpDir}),
         Exec(Opts.Threads, Opts.KeepWarmMicroseconds,
              Opts.MinWorkPerThreadMicroseconds) {}
 

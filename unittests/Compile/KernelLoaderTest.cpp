@@ -291,12 +291,12 @@ TEST(KernelLoader, AnArtifactFinalizedFromASharedSourceIsReused) {
 
 TEST(KernelLoader, RecordingIsDumpedWhenAsked) {
   TempDir Root, Dump;
-  ::setenv("KILN_DUMP", Dump.path().c_str(), 1);
   FakeTarget T(storeAt(Root.path()));
-  KernelLoader<FakeTarget> L(T);
+  LoaderOptions O;
+  O.DumpDir = Dump.path();
+  KernelLoader<FakeTarget> L(T, O);
   FakeSource S{"the kernel text"};
   ASSERT_TRUE(bool(L.get(id("k/1"), S)));
-  ::unsetenv("KILN_DUMP");
   FILE *F = std::fopen((Dump.path() + "/k_1/kernel.kiln").c_str(), "r");
   ASSERT_NE(F, nullptr);
   char Buf[64] = {};

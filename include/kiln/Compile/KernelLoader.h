@@ -66,6 +66,9 @@ struct LoaderOptions {
   /// Receives each warning (a stored artifact that did not load, a dump
   /// that could not be written), on the server thread.
   std::function<void(llvm::StringRef)> WarningSink;
+  /// Where each compilation's texts (IR, LLVM IR, assembly) are written, in
+  /// a folder per kernel; "" (the default): not recorded at all.
+  std::string DumpDir;
 };
 
 template <CompilationTarget T> class KernelLoader {
@@ -312,12 +315,12 @@ KernelLoader<T>::getBatch(llvm::ArrayRef<Request> Requests,
   runTasks(Opts.Threads, Misses.size(), [&](size_t I) {
     Slot &S = Slots[Misses[I]];
     Compiled &R = Out[I];
-    CompilationRecording Rec = CompilationRecording::fromEnvironment();
+    CompilationRecording Rec(!Options.DumpDir.empty());
     llvm::Expected<Lowered> L = [&] {
       auto P = S.Log.time("lower");
       return C.lower(*S.Src, S.Key, Rec, S.Log);
     }();
-    if (llvm::Error E = Rec.dumpIfRequested(S.Key.Kernel.str()))
+    if (llvm::Error E = Rec.dumpIfRequested(Options.DumpDir, S.Key.Kernel.str()))
       R.DumpWarning = llvm::toString(std::move(E));
     if (!L) {
       R.Error.emplace(L.takeError());

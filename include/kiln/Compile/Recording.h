@@ -39,8 +39,9 @@ public:
   /// (assembly) when enabled() is false.
   explicit CompilationRecording(bool Enabled = false) : Enabled(Enabled) {}
 
-  /// Enabled when KILN_DUMP names a folder.
-  static CompilationRecording fromEnvironment();
+  /// KILN_DUMP, read once per process (thread-safe): the dump folder of the
+  /// default configuration; "" when unset.
+  static const std::string &defaultDumpDir();
 
   bool enabled() const { return Enabled; }
   /// Keeps \p Text as \p Kind, replacing an earlier one of that kind.
@@ -57,9 +58,10 @@ public:
   /// folders. An error names the file that could not be written.
   llvm::Error writeTo(llvm::StringRef Dir, llvm::StringRef KernelIdText) const;
 
-  /// writeTo($KILN_DUMP) when KILN_DUMP is set and something was recorded;
+  /// writeTo(\p Dir) when \p Dir is not empty and something was recorded;
   /// success otherwise.
-  llvm::Error dumpIfRequested(llvm::StringRef KernelIdText) const;
+  llvm::Error dumpIfRequested(llvm::StringRef Dir,
+                              llvm::StringRef KernelIdText) const;
 
 private:
   bool Enabled;

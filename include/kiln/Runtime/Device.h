@@ -18,6 +18,7 @@
 
 #include "kiln/CPU/CubeMetadata.h"
 #include "kiln/CPU/LoadedKernel.h"
+#include "kiln/Compile/Recording.h"
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Kernel.h"
 #include "kiln/Runtime/Launch.h"
@@ -67,6 +68,10 @@ struct DeviceOptions {
   /// 1.20 ms, ...)"), in request order. Empty: none. The tools print them
   /// when KILN_LOG=1.
   std::function<void(llvm::StringRef)> KernelLogSink;
+  /// Where each compilation's IR, LLVM IR and assembly are written (a
+  /// folder per kernel); the default is KILN_DUMP, read once per process;
+  /// "": not recorded.
+  std::string DumpDir = CompilationRecording::defaultDumpDir();
   /// Compile threads of getKernels(); 0 = all cores.
   unsigned BatchThreads = 0;
   /// How long the launch threads stay awake after a launch (Executor).
