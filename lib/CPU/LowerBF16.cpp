@@ -27,16 +27,18 @@ static llvm::Type *shaped(llvm::Type *Scalar, llvm::Type *Like) {
   return Scalar;
 }
 
-Value *KernelLowering::bf16ToF32(Value *V) {
+Value *ScalarEmitter::bf16ToF32(Value *V) {
+  llvm::IRBuilder<> &B = Cx.B;
   llvm::Type *I16T = shaped(B.getInt16Ty(), V->getType());
-  llvm::Type *I32T = shaped(I32, V->getType());
+  llvm::Type *I32T = shaped(Cx.I32, V->getType());
   Value *Bits = B.CreateZExt(B.CreateBitCast(V, I16T), I32T);
   Bits = B.CreateShl(Bits, llvm::ConstantInt::get(I32T, 16));
   return B.CreateBitCast(Bits, shaped(B.getFloatTy(), V->getType()));
 }
 
-Value *KernelLowering::f32ToBF16(Value *V) {
-  llvm::Type *I32T = shaped(I32, V->getType());
+Value *ScalarEmitter::f32ToBF16(Value *V) {
+  llvm::IRBuilder<> &B = Cx.B;
+  llvm::Type *I32T = shaped(Cx.I32, V->getType());
   auto C = [&](uint32_t X) { return llvm::ConstantInt::get(I32T, X); };
   Value *Bits = B.CreateBitCast(V, I32T);
   Value *Hi = B.CreateLShr(Bits, C(16));
@@ -49,12 +51,13 @@ Value *KernelLowering::f32ToBF16(Value *V) {
   return B.CreateTrunc(R, shaped(B.getInt16Ty(), V->getType()));
 }
 
-Value *KernelLowering::f64ToBF16(Value *V) {
+Value *ScalarEmitter::f64ToBF16(Value *V) {
+  llvm::IRBuilder<> &B = Cx.B;
   // f64 -> f32 rounds once; a second rounding to bf16 can only go wrong when
   // the f32 lands exactly on a bf16 tie while being inexact: then nudge it
   // one f32 ulp towards the exact value so that the tie is broken right.
   llvm::Type *F32T = shaped(B.getFloatTy(), V->getType());
-  llvm::Type *I32T = shaped(I32, V->getType());
+  llvm::Type *I32T = shaped(Cx.I32, V->getType());
   auto C = [&](uint32_t X) { return llvm::ConstantInt::get(I32T, X); };
   Value *T = B.CreateFPTrunc(V, F32T);
   Value *Back = B.CreateFPExt(T, V->getType());
@@ -70,7 +73,8 @@ Value *KernelLowering::f64ToBF16(Value *V) {
   return f32ToBF16(B.CreateBitCast(Bits, F32T));
 }
 
-Value *KernelLowering::intToBF16(Value *V, Type From) {
+Value *ScalarEmitter::intToBF16(Value *V, Type From) {
+  llvm::IRBuilder<> &B = Cx.B;
   llvm::Type *F64T = shaped(B.getDoubleTy(), V->getType());
   unsigned W = V->getType()->getScalarSizeInBits();
   if (W <= 32) // exact in f64
@@ -98,8 +102,9 @@ Value *KernelLowering::intToBF16(Value *V, Type From) {
   return f64ToBF16(D);
 }
 
-Value *KernelLowering::narrowFmaInF64(Value *A, Value *Bv, Value *C) {
-  llvm::Type *I64T = shaped(I64, A->getType());
+Value *ScalarEmitter::narrowFmaInF64(Value *A, Value *Bv, Value *C) {
+  llvm::IRBuilder<> &B = Cx.B;
+  llvm::Type *I64T = shaped(Cx.I64, A->getType());
   Value *P = B.CreateFMul(A, Bv); // exact: 2 x 11 significant bits at most
   Value *S = B.CreateFAdd(P, C);
   // TwoSum: S + E == P + C exactly.

@@ -1,4 +1,4 @@
-//===- LowerControl.cpp - Unit loops, barrier fission and control flow ----===//
+//===- LowerControl.cpp - Barrier fission and control flow ----------------===//
 //
 // A block is cut at split operations (sync_cube, plane operations, control
 // constructs containing one). Each run of other operations becomes one loop
@@ -17,22 +17,50 @@ using namespace kiln::lowering;
 using llvm::BasicBlock;
 using llvm::Value;
 
-void KernelLowering::startDeadBlock() { B.SetInsertPoint(newBlock("dead")); }
+void ControlEmitter::startDeadBlock() {
+  Cx.B.SetInsertPoint(Cx.newBlock("dead"));
+}
 
-void KernelLowering::lowerCubeBlock(const Block &Blk) {
+void ControlEmitter::emitSegment(llvm::ArrayRef<const Operation *> Ops) {
+  emitSegmentWith([&] {
+    for (const Operation *Op : Ops)
+      lowerUnitOp(*Op);
+  });
+}
+
+void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body) {
+  llvm::IRBuilder<> &B = Cx.B;
+  Values.SegValues.clear();
+  SegmentHoistedJump = false;
+  Pos.emitNest(Body);
+  Values.SegValues.clear();
+  if (SegmentHoistedJump && !Loops.empty() && Loops.back().Hoisted) {
+    // break/continue of a cube-level loop: uniform, so all units agreed.
+    LoopTarget &T = Loops.back();
+    BasicBlock *NoBreak = Cx.newBlock("nobreak");
+    B.CreateCondBr(B.CreateLoad(Cx.I1, T.BreakFlag), T.Break, NoBreak);
+    B.SetInsertPoint(NoBreak);
+    BasicBlock *NoCont = Cx.newBlock("nocontinue");
+    B.CreateCondBr(B.CreateLoad(Cx.I1, T.ContinueFlag), T.Continue, NoCont);
+    B.SetInsertPoint(NoCont);
+  }
+  SegmentHoistedJump = false;
+}
+
+void ControlEmitter::lowerCubeBlock(const Block &Blk) {
   std::vector<const Operation *> Run;
   auto Flush = [&] {
     if (!Run.empty())
-      emitUnitLoop(Run);
+      emitSegment(Run);
     Run.clear();
   };
   for (const Operation &Op : Blk.Ops) {
-    if (!Seg->isCut(Op)) {
+    if (!Cx.Seg->isCut(Op)) {
       Run.push_back(&Op);
       continue;
     }
     Flush();
-    if (Seg->isInterchanged(Op)) {
+    if (Cx.Seg->isInterchanged(Op)) {
       lowerInterchangedFor(Op);
       continue;
     }
@@ -52,14 +80,14 @@ void KernelLowering::lowerCubeBlock(const Block &Blk) {
       lowerSwitch(Op, Level::Cube);
       break;
     default:
-      lowerPlaneOp(Op);
+      Plane.lowerPlaneOp(Op);
       break;
     }
   }
   Flush();
 }
 
-void KernelLowering::lowerUnitOp(const Operation &Op) {
+void ControlEmitter::lowerUnitOp(const Operation &Op) {
   switch (Op.opClass()) {
   case OpClass::If:
     return lowerIf(Op, Level::Unit);
@@ -82,32 +110,25 @@ void KernelLowering::lowerUnitOp(const Operation &Op) {
   case OpClass::AtomicCas:
   case OpClass::AtomicLoad:
   case OpClass::AtomicStore:
-    if (Value *V = lowerMemoryOp(Op); V && Op.Result != NoValue)
-      define(Op.Result, V);
+    if (Value *V = Memory.lowerMemoryOp(Op); V && Op.Result != NoValue)
+      Values.define(Op.Result, V);
     return;
   default:
-    if (Value *V = lowerValueOp(Op); V && Op.Result != NoValue)
-      define(Op.Result, V);
+    if (Value *V = Scalar.lowerValueOp(Op); V && Op.Result != NoValue)
+      Values.define(Op.Result, V);
     return;
   }
 }
 
-void KernelLowering::lowerJump(const Operation &Op) {
+void ControlEmitter::lowerJump(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (Op.Kind == OpKind::Return) {
-    if (Layout.HasFlags) {
-      auto *S =
-          B.CreateAlignedStore(B.getInt8(1),
-                               B.CreateInBoundsGEP(I8, scratchPtr(Layout.FlagsOffset),
-                                                   B.CreateZExt(Unit, I64)),
-                               llvm::Align(1));
-      tagScope(S, FlagScopeKey);
-    }
-    B.CreateBr(UnitLatch);
+    Pos.markReturned();
     startDeadBlock();
     return;
   }
   if (Loops.empty()) {
-    fail(Op.Loc, "'" + opName(Op.Kind) + "' outside a loop");
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' outside a loop");
     return;
   }
   LoopTarget &T = Loops.back();
@@ -117,7 +138,7 @@ void KernelLowering::lowerJump(const Operation &Op) {
   } else {
     B.CreateStore(B.getTrue(), IsBreak ? T.BreakFlag : T.ContinueFlag);
     SegmentHoistedJump = true;
-    B.CreateBr(UnitLatch);
+    B.CreateBr(Pos.UnitLatch);
   }
   startDeadBlock();
 }
@@ -136,52 +157,45 @@ static std::string blockName(Level L, const char *Name) {
   return (L == Level::Cube ? "cube." : "") + std::string(Name);
 }
 
-void KernelLowering::lowerBlock(const Block &Blk, Level L) {
+void ControlEmitter::lowerBlock(const Block &Blk, Level L) {
   if (L == Level::Cube)
     return lowerCubeBlock(Blk);
   for (const Operation &Op : Blk.Ops)
     lowerUnitOp(Op);
 }
 
-void KernelLowering::exitWhenAllReturned(BasicBlock *Exit, const char *Live) {
-  if (!Layout.HasFlags)
-    return;
-  BasicBlock *LiveBB = newBlock(Live);
-  B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Units)), Exit,
-                 LiveBB);
-  B.SetInsertPoint(LiveBB);
-}
-
-LoopTarget KernelLowering::loopTarget(Level L, BasicBlock *Break,
+LoopTarget ControlEmitter::loopTarget(Level L, BasicBlock *Break,
                                       BasicBlock *Continue) {
   if (L == Level::Unit)
     return {false, Break, Continue, nullptr, nullptr};
-  return {true, Break, Continue, entryAlloca(I1, "break"),
-          entryAlloca(I1, "continue")};
+  return {true, Break, Continue, Cx.entryAlloca(Cx.I1, "break"),
+          Cx.entryAlloca(Cx.I1, "continue")};
 }
 
-void KernelLowering::lowerIf(const Operation &Op, Level L) {
+void ControlEmitter::lowerIf(const Operation &Op, Level L) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (Op.Operands.empty() || Op.Regions.empty()) {
-    fail(Op.Loc, "malformed 'if'");
+    Cx.fail(Op.Loc, "malformed 'if'");
     return;
   }
   bool Cube = L == Level::Cube;
-  BasicBlock *Merge = Cube ? newBlock("cube.endif") : nullptr;
-  Value *C = value(Op.Operands[0], Cube ? firstActiveOrSkip(Merge) : nullptr);
-  BasicBlock *Then = newBlock(blockName(L, "then"));
+  BasicBlock *Merge = Cube ? Cx.newBlock("cube.endif") : nullptr;
+  Value *C = Values.value(Op.Operands[0],
+                          Cube ? Pos.firstActiveOrSkip(Merge) : nullptr);
+  BasicBlock *Then = Cx.newBlock(blockName(L, "then"));
   bool HasElse = Op.HasElse && Op.Regions.size() > 1;
-  BasicBlock *Else = HasElse ? newBlock(blockName(L, "else")) : nullptr;
+  BasicBlock *Else = HasElse ? Cx.newBlock(blockName(L, "else")) : nullptr;
   if (!Merge)
-    Merge = newBlock("endif");
+    Merge = Cx.newBlock("endif");
   B.CreateCondBr(C, Then, Else ? Else : Merge);
   B.SetInsertPoint(Then);
   lowerBlock(Op.Regions[0], L);
-  if (!terminated())
+  if (!Cx.terminated())
     B.CreateBr(Merge);
   if (Else) {
     B.SetInsertPoint(Else);
     lowerBlock(Op.Regions[1], L);
-    if (!terminated())
+    if (!Cx.terminated())
       B.CreateBr(Merge);
   }
   B.SetInsertPoint(Merge);
@@ -196,7 +210,7 @@ struct ForShape {
 };
 } // namespace
 
-static ForShape beginFor(KernelLowering &L, Type T, Value *Lo, Value *Hi,
+static ForShape beginFor(LoweringContext &L, Type T, Value *Lo, Value *Hi,
                          Value *Step, BasicBlock *Exit) {
   auto &B = L.B;
   bool Sg = T.isSigned();
@@ -216,7 +230,7 @@ static ForShape beginFor(KernelLowering &L, Type T, Value *Lo, Value *Hi,
   return S;
 }
 
-static void endFor(KernelLowering &L, ForShape &S, Type T, Value *Step) {
+static void endFor(LoweringContext &L, ForShape &S, Type T, Value *Step) {
   auto &B = L.B;
   if (!L.terminated())
     B.CreateBr(S.Latch);
@@ -231,64 +245,66 @@ static void endFor(KernelLowering &L, ForShape &S, Type T, Value *Step) {
   B.SetInsertPoint(S.Exit);
 }
 
-
-void KernelLowering::lowerFor(const Operation &Op, Level L) {
+void ControlEmitter::lowerFor(const Operation &Op, Level L) {
+  llvm::IRBuilder<> &B = Cx.B;
   Type T = Op.ResultType;
   if (Op.Operands.size() < 2 || Op.Regions.empty() || !T.isInteger() ||
       T.isLine()) {
-    fail(Op.Loc, "'for' needs integer bounds and a body");
+    Cx.fail(Op.Loc, "'for' needs integer bounds and a body");
     return;
   }
   bool Cube = L == Level::Cube;
-  BasicBlock *Exit = Cube ? newBlock("cube.for.end") : nullptr;
-  Value *At = Cube ? firstActiveOrSkip(Exit) : nullptr;
-  Value *Lo = value(Op.Operands[0], At), *Hi = value(Op.Operands[1], At);
+  BasicBlock *Exit = Cube ? Cx.newBlock("cube.for.end") : nullptr;
+  Value *At = Cube ? Pos.firstActiveOrSkip(Exit) : nullptr;
+  Value *Lo = Values.value(Op.Operands[0], At),
+        *Hi = Values.value(Op.Operands[1], At);
   Value *Step = Op.Operands.size() > 2
-                    ? value(Op.Operands[2], At)
+                    ? Values.value(Op.Operands[2], At)
                     : llvm::ConstantInt::get(Lo->getType(), 1);
   if (!Exit)
-    Exit = newBlock("for.end");
+    Exit = Cx.newBlock("for.end");
   LoopTarget Target = loopTarget(L, Exit, nullptr);
-  ForShape S = beginFor(*this, T, Lo, Hi, Step, Exit);
+  ForShape S = beginFor(Cx, T, Lo, Hi, Step, Exit);
   Target.Continue = S.Latch;
   if (Cube) {
     B.CreateStore(B.getFalse(), Target.BreakFlag);
     B.CreateStore(B.getFalse(), Target.ContinueFlag);
-    exitWhenAllReturned(Exit, "cube.for.live");
+    Pos.exitWhenAllReturned(Exit, "cube.for.live");
   }
   Value *In =
       T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
   B.CreateCondBr(In, S.Body, Exit);
   B.SetInsertPoint(S.Body);
   if (Cube)
-    CubeValues[Op.Result] = S.IV;
+    Values.CubeValues[Op.Result] = S.IV;
   else
-    define(Op.Result, S.IV);
+    Values.define(Op.Result, S.IV);
   Loops.push_back(Target);
   lowerBlock(Op.Regions[0], L);
   Loops.pop_back();
-  endFor(*this, S, T, Step);
+  endFor(Cx, S, T, Step);
 }
 
-void KernelLowering::lowerLoop(const Operation &Op, Level L) {
+void ControlEmitter::lowerLoop(const Operation &Op, Level L) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (Op.Regions.empty()) {
-    fail(Op.Loc, "'loop' without a body");
+    Cx.fail(Op.Loc, "'loop' without a body");
     return;
   }
-  BasicBlock *Header = newBlock(blockName(L, "loop"));
-  BasicBlock *Exit = newBlock(blockName(L, "loop.end"));
+  BasicBlock *Header = Cx.newBlock(blockName(L, "loop"));
+  BasicBlock *Exit = Cx.newBlock(blockName(L, "loop.end"));
   LoopTarget Target = loopTarget(L, Exit, Header);
   B.CreateBr(Header);
   B.SetInsertPoint(Header);
   if (L == Level::Cube) {
     B.CreateStore(B.getFalse(), Target.BreakFlag);
     B.CreateStore(B.getFalse(), Target.ContinueFlag);
-    exitWhenAllReturned(Exit, "cube.loop.live");
+    Pos.exitWhenAllReturned(Exit, "cube.loop.live");
   }
   Loops.push_back(Target);
   lowerBlock(Op.Regions[0], L);
   Loops.pop_back();
-  if (!terminated())
+  if (!Cx.terminated())
     B.CreateBr(Header);
   B.SetInsertPoint(Exit);
 }
@@ -305,10 +321,9 @@ static bool labelFits(int64_t Label, Type T) {
 
 /// Emits the dispatch of a switch on \p V; returns the case blocks (the
 /// default last when present) and leaves the builder nowhere.
-static std::vector<BasicBlock *> beginSwitch(KernelLowering &L,
-                                             const Operation &Op, Value *V,
-                                             BasicBlock *Merge) {
-  Type SelTy = L.operandType(Op.Operands[0]);
+static std::vector<BasicBlock *> beginSwitch(LoweringContext &L,
+                                             const Operation &Op, Type SelTy,
+                                             Value *V, BasicBlock *Merge) {
   std::vector<BasicBlock *> Blocks;
   for (size_t I = 0; I < Op.Regions.size(); ++I)
     Blocks.push_back(L.newBlock("case"));
@@ -328,20 +343,21 @@ static std::vector<BasicBlock *> beginSwitch(KernelLowering &L,
   return Blocks;
 }
 
-
-void KernelLowering::lowerSwitch(const Operation &Op, Level L) {
-  if (Op.Operands.empty() || !operandType(Op.Operands[0]).isInteger() ||
-      operandType(Op.Operands[0]).isLine()) {
-    fail(Op.Loc, "'switch' needs an integer scalar");
+void ControlEmitter::lowerSwitch(const Operation &Op, Level L) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (Op.Operands.empty() || !Values.operandType(Op.Operands[0]).isInteger() ||
+      Values.operandType(Op.Operands[0]).isLine()) {
+    Cx.fail(Op.Loc, "'switch' needs an integer scalar");
     return;
   }
-  BasicBlock *Merge = newBlock(blockName(L, "switch.end"));
-  Value *At = L == Level::Cube ? firstActiveOrSkip(Merge) : nullptr;
-  auto Blocks = beginSwitch(*this, Op, value(Op.Operands[0], At), Merge);
+  BasicBlock *Merge = Cx.newBlock(blockName(L, "switch.end"));
+  Value *At = L == Level::Cube ? Pos.firstActiveOrSkip(Merge) : nullptr;
+  auto Blocks = beginSwitch(Cx, Op, Values.operandType(Op.Operands[0]),
+                            Values.value(Op.Operands[0], At), Merge);
   for (size_t I = 0; I < Blocks.size(); ++I) {
     B.SetInsertPoint(Blocks[I]);
     lowerBlock(Op.Regions[I], L);
-    if (!terminated())
+    if (!Cx.terminated())
       B.CreateBr(Merge);
   }
   B.SetInsertPoint(Merge);

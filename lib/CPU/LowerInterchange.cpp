@@ -14,21 +14,23 @@ using namespace kiln::lowering;
 using llvm::BasicBlock;
 using llvm::Value;
 
-void KernelLowering::lowerInterchangedFor(const Operation &Op) {
+void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
   Type T = Op.ResultType;
   bool Sg = T.isSigned();
-  BasicBlock *Exit = newBlock("xfor.end");
-  Value *First = firstActiveOrSkip(Exit);
-  Value *Hi = value(Op.Operands[1], First);
+  BasicBlock *Exit = Cx.newBlock("xfor.end");
+  Value *First = Pos.firstActiveOrSkip(Exit);
+  Value *Hi = Values.value(Op.Operands[1], First);
   Value *Step = Op.Operands.size() > 2
-                    ? value(Op.Operands[2], First)
+                    ? Values.value(Op.Operands[2], First)
                     : llvm::ConstantInt::get(Hi->getType(), 1);
   // Iterations are computed in a type wider than needed, so that lo + r*step
   // never wraps: round r runs only when minlo + r*step < hi, so r*step < 2^W
   // and every unit's sum stays below 2^(W+1). A unit whose k + step
   // overflows the type is simply past hi, as in lowerFor.
-  llvm::Type *WideTy =
-      bitWidth(T.elementKind()) <= 32 ? I64 : llvm::Type::getInt128Ty(Ctx);
+  llvm::Type *WideTy = bitWidth(T.elementKind()) <= 32
+                           ? Cx.I64
+                           : llvm::Type::getInt128Ty(Cx.Ctx);
   auto Widen = [&](Value *V) {
     return Sg ? B.CreateSExt(V, WideTy) : B.CreateZExt(V, WideTy);
   };
@@ -36,7 +38,7 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   // A step that is not positive runs no iteration (it could never end).
   Value *Zero = llvm::Constant::getNullValue(Step->getType());
   Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
-  BasicBlock *Start = newBlock("xfor.start");
+  BasicBlock *Start = Cx.newBlock("xfor.start");
   B.CreateCondBr(StepOk, Start, Exit);
   B.SetInsertPoint(Start);
   // The smallest lower bound decides how many rounds run. A flag set by the
@@ -45,8 +47,8 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   // The largest lower bound tells whether every unit is in range in a round:
   // such a "full" round runs a copy of the unit loop without the per-unit
   // range test (hist_local: all rounds but the last).
-  llvm::AllocaInst *MinLo = entryAlloca(WideTy, "xfor.minlo");
-  llvm::AllocaInst *MaxLo = entryAlloca(WideTy, "xfor.maxlo");
+  llvm::AllocaInst *MinLo = Cx.entryAlloca(WideTy, "xfor.minlo");
+  llvm::AllocaInst *MaxLo = Cx.entryAlloca(WideTy, "xfor.maxlo");
   unsigned WW = WideTy->getIntegerBitWidth();
   B.CreateStore(
       llvm::ConstantInt::get(WideTy, llvm::APInt::getSignedMaxValue(WW)),
@@ -54,8 +56,8 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   B.CreateStore(
       llvm::ConstantInt::get(WideTy, llvm::APInt::getSignedMinValue(WW)),
       MaxLo);
-  emitUnitLoopWith([&] {
-    Value *Lo = Widen(value(Op.Operands[0]));
+  emitSegmentWith([&] {
+    Value *Lo = Widen(Values.value(Op.Operands[0]));
     B.CreateStore(B.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
                                           B.CreateLoad(WideTy, MinLo), Lo),
                   MinLo);
@@ -66,11 +68,11 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   Value *Min = B.CreateLoad(WideTy, MinLo);
   Value *Max = B.CreateLoad(WideTy, MaxLo);
   BasicBlock *Pre = B.GetInsertBlock();
-  BasicBlock *Round = newBlock("xfor.round");
-  BasicBlock *Units = newBlock("xfor.units");
-  BasicBlock *Full = newBlock("xfor.full");
-  BasicBlock *Partial = newBlock("xfor.partial");
-  BasicBlock *Next = newBlock("xfor.next");
+  BasicBlock *Round = Cx.newBlock("xfor.round");
+  BasicBlock *UnitsBB = Cx.newBlock("xfor.units");
+  BasicBlock *Full = Cx.newBlock("xfor.full");
+  BasicBlock *Partial = Cx.newBlock("xfor.partial");
+  BasicBlock *Next = Cx.newBlock("xfor.next");
   B.CreateBr(Round);
   B.SetInsertPoint(Round);
   llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
@@ -78,24 +80,25 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
   B.CreateCondBr(
       B.CreateICmpSLT(B.CreateAdd(Min, Offs, "", false, /*HasNSW=*/true), HiW),
-      Units, Exit);
-  B.SetInsertPoint(Units);
+      UnitsBB, Exit);
+  B.SetInsertPoint(UnitsBB);
   // Max and Offs are both below 2^W (Offs as for Min above): no wrap.
   B.CreateCondBr(
       B.CreateICmpSLT(B.CreateAdd(Max, Offs, "", false, /*HasNSW=*/true), HiW),
       Full, Partial);
   auto EmitRound = [&](bool Checked) {
-    emitUnitLoopWith([&] {
-      Value *KW = B.CreateAdd(Widen(value(Op.Operands[0])), Offs, "", false,
-                              /*HasNSW=*/true);
+    emitSegmentWith([&] {
+      Value *KW =
+          B.CreateAdd(Widen(Values.value(Op.Operands[0])), Offs, "", false,
+                      /*HasNSW=*/true);
       if (Checked) {
         // Both sides are extensions of W-bit values: a signed compare in the
         // wide type is right for signed and unsigned bounds alike.
-        BasicBlock *Run = newBlock("xfor.body");
-        B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, UnitLatch);
+        BasicBlock *Run = Cx.newBlock("xfor.body");
+        B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, Pos.UnitLatch);
         B.SetInsertPoint(Run);
       }
-      define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
+      Values.define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
       lowerBlock(Op.Regions[0], Level::Unit);
     });
     B.CreateBr(Next);
@@ -109,4 +112,3 @@ void KernelLowering::lowerInterchangedFor(const Operation &Op) {
   B.CreateBr(Round);
   B.SetInsertPoint(Exit);
 }
-

@@ -14,14 +14,15 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
 
-Value *KernelLowering::emitLibm(llvm::StringRef Name, Type T,
-                                llvm::ArrayRef<Value *> Args) {
+Value *ScalarEmitter::emitLibm(llvm::StringRef Name, Type T,
+                               llvm::ArrayRef<Value *> Args) {
+  llvm::IRBuilder<> &B = Cx.B;
   bool IsF32 = T.elementKind() == ScalarKind::F32;
-  llvm::Type *S = scalarType(T.elementKind());
+  llvm::Type *S = Types.scalarType(T.elementKind());
   std::string Sym = Name.str() + (IsF32 ? "f" : "");
   std::vector<llvm::Type *> Params(Args.size(), S);
   auto Callee =
-      M->getOrInsertFunction(Sym, llvm::FunctionType::get(S, Params, false));
+      Cx.M->getOrInsertFunction(Sym, llvm::FunctionType::get(S, Params, false));
   if (auto *Fn = llvm::dyn_cast<llvm::Function>(Callee.getCallee())) {
     Fn->setDoesNotThrow();
     Fn->setWillReturn();
@@ -29,7 +30,7 @@ Value *KernelLowering::emitLibm(llvm::StringRef Name, Type T,
   }
   if (!T.isLine())
     return B.CreateCall(Callee, Args);
-  Value *R = llvm::PoisonValue::get(valueType(T));
+  Value *R = llvm::PoisonValue::get(Types.valueType(T));
   for (unsigned L = 0; L < T.lanes(); ++L) {
     std::vector<Value *> LaneArgs;
     for (Value *A : Args)
@@ -39,8 +40,9 @@ Value *KernelLowering::emitLibm(llvm::StringRef Name, Type T,
   return R;
 }
 
-Value *KernelLowering::emitMath(OpKind Kind, Type T,
-                                llvm::ArrayRef<Value *> Args) {
+Value *ScalarEmitter::emitMath(OpKind Kind, Type T,
+                               llvm::ArrayRef<Value *> Args) {
+  llvm::IRBuilder<> &B = Cx.B;
   ScalarKind E = T.elementKind();
   if (E == ScalarKind::BF16) {
     // In f32 (fma in f64) and rounded once, by hand (LowerBF16.cpp).
@@ -49,7 +51,7 @@ Value *KernelLowering::emitMath(OpKind Kind, Type T,
     std::vector<Value *> WArgs;
     for (Value *A : Args) {
       Value *F = bf16ToF32(A);
-      WArgs.push_back(Fma ? B.CreateFPExt(F, valueType(Wide)) : F);
+      WArgs.push_back(Fma ? B.CreateFPExt(F, Types.valueType(Wide)) : F);
     }
     if (Fma)
       return f64ToBF16(narrowFmaInF64(WArgs[0], WArgs[1], WArgs[2]));
@@ -59,18 +61,19 @@ Value *KernelLowering::emitMath(OpKind Kind, Type T,
     Type Wide = T.withElement(ScalarKind::F64);
     Value *W[3];
     for (int I = 0; I < 3; ++I)
-      W[I] = B.CreateFPExt(Args[I], valueType(Wide));
-    return B.CreateFPTrunc(narrowFmaInF64(W[0], W[1], W[2]), valueType(T));
+      W[I] = B.CreateFPExt(Args[I], Types.valueType(Wide));
+    return B.CreateFPTrunc(narrowFmaInF64(W[0], W[1], W[2]),
+                           Types.valueType(T));
   }
   if (E == ScalarKind::F16) {
     // Half-precision math is computed in f32 and rounded once to the type.
     Type Wide = T.withElement(ScalarKind::F32);
     std::vector<Value *> WArgs;
     for (Value *A : Args)
-      WArgs.push_back(B.CreateFPExt(A, valueType(Wide)));
-    return B.CreateFPTrunc(emitMath(Kind, Wide, WArgs), valueType(T));
+      WArgs.push_back(B.CreateFPExt(A, Types.valueType(Wide)));
+    return B.CreateFPTrunc(emitMath(Kind, Wide, WArgs), Types.valueType(T));
   }
-  llvm::Type *Ty = valueType(T);
+  llvm::Type *Ty = Types.valueType(T);
   auto Un = [&](llvm::Intrinsic::ID ID) {
     return B.CreateUnaryIntrinsic(ID, Args[0]);
   };
@@ -135,4 +138,3 @@ Value *KernelLowering::emitMath(OpKind Kind, Type T,
     return nullptr;
   }
 }
-

@@ -17,18 +17,19 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
 
-Value *KernelLowering::scratchPtr(uint64_t Off) {
-  return B.CreateConstInBoundsGEP1_64(I8, Scratch, Off);
+Value *MemoryEmitter::scratchPtr(uint64_t Off) {
+  return Cx.B.CreateConstInBoundsGEP1_64(Cx.I8, Scratch, Off);
 }
 
-Value *KernelLowering::slotPtr(uint64_t Off, uint64_t Stride, Value *U) {
-  Value *Idx = B.CreateMul(B.CreateZExt(U, I64), B.getInt64(Stride));
-  return B.CreateInBoundsGEP(I8, scratchPtr(Off), Idx);
+Value *MemoryEmitter::slotPtr(uint64_t Off, uint64_t Stride, Value *U) {
+  llvm::IRBuilder<> &B = Cx.B;
+  Value *Idx = B.CreateMul(B.CreateZExt(U, Cx.I64), B.getInt64(Stride));
+  return B.CreateInBoundsGEP(Cx.I8, scratchPtr(Off), Idx);
 }
 
-void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind,
-                               ValueId Mem, bool Parallel) {
-  tagScope(I, Kind == ValueKind::Plain ? SlotScopeKey : Mem);
+void MemoryEmitter::tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
+                              bool Parallel) {
+  Scopes.tag(I, Kind == ValueKind::Plain ? AliasScopes::SlotKey : Mem);
   // Units of one unit loop never depend on each other between barriers.
   // Not for buffers that may overlap (MayAlias): LoopAccessAnalysis skips
   // its dependence checks for a loop annotated parallel, and the
@@ -37,83 +38,86 @@ void KernelLowering::tagAccess(llvm::Instruction *I, ValueKind Kind,
   // past its own later load of another. Without the group LLVM orders
   // buffer accesses itself: a runtime overlap check picks the vector loop
   // or, when the buffers do overlap, the scalar one.
-  if (Kind == ValueKind::Buffer && Variant.MayAlias)
+  if (Kind == ValueKind::Buffer && Cx.Variant.MayAlias)
     Parallel = false;
-  if (Parallel && Unit && AccessGroup)
-    I->setMetadata(llvm::LLVMContext::MD_access_group, AccessGroup);
+  if (Parallel && Pos.Unit && Pos.AccessGroup)
+    I->setMetadata(llvm::LLVMContext::MD_access_group, Pos.AccessGroup);
 }
 
-Value *KernelLowering::loadSlot(ValueId Id, Value *U) {
-  Type T = K.value(Id).Ty;
-  auto *L =
-      B.CreateAlignedLoad(memType(T), slotPtr(Layout.Of[Id].Offset, T.storeSize(), U),
-                          llvm::Align(byteSize(T.elementKind())));
-  tagAccess(L, ValueKind::Plain, Id, U == Unit);
-  return fromMem(L, T);
+Value *MemoryEmitter::loadSlot(ValueId Id, Value *U) {
+  Type T = Cx.K.value(Id).Ty;
+  auto *L = Cx.B.CreateAlignedLoad(
+      Types.memType(T), slotPtr(Cx.Layout.Of[Id].Offset, T.storeSize(), U),
+      llvm::Align(byteSize(T.elementKind())));
+  tagAccess(L, ValueKind::Plain, Id, U == Pos.Unit);
+  return Types.fromMem(L, T);
 }
 
-void KernelLowering::storeSlot(ValueId Id, Value *U, Value *V) {
+void MemoryEmitter::storeSlot(ValueId Id, Value *U, Value *V) {
   if (!U) {
-    fail({}, "internal error: a per-unit value is stored outside a unit loop");
+    Cx.fail({}, "internal error: a per-unit Values.value is stored outside a "
+                "unit loop");
     return;
   }
-  Type T = K.value(Id).Ty;
-  auto *S =
-      B.CreateAlignedStore(toMem(V, T), slotPtr(Layout.Of[Id].Offset, T.storeSize(), U),
-                           llvm::Align(byteSize(T.elementKind())));
-  tagAccess(S, ValueKind::Plain, Id, U == Unit);
+  Type T = Cx.K.value(Id).Ty;
+  auto *S = Cx.B.CreateAlignedStore(
+      Types.toMem(V, T), slotPtr(Cx.Layout.Of[Id].Offset, T.storeSize(), U),
+      llvm::Align(byteSize(T.elementKind())));
+  tagAccess(S, ValueKind::Plain, Id, U == Pos.Unit);
 }
 
-Value *KernelLowering::varPtr(ValueId Var) {
-  Type T = K.value(Var).Ty;
-  if (!Layout.inScratch(Var)) {
+Value *MemoryEmitter::varPtr(ValueId Var) {
+  Type T = Cx.K.value(Var).Ty;
+  if (!Cx.Layout.inScratch(Var)) {
     llvm::AllocaInst *&A = VarAllocas[Var];
     if (!A)
-      A = entryAlloca(memType(T), K.value(Var).Name);
+      A = Cx.entryAlloca(Types.memType(T), Cx.K.value(Var).Name);
     return A;
   }
-  return slotPtr(Layout.Of[Var].Offset, T.storeSize(), Unit);
+  return slotPtr(Cx.Layout.Of[Var].Offset, T.storeSize(), Pos.Unit);
 }
 
-Value *KernelLowering::memCount(ValueId Mem) {
-  const ValueInfo &VI = K.value(Mem);
+Value *MemoryEmitter::memCount(ValueId Mem) {
+  const ValueInfo &VI = Cx.K.value(Mem);
   if (VI.Kind == ValueKind::Buffer)
     return BufCount.lookup(Mem);
-  return B.getInt64(VI.Count);
+  return Cx.B.getInt64(VI.Count);
 }
 
-MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
+MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
+  llvm::IRBuilder<> &B = Cx.B;
   MemAccess A;
   A.Mem = Mem;
-  const ValueInfo &VI = K.value(Mem);
+  const ValueInfo &VI = Cx.K.value(Mem);
   A.Kind = VI.Kind;
   Type T = VI.Ty;
-  Value *Idx = value(Index);
-  Type IT = operandType(Index);
-  Value *Idx64 = Idx->getType() == I64 ? Idx
-                 : IT.isSigned()       ? B.CreateSExt(Idx, I64)
-                                       : B.CreateZExt(Idx, I64);
+  Value *Idx = Values.value(Index);
+  Type IT = Values.operandType(Index);
+  Value *Idx64 = Idx->getType() == Cx.I64 ? Idx
+                 : IT.isSigned()          ? B.CreateSExt(Idx, Cx.I64)
+                                          : B.CreateZExt(Idx, Cx.I64);
   Value *Base = nullptr;
   switch (VI.Kind) {
   case ValueKind::Buffer:
     Base = BufBase.lookup(Mem);
     break;
   case ValueKind::Shared:
-    Base = scratchPtr(Layout.Of[Mem].Offset);
+    Base = scratchPtr(Cx.Layout.Of[Mem].Offset);
     break;
   case ValueKind::Local:
-    Base = slotPtr(Layout.Of[Mem].Offset, VI.Count * T.storeSize(), Unit);
+    Base =
+        slotPtr(Cx.Layout.Of[Mem].Offset, VI.Count * T.storeSize(), Pos.Unit);
     break;
   default:
-    fail(Index.Loc, "'%" + VI.Name + "' is not indexable memory");
+    Cx.fail(Index.Loc, "'%" + VI.Name + "' is not indexable memory");
     Base = scratchPtr(0);
     break;
   }
-  llvm::Type *Elem = memType(T.elementType());
+  llvm::Type *Elem = Types.memType(T.elementType());
   Value *Scaled =
       T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
   A.Ptr = B.CreateInBoundsGEP(Elem, Base, Scaled);
-  if (!Variant.BoundsChecked)
+  if (!Cx.Variant.BoundsChecked)
     return A;
   Value *Count = memCount(Mem);
   if (Idx->getType()->getIntegerBitWidth() == 64) {
@@ -125,41 +129,42 @@ MemAccess KernelLowering::resolveAccess(ValueId Mem, const Operand &Index) {
   // model give up on AVX2 hosts.
   if (IT.isSigned()) {
     // Valid signed indices are below 2^31; a negative one is >= 2^31 as u32.
-    Value *Idx32 = B.CreateSExtOrTrunc(Idx, I32);
+    Value *Idx32 = B.CreateSExtOrTrunc(Idx, Cx.I32);
     Value *Lim =
         B.CreateTrunc(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count,
                                               B.getInt64(1ull << 31)),
-                      I32);
+                      Cx.I32);
     A.InBounds = B.CreateICmpULT(Idx32, Lim);
     if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds))
       Guards.push_back({I, Idx32, Count, true});
     return A;
   }
-  Value *Idx32 = B.CreateZExtOrTrunc(Idx, I32);
+  Value *Idx32 = B.CreateZExtOrTrunc(Idx, Cx.I32);
   Value *Lim =
       B.CreateTrunc(B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Count,
                                             B.getInt64(0xFFFFFFFFull)),
-                    I32);
+                    Cx.I32);
   // With Count above 2^32-1 every u32 index is in bounds, 2^32-1 included:
   // halving the index then keeps it below Lim. Not `cmp || Count > 2^32-1`:
   // O3's non-trivial unswitching clones the unit loop for every invariant
   // operand of such an `or` (7 vectorised copies of vadd's loop, for three
   // buffers), which doubled the compile time.
   Value *Shift =
-      B.CreateZExt(B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)), I32);
+      B.CreateZExt(B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)), Cx.I32);
   A.InBounds = B.CreateICmpULT(B.CreateLShr(Idx32, Shift), Lim);
   if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds))
     Guards.push_back({I, Idx32, Count, false});
   return A;
 }
 
-Value *KernelLowering::guarded(Value *InBounds, Type ResultTy,
-                               llvm::function_ref<Value *()> Emit) {
+Value *MemoryEmitter::guarded(Value *InBounds, Type ResultTy,
+                              llvm::function_ref<Value *()> Emit) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (!InBounds)
     return Emit();
   llvm::BasicBlock *From = B.GetInsertBlock();
-  llvm::BasicBlock *Then = newBlock("inbounds");
-  llvm::BasicBlock *Merge = newBlock("inbounds.end");
+  llvm::BasicBlock *Then = Cx.newBlock("inbounds");
+  llvm::BasicBlock *Merge = Cx.newBlock("inbounds.end");
   B.CreateCondBr(InBounds, Then, Merge);
   B.SetInsertPoint(Then);
   Value *V = Emit();
@@ -174,16 +179,17 @@ Value *KernelLowering::guarded(Value *InBounds, Type ResultTy,
   return Phi;
 }
 
-Value *KernelLowering::emitAtomic(const Operation &Op) {
+Value *MemoryEmitter::emitAtomic(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
   ValueId Mem = Op.Operands[0].Value;
-  const ValueInfo &VI = K.value(Mem);
+  const ValueInfo &VI = Cx.K.value(Mem);
   Type T = VI.Ty;
   MemAccess A = resolveAccess(Mem, Op.Operands[1]);
   llvm::Align Al(T.storeSize());
   bool Global = VI.Kind == ValueKind::Buffer;
   auto Order = llvm::AtomicOrdering::SequentiallyConsistent;
   bool ReturnsValue = Op.opClass() != OpClass::AtomicStore;
-  llvm::Type *MT = memType(T);
+  llvm::Type *MT = Types.memType(T);
 
   auto Emit = [&]() -> Value * {
     switch (Op.opClass()) {
@@ -192,17 +198,18 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
       if (Global)
         L->setAtomic(Order);
       tagAccess(L, VI.Kind, Mem, false);
-      return fromMem(L, T);
+      return Types.fromMem(L, T);
     }
     case OpClass::AtomicStore: {
-      auto *S = B.CreateAlignedStore(toMem(operand(Op, 2), T), A.Ptr, Al);
+      auto *S = B.CreateAlignedStore(Types.toMem(Values.operand(Op, 2), T),
+                                     A.Ptr, Al);
       if (Global)
         S->setAtomic(Order);
       tagAccess(S, VI.Kind, Mem, false);
       return nullptr;
     }
     case OpClass::AtomicCas: {
-      Value *Expected = operand(Op, 2), *New = operand(Op, 3);
+      Value *Expected = Values.operand(Op, 2), *New = Values.operand(Op, 3);
       if (Global) {
         // cmpxchg takes integers: floats compare by bit pattern.
         llvm::Type *IT = B.getIntNTy(T.storeSize() * 8);
@@ -229,7 +236,7 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
       break;
     }
     // Read-modify-write.
-    Value *X = operand(Op, 2);
+    Value *X = Values.operand(Op, 2);
     if (Global) {
       using BO = llvm::AtomicRMWInst::BinOp;
       BO Bin;
@@ -268,16 +275,16 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
     Value *New;
     switch (Op.Kind) {
     case OpKind::AtomicAdd:
-      New = emitBinary(OpKind::Add, T, Old, X);
+      New = Scalar.emitBinary(OpKind::Add, T, Old, X);
       break;
     case OpKind::AtomicSub:
-      New = emitBinary(OpKind::Sub, T, Old, X);
+      New = Scalar.emitBinary(OpKind::Sub, T, Old, X);
       break;
     case OpKind::AtomicMin:
-      New = emitMinMax(false, T, Old, X);
+      New = Scalar.emitMinMax(false, T, Old, X);
       break;
     case OpKind::AtomicMax:
-      New = emitMinMax(true, T, Old, X);
+      New = Scalar.emitMinMax(true, T, Old, X);
       break;
     case OpKind::AtomicAnd:
       New = B.CreateAnd(Old, X);
@@ -299,12 +306,14 @@ Value *KernelLowering::emitAtomic(const Operation &Op) {
   return guarded(A.InBounds, ReturnsValue ? Op.ResultType : T, Emit);
 }
 
-Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
+Value *MemoryEmitter::lowerMemoryOp(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
   auto MemOperand = [&](unsigned I) -> ValueId {
     if (Op.Operands.size() <= I || Op.Operands[I].isLiteral() ||
-        Op.Operands[I].Value >= K.Values.size() ||
-        !K.value(Op.Operands[I].Value).isMemory()) {
-      fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a memory operand");
+        Op.Operands[I].Value >= Cx.K.Values.size() ||
+        !Cx.K.value(Op.Operands[I].Value).isMemory()) {
+      Cx.fail(Op.Loc,
+              "'" + opName(Op.Kind) + "' needs a memory Values.operand");
       return NoValue;
     }
     return Op.Operands[I].Value;
@@ -317,27 +326,28 @@ Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
     ValueId Mem = MemOperand(0);
     if (Mem == NoValue)
       return nullptr;
-    return B.CreateTrunc(memCount(Mem), I32);
+    return B.CreateTrunc(memCount(Mem), Cx.I32);
   }
   case OpClass::Get:
   case OpClass::Set: {
     ValueId Var = MemOperand(0);
     if (Var == NoValue)
       return nullptr;
-    Type T = K.value(Var).Ty;
+    Type T = Cx.K.value(Var).Ty;
     llvm::Align Al(byteSize(T.elementKind()));
-    bool InScratch = Layout.inScratch(Var);
+    bool InScratch = Cx.Layout.inScratch(Var);
     if (Op.opClass() == OpClass::Get) {
-      auto *L = B.CreateAlignedLoad(memType(T), varPtr(Var), Al);
+      auto *L = B.CreateAlignedLoad(Types.memType(T), varPtr(Var), Al);
       if (InScratch)
         tagAccess(L, ValueKind::Var, Var, true);
-      return fromMem(L, T);
+      return Types.fromMem(L, T);
     }
     if (Op.Operands.size() < 2) {
-      fail(Op.Loc, "'set' needs a value");
+      Cx.fail(Op.Loc, "'set' needs a Values.value");
       return nullptr;
     }
-    auto *S = B.CreateAlignedStore(toMem(operand(Op, 1), T), varPtr(Var), Al);
+    auto *S = B.CreateAlignedStore(Types.toMem(Values.operand(Op, 1), T),
+                                   varPtr(Var), Al);
     if (InScratch)
       tagAccess(S, ValueKind::Var, Var, true);
     return nullptr;
@@ -353,24 +363,24 @@ Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
       : Op.opClass() == OpClass::AtomicCas                                 ? 4
                                                                            : 3;
   if (Op.Operands.size() < Needed) {
-    fail(Op.Loc, "'" + opName(Op.Kind) + "' has too few operands");
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' has too few operands");
     return nullptr;
   }
-  const ValueInfo &VI = K.value(Mem);
+  const ValueInfo &VI = Cx.K.value(Mem);
   Type T = VI.Ty;
   llvm::Align Al(byteSize(T.elementKind()));
   switch (Op.opClass()) {
   case OpClass::Load: {
     MemAccess A = resolveAccess(Mem, Op.Operands[1]);
     return guarded(A.InBounds, T, [&]() -> Value * {
-      auto *L = B.CreateAlignedLoad(memType(T), A.Ptr, Al);
+      auto *L = B.CreateAlignedLoad(Types.memType(T), A.Ptr, Al);
       tagAccess(L, VI.Kind, Mem, true);
-      return fromMem(L, T);
+      return Types.fromMem(L, T);
     });
   }
   case OpClass::Store: {
     MemAccess A = resolveAccess(Mem, Op.Operands[1]);
-    Value *V = toMem(operand(Op, 2), T);
+    Value *V = Types.toMem(Values.operand(Op, 2), T);
     guarded(A.InBounds, T, [&]() -> Value * {
       auto *S = B.CreateAlignedStore(V, A.Ptr, Al);
       tagAccess(S, VI.Kind, Mem, true);
@@ -384,8 +394,8 @@ Value *KernelLowering::lowerMemoryOp(const Operation &Op) {
   case OpClass::AtomicStore:
     return emitAtomic(Op);
   default:
-    fail(Op.Loc,
-         "operation '" + opName(Op.Kind) + "' is not a memory operation");
+    Cx.fail(Op.Loc,
+            "operation '" + opName(Op.Kind) + "' is not a memory operation");
     return nullptr;
   }
 }

@@ -1,9 +1,8 @@
-//===- LowerOps.cpp - Scalar and line operations, math, casts and builtins
-//-===//
+//===- LowerOps.cpp - Scalar and line operations --------------------------===//
 //
 // Exact semantics of docs/LangRef.md §5: non-trapping integer division, shifts
-// modulo the width, saturating float-to-int casts, IEEE math through LLVM
-// intrinsics or libm, lane-wise everything on lines.
+// modulo the width, lane-wise everything on lines. Casts are in
+// LowerCast.cpp, math in LowerMath.cpp, builtins in LowerUnitLoops.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,81 +14,11 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
 
-llvm::Type *KernelLowering::scalarType(ScalarKind Kind) {
-  switch (Kind) {
-  case ScalarKind::Bool:
-    return I1;
-  case ScalarKind::I8:
-  case ScalarKind::U8:
-    return I8;
-  case ScalarKind::I16:
-  case ScalarKind::U16:
-    return llvm::Type::getInt16Ty(Ctx);
-  case ScalarKind::I32:
-  case ScalarKind::U32:
-    return I32;
-  case ScalarKind::I64:
-  case ScalarKind::U64:
-    return I64;
-  case ScalarKind::F16:
-    return llvm::Type::getHalfTy(Ctx);
-  case ScalarKind::BF16:
-    // Its bits: LLVM's own bfloat values get flushed or miscompiled when
-    // they cross blocks (LowerBF16.cpp).
-    return llvm::Type::getInt16Ty(Ctx);
-  case ScalarKind::F32:
-    return llvm::Type::getFloatTy(Ctx);
-  case ScalarKind::F64:
-    return llvm::Type::getDoubleTy(Ctx);
-  }
-  return I32;
-}
-
-llvm::Type *KernelLowering::valueType(Type T) {
-  llvm::Type *S = scalarType(T.elementKind());
-  return T.isLine() ? llvm::FixedVectorType::get(S, T.lanes()) : S;
-}
-
-llvm::Type *KernelLowering::memType(Type T) {
-  if (!T.isBool())
-    return valueType(T);
-  return T.isLine() ? llvm::FixedVectorType::get(I8, T.lanes()) : I8;
-}
-
-Value *KernelLowering::toMem(Value *V, Type T) {
-  return T.isBool() ? B.CreateZExt(V, memType(T)) : V;
-}
-
-Value *KernelLowering::fromMem(Value *V, Type T) {
-  return T.isBool()
-             ? B.CreateICmpNE(V, llvm::Constant::getNullValue(V->getType()))
-             : V;
-}
-
-llvm::Constant *KernelLowering::scalarConstant(ScalarKind Kind, uint64_t Bits) {
-  llvm::Type *T = scalarType(Kind);
-  unsigned W = T->getPrimitiveSizeInBits();
-  if (Kind == ScalarKind::Bool)
-    return llvm::ConstantInt::get(I1, Bits & 1);
-  llvm::APInt Raw(W, W == 64 ? Bits : Bits & ((uint64_t(1) << W) - 1));
-  if (isFloat(Kind) && T->isFloatingPointTy())
-    return llvm::ConstantFP::get(Ctx, llvm::APFloat(T->getFltSemantics(), Raw));
-  return llvm::ConstantInt::get(Ctx, Raw);
-}
-
-llvm::Constant *KernelLowering::literal(const Literal &L) {
-  llvm::Constant *S = scalarConstant(L.Ty.elementKind(), L.Bits);
-  if (!L.Ty.isLine())
-    return S;
-  return llvm::ConstantVector::getSplat(
-      llvm::ElementCount::getFixed(L.Ty.lanes()), S);
-}
-
 static llvm::Constant *splatInt(llvm::Type *Ty, const llvm::APInt &V) {
   return llvm::ConstantInt::get(Ty, V);
 }
 
-Value *KernelLowering::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
+Value *ScalarEmitter::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
   if (T.elementKind() == ScalarKind::BF16)
     return f32ToBF16(emitMinMax(IsMax, T.withElement(ScalarKind::F32),
                                 bf16ToF32(A), bf16ToF32(Bv)));
@@ -100,10 +29,11 @@ Value *KernelLowering::emitMinMax(bool IsMax, Type T, Value *A, Value *Bv) {
     ID = IsMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin;
   else
     ID = IsMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin;
-  return B.CreateBinaryIntrinsic(ID, A, Bv);
+  return Cx.B.CreateBinaryIntrinsic(ID, A, Bv);
 }
 
-Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
+Value *ScalarEmitter::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (T.elementKind() == ScalarKind::BF16) // in f32, rounded once
     return f32ToBF16(emitBinary(Kind, T.withElement(ScalarKind::F32),
                                 bf16ToF32(A), bf16ToF32(Bv)));
@@ -160,7 +90,7 @@ Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
     return Sg ? B.CreateAShr(A, Amt) : B.CreateLShr(A, Amt);
   }
   case OpKind::MulHi: {
-    llvm::Type *Wide = llvm::IntegerType::get(Ctx, 2 * W);
+    llvm::Type *Wide = llvm::IntegerType::get(Cx.Ctx, 2 * W);
     if (auto *VT = llvm::dyn_cast<llvm::FixedVectorType>(Ty))
       Wide = llvm::FixedVectorType::get(Wide, VT->getNumElements());
     Value *WA = Sg ? B.CreateSExt(A, Wide) : B.CreateZExt(A, Wide);
@@ -173,7 +103,8 @@ Value *KernelLowering::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
   }
 }
 
-Value *KernelLowering::emitUnary(OpKind Kind, Type T, Value *A) {
+Value *ScalarEmitter::emitUnary(OpKind Kind, Type T, Value *A) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (T.elementKind() == ScalarKind::BF16)
     return f32ToBF16(
         emitUnary(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A)));
@@ -199,7 +130,8 @@ Value *KernelLowering::emitUnary(OpKind Kind, Type T, Value *A) {
   }
 }
 
-Value *KernelLowering::emitCompare(OpKind Kind, Type T, Value *A, Value *Bv) {
+Value *ScalarEmitter::emitCompare(OpKind Kind, Type T, Value *A, Value *Bv) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (T.elementKind() == ScalarKind::BF16)
     return emitCompare(Kind, T.withElement(ScalarKind::F32), bf16ToF32(A),
                        bf16ToF32(Bv));
@@ -224,60 +156,8 @@ Value *KernelLowering::emitCompare(OpKind Kind, Type T, Value *A, Value *Bv) {
   return B.CreateICmp(Pr, A, Bv);
 }
 
-Value *KernelLowering::emitCast(Value *V, Type From, Type To) {
-  if (From == To)
-    return V;
-  llvm::Type *DT = valueType(To);
-  // bf16 by hand: widening is exact, narrowing rounds once (LowerBF16.cpp).
-  if (From.elementKind() == ScalarKind::BF16)
-    return emitCast(bf16ToF32(V), From.withElement(ScalarKind::F32), To);
-  if (To.elementKind() == ScalarKind::BF16) {
-    if (From.isBool())
-      return f32ToBF16(
-          B.CreateUIToFP(V, valueType(To.withElement(ScalarKind::F32))));
-    if (From.isInteger())
-      return intToBF16(V, From);
-    switch (From.elementKind()) {
-    case ScalarKind::F64:
-      return f64ToBF16(V);
-    case ScalarKind::F16: // exact in f32
-      return f32ToBF16(
-          B.CreateFPExt(V, valueType(To.withElement(ScalarKind::F32))));
-    default:
-      return f32ToBF16(V);
-    }
-  }
-  if (From.isBool()) {
-    if (To.isBool())
-      return V;
-    return To.isFloat() ? B.CreateUIToFP(V, DT) : B.CreateZExt(V, DT);
-  }
-  if (To.isBool()) {
-    Value *Zero = llvm::Constant::getNullValue(V->getType());
-    // Non-zero is true; NaN is non-zero.
-    return From.isFloat() ? B.CreateFCmpUNE(V, Zero) : B.CreateICmpNE(V, Zero);
-  }
-  if (From.isInteger() && To.isInteger())
-    return B.CreateIntCast(V, DT, From.isSigned());
-  if (From.isInteger())
-    return From.isSigned() ? B.CreateSIToFP(V, DT) : B.CreateUIToFP(V, DT);
-  ScalarKind FK = From.elementKind(), TK = To.elementKind();
-  if (To.isInteger()) {
-    // Saturating, NaN to 0 (llvm.fpto[su]i.sat); half types widen exactly
-    // first.
-    if (FK == ScalarKind::F16)
-      V = B.CreateFPExt(V, valueType(From.withElement(ScalarKind::F32)));
-    auto ID = To.isSigned() ? llvm::Intrinsic::fptosi_sat
-                            : llvm::Intrinsic::fptoui_sat;
-    return B.CreateIntrinsic(ID, {DT, V->getType()}, {V});
-  }
-  // Float to float (bf16 was handled above).
-  if (bitWidth(FK) < bitWidth(TK))
-    return B.CreateFPExt(V, DT);
-  return B.CreateFPTrunc(V, DT);
-}
-
-Value *KernelLowering::emitDot(Type T, Value *A, Value *Bv) {
+Value *ScalarEmitter::emitDot(Type T, Value *A, Value *Bv) {
+  llvm::IRBuilder<> &B = Cx.B;
   // Each product and sum rounded in the element type, like mul then add.
   Value *P = emitBinary(OpKind::Mul, T, A, Bv);
   if (!T.isLine())
@@ -290,77 +170,31 @@ Value *KernelLowering::emitDot(Type T, Value *A, Value *Bv) {
   return Sum;
 }
 
-Value *KernelLowering::emitBuiltin(const Operation &Op) {
-  auto C32 = [&](uint64_t V) { return B.getInt32(static_cast<uint32_t>(V)); };
-  uint32_t D[3] = {K.CubeDim[0], K.CubeDim[1], K.CubeDim[2]};
-  Value *U = Unit ? Unit : B.getInt32(0);
-  auto UnitComp = [&](unsigned C) -> Value * {
-    if (UnitXYZ[C]) // inside a unit loop: its induction variables
-      return UnitXYZ[C];
-    if (C == 0)
-      return B.CreateURem(U, C32(D[0]));
-    if (C == 1)
-      return B.CreateURem(B.CreateUDiv(U, C32(D[0])), C32(D[1]));
-    return B.CreateUDiv(U, C32(uint64_t(D[0]) * D[1]));
-  };
-  unsigned Comp = Op.Component;
-  switch (Op.Kind) {
-  case OpKind::UnitPos:
-    return Comp == 0 ? U : UnitComp(Comp - 1);
-  case OpKind::CubePos:
-    return Comp == 0 ? CubeLinear : CubePos[Comp - 1];
-  case OpKind::CubeDim:
-    return Comp == 0 ? C32(uint64_t(D[0]) * D[1] * D[2]) : C32(D[Comp - 1]);
-  case OpKind::CubeCount:
-    if (Comp != 0)
-      return CubeCount[Comp - 1];
-    return B.CreateMul(B.CreateMul(CubeCount[0], CubeCount[1]), CubeCount[2]);
-  case OpKind::AbsolutePos: {
-    auto Abs = [&](unsigned C) {
-      return B.CreateAdd(B.CreateMul(CubePos[C], C32(D[C])), UnitComp(C));
-    };
-    if (Comp != 0)
-      return Abs(Comp - 1);
-    Value *RowX = B.CreateMul(CubeCount[0], C32(D[0]));
-    Value *RowY = B.CreateMul(CubeCount[1], C32(D[1]));
-    Value *Lin = B.CreateAdd(Abs(0), B.CreateMul(Abs(1), RowX));
-    return B.CreateAdd(Lin, B.CreateMul(Abs(2), B.CreateMul(RowX, RowY)));
-  }
-  case OpKind::PlaneDim:
-    return C32(PlaneDim);
-  case OpKind::UnitPosPlane:
-    return B.CreateURem(U, C32(PlaneDim));
-  case OpKind::PlanePos:
-    return B.CreateUDiv(U, C32(PlaneDim));
-  default:
-    return nullptr;
-  }
-}
-
-Value *KernelLowering::lowerValueOp(const Operation &Op) {
+Value *ScalarEmitter::lowerValueOp(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
   Type T = Op.ResultType;
-  auto Opd = [&](unsigned I) { return operand(Op, I); };
-  auto OpTy = [&](unsigned I) { return operandType(Op.Operands[I]); };
+  auto Opd = [&](unsigned I) { return Values.operand(Op, I); };
+  auto OpTy = [&](unsigned I) { return Values.operandType(Op.Operands[I]); };
   auto Need = [&](size_t N) {
     if (Op.Operands.size() >= N)
       return true;
-    fail(Op.Loc, "'" + opName(Op.Kind) + "' has too few operands");
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' has too few operands");
     return false;
   };
   switch (Op.opClass()) {
   case OpClass::Builtin:
   case OpClass::BuiltinXYZ:
-    return emitBuiltin(Op);
+    return Pos.emitBuiltin(Op);
   case OpClass::Const: {
     if (Op.ConstBits.empty()) {
-      fail(Op.Loc, "constant without a value");
+      Cx.fail(Op.Loc, "constant without a Values.value");
       return nullptr;
     }
     if (!T.isLine())
-      return scalarConstant(T.elementKind(), Op.ConstBits[0]);
+      return Types.scalarConstant(T.elementKind(), Op.ConstBits[0]);
     std::vector<llvm::Constant *> Lanes;
     for (unsigned L = 0; L < T.lanes(); ++L)
-      Lanes.push_back(scalarConstant(
+      Lanes.push_back(Types.scalarConstant(
           T.elementKind(),
           Op.ConstBits[Op.ConstBits.size() == 1
                            ? 0
@@ -399,7 +233,7 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
                                       ? llvm::Intrinsic::ctlz
                                       : llvm::Intrinsic::cttz,
                                   A, B.getFalse());
-    return B.CreateZExtOrTrunc(R, valueType(T));
+    return B.CreateZExtOrTrunc(R, Types.valueType(T));
   }
   case OpClass::UnaryFloat:
     if (!Need(1))
@@ -454,17 +288,17 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
     if (Idx.isLiteral()) {
       uint64_t I = Idx.Lit.Bits;
       if (I >= N) // out of range: extract gives 0, insert changes nothing
-        return Ins ? V : llvm::Constant::getNullValue(valueType(T));
+        return Ins ? V : llvm::Constant::getNullValue(Types.valueType(T));
       return Ins ? B.CreateInsertElement(V, Opd(2), I)
                  : B.CreateExtractElement(V, I);
     }
-    Value *I = B.CreateZExtOrTrunc(Opd(1), I32);
+    Value *I = B.CreateZExtOrTrunc(Opd(1), Cx.I32);
     Value *InRange = B.CreateICmpULT(I, B.getInt32(N));
     Value *Safe = B.CreateSelect(InRange, I, B.getInt32(0));
     if (Ins)
       return B.CreateSelect(InRange, B.CreateInsertElement(V, Opd(2), Safe), V);
     return B.CreateSelect(InRange, B.CreateExtractElement(V, Safe),
-                          llvm::Constant::getNullValue(valueType(T)));
+                          llvm::Constant::getNullValue(Types.valueType(T)));
   }
   case OpClass::Splat:
     if (!Need(1))
@@ -477,7 +311,7 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
       return Need(1) ? Opd(0) : nullptr;
     if (!Need(T.lanes()))
       return nullptr;
-    Value *R = llvm::PoisonValue::get(valueType(T));
+    Value *R = llvm::PoisonValue::get(Types.valueType(T));
     for (unsigned L = 0; L < T.lanes(); ++L)
       R = B.CreateInsertElement(R, Opd(L), L);
     return R;
@@ -494,16 +328,17 @@ Value *KernelLowering::lowerValueOp(const Operation &Op) {
     if (!Need(1))
       return nullptr;
     Value *V = Opd(0);
-    if (V->getType() == valueType(T))
+    if (V->getType() == Types.valueType(T))
       return V;
-    return B.CreateBitCast(V, valueType(T));
+    return B.CreateBitCast(V, Types.valueType(T));
   }
   case OpClass::Select:
     if (!Need(3))
       return nullptr;
     return B.CreateSelect(Opd(0), Opd(1), Opd(2));
   default:
-    fail(Op.Loc, "operation '" + opName(Op.Kind) + "' cannot be lowered here");
+    Cx.fail(Op.Loc,
+            "operation '" + opName(Op.Kind) + "' cannot be lowered here");
     return nullptr;
   }
 }

@@ -16,9 +16,8 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
 
-/// The neutral element of a plane reduction over \p T.
-static llvm::Constant *identity(KernelLowering &L, OpKind Kind, Type T) {
-  llvm::Type *Ty = L.valueType(T);
+llvm::Constant *PlaneEmitter::identity(OpKind Kind, Type T) {
+  llvm::Type *Ty = Types.valueType(T);
   if (T.elementKind() == ScalarKind::BF16) { // bit patterns (LowerBF16.cpp)
     uint16_t Bits = Kind == OpKind::PlaneProd  ? 0x3F80  // 1.0
                     : Kind == OpKind::PlaneMin ? 0x7F80  // +inf
@@ -50,43 +49,45 @@ static llvm::Constant *identity(KernelLowering &L, OpKind Kind, Type T) {
   }
 }
 
-static Value *combine(KernelLowering &L, OpKind Kind, Type T, Value *Acc,
-                      Value *X) {
+Value *PlaneEmitter::combine(OpKind Kind, Type T, Value *Acc, Value *X) {
+  llvm::IRBuilder<> &B = Cx.B;
   switch (Kind) {
   case OpKind::PlaneProd:
-    return L.emitBinary(OpKind::Mul, T, Acc, X);
+    return Scalar.emitBinary(OpKind::Mul, T, Acc, X);
   case OpKind::PlaneMin:
-    return L.emitMinMax(false, T, Acc, X);
+    return Scalar.emitMinMax(false, T, Acc, X);
   case OpKind::PlaneMax:
-    return L.emitMinMax(true, T, Acc, X);
+    return Scalar.emitMinMax(true, T, Acc, X);
   case OpKind::PlaneAll:
-    return L.B.CreateAnd(Acc, X);
+    return B.CreateAnd(Acc, X);
   case OpKind::PlaneAny:
-    return L.B.CreateOr(Acc, X);
+    return B.CreateOr(Acc, X);
   default:
-    return L.emitBinary(OpKind::Add, T, Acc, X);
+    return Scalar.emitBinary(OpKind::Add, T, Acc, X);
   }
 }
 
-void KernelLowering::lowerPlaneOp(const Operation &Op) {
+void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
   if (Op.Result == NoValue) {
-    fail(Op.Loc, "plane operation without a result");
+    Cx.fail(Op.Loc, "plane operation without a result");
     return;
   }
   bool NeedsOperand = Op.opClass() != OpClass::PlaneElect;
   if (NeedsOperand && Op.Operands.empty()) {
-    fail(Op.Loc, "'" + opName(Op.Kind) + "' needs an operand");
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs an Values.operand");
     return;
   }
   if (Op.opClass() == OpClass::PlaneLane && Op.Operands.size() < 2) {
-    fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a lane operand");
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a lane Values.operand");
     return;
   }
   Type T = Op.ResultType;
   ValueId R = Op.Result;
-  Value *P = B.getInt32(PlaneDim);
-  Value *UnitsV = B.getInt32(Units);
-  Value *Planes = B.getInt32((uint64_t(Units) + PlaneDim - 1) / PlaneDim);
+  Value *P = B.getInt32(Cx.PlaneDim);
+  Value *UnitsV = B.getInt32(Cx.Units);
+  Value *Planes =
+      B.getInt32((uint64_t(Cx.Units) + Cx.PlaneDim - 1) / Cx.PlaneDim);
   auto PlaneRange = [&](Value *Plane) {
     Value *Base = B.CreateMul(Plane, P);
     Value *End = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin,
@@ -94,20 +95,20 @@ void KernelLowering::lowerPlaneOp(const Operation &Op) {
     return std::make_pair(Base, End);
   };
   auto Active = [&](Value *U) -> Value * {
-    return Layout.HasFlags ? B.CreateNot(unitFinished(U)) : B.getTrue();
+    return Cx.Layout.HasFlags ? B.CreateNot(Pos.unitFinished(U)) : B.getTrue();
   };
 
   if (Op.opClass() == OpClass::PlaneLane) {
-    Type LaneTy = operandType(Op.Operands[1]);
-    emitCountedLoop(
+    Type LaneTy = Values.operandType(Op.Operands[1]);
+    Pos.emitCountedLoop(
         B.getInt32(0), UnitsV,
         [&](Value *U) {
           auto [Base, End] = PlaneRange(B.CreateUDiv(U, P));
-          Value *Lane = B.CreateZExt(B.CreateSub(U, Base), I64);
-          Value *Len = B.CreateZExt(B.CreateSub(End, Base), I64);
-          Value *Arg = value(Op.Operands[1], U);
-          Arg = LaneTy.isSigned() ? B.CreateSExtOrTrunc(Arg, I64)
-                                  : B.CreateZExtOrTrunc(Arg, I64);
+          Value *Lane = B.CreateZExt(B.CreateSub(U, Base), Cx.I64);
+          Value *Len = B.CreateZExt(B.CreateSub(End, Base), Cx.I64);
+          Value *Arg = Values.value(Op.Operands[1], U);
+          Arg = LaneTy.isSigned() ? B.CreateSExtOrTrunc(Arg, Cx.I64)
+                                  : B.CreateZExtOrTrunc(Arg, Cx.I64);
           Value *Src, *Valid;
           switch (Op.Kind) {
           case OpKind::PlaneShuffleXor:
@@ -131,44 +132,44 @@ void KernelLowering::lowerPlaneOp(const Operation &Op) {
           }
           Value *SrcUnit = B.CreateSelect(
               Valid,
-              B.CreateAdd(Base,
-                          B.CreateTrunc(B.CreateSelect(Valid, Src, Lane), I32)),
+              B.CreateAdd(Base, B.CreateTrunc(B.CreateSelect(Valid, Src, Lane),
+                                              Cx.I32)),
               U);
-          storeSlot(R, U, value(Op.Operands[0], SrcUnit));
+          Memory.storeSlot(R, U, Values.value(Op.Operands[0], SrcUnit));
         },
         "plane.lane");
     return;
   }
 
-  emitCountedLoop(
+  Pos.emitCountedLoop(
       B.getInt32(0), Planes,
       [&](Value *Plane) {
         auto [Base, End] = PlaneRange(Plane);
         switch (Op.opClass()) {
         case OpClass::PlaneElect: {
-          llvm::AllocaInst *Found = entryAlloca(I1, "elected");
+          llvm::AllocaInst *Found = Cx.entryAlloca(Cx.I1, "elected");
           B.CreateStore(B.getFalse(), Found);
-          emitCountedLoop(
+          Pos.emitCountedLoop(
               Base, End,
               [&](Value *U) {
                 Value *Act = Active(U);
-                Value *Was = B.CreateLoad(I1, Found);
-                storeSlot(R, U, B.CreateAnd(Act, B.CreateNot(Was)));
+                Value *Was = B.CreateLoad(Cx.I1, Found);
+                Memory.storeSlot(R, U, B.CreateAnd(Act, B.CreateNot(Was)));
                 B.CreateStore(B.CreateOr(Was, Act), Found);
               },
               "plane.elect");
           return;
         }
         case OpClass::PlaneBallot: {
-          llvm::Type *VT = valueType(T);
-          llvm::AllocaInst *Mask = entryAlloca(VT, "ballot");
+          llvm::Type *VT = Types.valueType(T);
+          llvm::AllocaInst *Mask = Cx.entryAlloca(VT, "ballot");
           B.CreateStore(llvm::Constant::getNullValue(VT), Mask);
-          emitCountedLoop(
+          Pos.emitCountedLoop(
               Base, End,
               [&](Value *U) {
                 Value *Lane = B.CreateSub(U, Base);
                 Value *Bit = B.CreateAnd(
-                    B.CreateAnd(value(Op.Operands[0], U), Active(U)),
+                    B.CreateAnd(Values.value(Op.Operands[0], U), Active(U)),
                     B.CreateICmpULT(Lane, B.getInt32(128)));
                 Value *Word = B.CreateAnd(B.CreateLShr(Lane, 5), B.getInt32(3));
                 Value *One = B.CreateShl(B.getInt32(1),
@@ -180,36 +181,36 @@ void KernelLowering::lowerPlaneOp(const Operation &Op) {
               },
               "plane.ballot");
           Value *Final = B.CreateLoad(VT, Mask);
-          emitCountedLoop(
-              Base, End, [&](Value *U) { storeSlot(R, U, Final); },
+          Pos.emitCountedLoop(
+              Base, End, [&](Value *U) { Memory.storeSlot(R, U, Final); },
               "plane.write");
           return;
         }
         default:
           break;
         }
-        llvm::Type *VT = valueType(T);
-        llvm::AllocaInst *Acc = entryAlloca(VT, "plane.acc");
-        B.CreateStore(identity(*this, Op.Kind, T), Acc);
+        llvm::Type *VT = Types.valueType(T);
+        llvm::AllocaInst *Acc = Cx.entryAlloca(VT, "plane.acc");
+        B.CreateStore(identity(Op.Kind, T), Acc);
         bool Scan = Op.Kind == OpKind::PlaneInclusiveSum ||
                     Op.Kind == OpKind::PlaneExclusiveSum;
-        emitCountedLoop(
+        Pos.emitCountedLoop(
             Base, End,
             [&](Value *U) {
               Value *Old = B.CreateLoad(VT, Acc);
               Value *New =
-                  combine(*this, Op.Kind, T, Old, value(Op.Operands[0], U));
+                  combine(Op.Kind, T, Old, Values.value(Op.Operands[0], U));
               New = B.CreateSelect(Active(U), New, Old);
               B.CreateStore(New, Acc);
               if (Scan)
-                storeSlot(R, U,
-                          Op.Kind == OpKind::PlaneInclusiveSum ? New : Old);
+                Memory.storeSlot(
+                    R, U, Op.Kind == OpKind::PlaneInclusiveSum ? New : Old);
             },
             "plane.reduce");
         if (!Scan) {
           Value *Final = B.CreateLoad(VT, Acc);
-          emitCountedLoop(
-              Base, End, [&](Value *U) { storeSlot(R, U, Final); },
+          Pos.emitCountedLoop(
+              Base, End, [&](Value *U) { Memory.storeSlot(R, U, Final); },
               "plane.write");
         }
       },

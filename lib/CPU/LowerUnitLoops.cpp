@@ -3,6 +3,8 @@
 // A segment becomes one loop nest over the units of the cube, z outermost and
 // x innermost, with parallel-access and unroll metadata (docs/Lowering.md §4,
 // §13 fix 2). Units that returned are skipped through their flag in scratch.
+// The builtins (§3) read the position: the cube loop's cube_pos and the unit
+// loops' induction variables.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,13 +15,14 @@ using namespace kiln::lowering;
 using llvm::BasicBlock;
 using llvm::Value;
 
-void KernelLowering::emitCountedLoop(Value *Begin, Value *End,
-                                     llvm::function_ref<void(Value *)> Body,
-                                     const llvm::Twine &Name) {
+void UnitLoops::emitCountedLoop(Value *Begin, Value *End,
+                                llvm::function_ref<void(Value *)> Body,
+                                const llvm::Twine &Name) {
+  llvm::IRBuilder<> &B = Cx.B;
   BasicBlock *Pre = B.GetInsertBlock();
-  BasicBlock *Header = newBlock(Name + ".head");
-  BasicBlock *BodyBB = newBlock(Name + ".body");
-  BasicBlock *Exit = newBlock(Name + ".end");
+  BasicBlock *Header = Cx.newBlock(Name + ".head");
+  BasicBlock *BodyBB = Cx.newBlock(Name + ".body");
+  BasicBlock *Exit = Cx.newBlock(Name + ".end");
   B.CreateBr(Header);
   B.SetInsertPoint(Header);
   llvm::PHINode *I = B.CreatePHI(Begin->getType(), 2, Name);
@@ -33,28 +36,44 @@ void KernelLowering::emitCountedLoop(Value *Begin, Value *End,
   B.SetInsertPoint(Exit);
 }
 
-Value *KernelLowering::unitFinished(Value *U) {
+Value *UnitLoops::unitFinished(Value *U) {
+  llvm::IRBuilder<> &B = Cx.B;
   auto *L = B.CreateAlignedLoad(
-      I8,
-      B.CreateInBoundsGEP(I8, scratchPtr(Layout.FlagsOffset), B.CreateZExt(U, I64)),
+      Cx.I8,
+      B.CreateInBoundsGEP(Cx.I8, Memory.scratchPtr(Cx.Layout.FlagsOffset),
+                          B.CreateZExt(U, Cx.I64)),
       llvm::Align(1));
-  tagScope(L, FlagScopeKey);
+  Scopes.tag(L, AliasScopes::FlagKey);
   return B.CreateICmpNE(L, B.getInt8(0));
 }
 
-Value *KernelLowering::firstActiveUnit() {
-  if (!Layout.HasFlags)
+void UnitLoops::markReturned() {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (Cx.Layout.HasFlags) {
+    auto *S = B.CreateAlignedStore(
+        B.getInt8(1),
+        B.CreateInBoundsGEP(Cx.I8, Memory.scratchPtr(Cx.Layout.FlagsOffset),
+                            B.CreateZExt(Unit, Cx.I64)),
+        llvm::Align(1));
+    Scopes.tag(S, AliasScopes::FlagKey);
+  }
+  B.CreateBr(UnitLatch);
+}
+
+Value *UnitLoops::firstActiveUnit() {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (!Cx.Layout.HasFlags)
     return B.getInt32(0);
   BasicBlock *Pre = B.GetInsertBlock();
-  BasicBlock *Header = newBlock("active.scan");
-  BasicBlock *Check = newBlock("active.check");
-  BasicBlock *Next = newBlock("active.next");
-  BasicBlock *Done = newBlock("active.done");
+  BasicBlock *Header = Cx.newBlock("active.scan");
+  BasicBlock *Check = Cx.newBlock("active.check");
+  BasicBlock *Next = Cx.newBlock("active.next");
+  BasicBlock *Done = Cx.newBlock("active.done");
   B.CreateBr(Header);
   B.SetInsertPoint(Header);
-  llvm::PHINode *I = B.CreatePHI(I32, 2, "first_active");
+  llvm::PHINode *I = B.CreatePHI(Cx.I32, 2, "first_active");
   I->addIncoming(B.getInt32(0), Pre);
-  B.CreateCondBr(B.CreateICmpEQ(I, B.getInt32(Units)), Done, Check);
+  B.CreateCondBr(B.CreateICmpEQ(I, B.getInt32(Cx.Units)), Done, Check);
   B.SetInsertPoint(Check);
   B.CreateCondBr(unitFinished(I), Next, Done);
   B.SetInsertPoint(Next);
@@ -64,27 +83,20 @@ Value *KernelLowering::firstActiveUnit() {
   return I;
 }
 
-Value *KernelLowering::firstActiveOrSkip(BasicBlock *Skip) {
-  if (!Layout.HasFlags)
+Value *UnitLoops::firstActiveOrSkip(BasicBlock *Skip) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (!Cx.Layout.HasFlags)
     return B.getInt32(0);
   Value *First = firstActiveUnit();
-  BasicBlock *Cont = newBlock("active");
-  B.CreateCondBr(B.CreateICmpEQ(First, B.getInt32(Units)), Skip, Cont);
+  BasicBlock *Cont = Cx.newBlock("active");
+  B.CreateCondBr(B.CreateICmpEQ(First, B.getInt32(Cx.Units)), Skip, Cont);
   B.SetInsertPoint(Cont);
   return First;
 }
 
-void KernelLowering::emitUnitLoop(llvm::ArrayRef<const Operation *> Ops) {
-  emitUnitLoopWith([&] {
-    for (const Operation *Op : Ops)
-      lowerUnitOp(*Op);
-  });
-}
-
-void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
-  SegValues.clear();
-  SegmentHoistedJump = false;
-  AccessGroup = llvm::MDNode::getDistinct(Ctx, {});
+void UnitLoops::emitNest(llvm::function_ref<void()> Body) {
+  llvm::IRBuilder<> &B = Cx.B;
+  AccessGroup = llvm::MDNode::getDistinct(Cx.Ctx, {});
   // One loop per dimension of size > 1, z outermost, x innermost, so that
   // the loop the vectoriser sees runs over consecutive unit_pos.x (and
   // absolute_pos.x) with no division in the way.
@@ -95,27 +107,27 @@ void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
   };
   std::vector<Level> Levels;
   for (int D = 2; D >= 0; --D) {
-    if (K.CubeDim[D] <= 1 && !(D == 0 && Levels.empty())) {
+    if (Cx.K.CubeDim[D] <= 1 && !(D == 0 && Levels.empty())) {
       UnitXYZ[D] = B.getInt32(0);
       continue;
     }
     BasicBlock *Pre = B.GetInsertBlock();
-    Level L{unsigned(D), nullptr, newBlock("unit"), newBlock("unit.latch"),
-            newBlock("unit.end")};
+    Level L{unsigned(D), nullptr, Cx.newBlock("unit"),
+            Cx.newBlock("unit.latch"), Cx.newBlock("unit.end")};
     B.CreateBr(L.Body);
     B.SetInsertPoint(L.Body);
-    L.IV = B.CreatePHI(I32, 2, std::string("unit.") + "xyz"[D]);
+    L.IV = B.CreatePHI(Cx.I32, 2, std::string("unit.") + "xyz"[D]);
     L.IV->addIncoming(B.getInt32(0), Pre);
     UnitXYZ[D] = L.IV;
     Levels.push_back(L);
   }
-  uint32_t DX = K.CubeDim[0], DXY = K.CubeDim[0] * K.CubeDim[1];
+  uint32_t DX = Cx.K.CubeDim[0], DXY = Cx.K.CubeDim[0] * Cx.K.CubeDim[1];
   // Every unit index is below 2^31, so none of this wraps.
   Value *U = UnitXYZ[0];
-  if (K.CubeDim[1] > 1)
+  if (Cx.K.CubeDim[1] > 1)
     U = B.CreateAdd(U, B.CreateMul(UnitXYZ[1], B.getInt32(DX), "", true, true),
                     "", true, true);
-  if (K.CubeDim[2] > 1)
+  if (Cx.K.CubeDim[2] > 1)
     U = B.CreateAdd(U, B.CreateMul(UnitXYZ[2], B.getInt32(DXY), "", true, true),
                     "", true, true);
   if (llvm::isa<llvm::Instruction>(U))
@@ -123,9 +135,9 @@ void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
   Unit = U;
   UnitLatch = Levels.back().Latch;
   InnerUnitHeaders.push_back(Levels.back().Body);
-  if (Layout.HasFlags) {
+  if (Cx.Layout.HasFlags) {
     // Units that returned skip the rest of the kernel.
-    BasicBlock *Work = newBlock("unit.active");
+    BasicBlock *Work = Cx.newBlock("unit.active");
     B.CreateCondBr(unitFinished(U), UnitLatch, Work);
     B.SetInsertPoint(Work);
   }
@@ -136,10 +148,10 @@ void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
   // the bench kernels) but makes LLVM print a warning to stderr for every
   // unit loop it cannot vectorise (atomics, libm calls), from inside a library.
   llvm::MDNode *Parallel = llvm::MDNode::get(
-      Ctx,
-      {llvm::MDString::get(Ctx, "llvm.loop.parallel_accesses"), AccessGroup});
+      Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.parallel_accesses"),
+               AccessGroup});
   llvm::MDNode *Progress = llvm::MDNode::get(
-      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.mustprogress")});
+      Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.mustprogress")});
   // No unrolling of a unit loop before the vectoriser has seen it: full
   // unrolling runs first and turned short unit loops (matmul's 16-unit rows)
   // into straight-line scalar code with a branch per bounds check, neither
@@ -150,22 +162,23 @@ void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
   // (without the followup it ran 5x slower). docs/Lowering.md, "Performance
   // notes".
   llvm::MDNode *NoUnroll = llvm::MDNode::get(
-      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.unroll.disable")});
+      Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.unroll.disable")});
   llvm::MDNode *AfterVectorising = llvm::MDNode::get(
-      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.followup_vectorized"),
-            Progress});
+      Cx.Ctx,
+      {llvm::MDString::get(Cx.Ctx, "llvm.loop.vectorize.followup_vectorized"),
+       Progress});
   for (auto It = Levels.rbegin(); It != Levels.rend(); ++It) {
-    if (!terminated())
+    if (!Cx.terminated())
       B.CreateBr(It->Latch);
     B.SetInsertPoint(It->Latch);
     Value *Next = B.CreateAdd(It->IV, B.getInt32(1), "", true, true);
     It->IV->addIncoming(Next, It->Latch);
     auto *Br =
-        B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(K.CubeDim[It->Dim])),
+        B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(Cx.K.CubeDim[It->Dim])),
                        It->Body, It->Exit);
-    llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Ctx, {});
+    llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Cx.Ctx, {});
     llvm::MDNode *LoopID = llvm::MDNode::getDistinct(
-        Ctx, {Tmp.get(), Parallel, Progress, NoUnroll, AfterVectorising});
+        Cx.Ctx, {Tmp.get(), Parallel, Progress, NoUnroll, AfterVectorising});
     LoopID->replaceOperandWith(0, LoopID);
     Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
     B.SetInsertPoint(It->Exit);
@@ -175,17 +188,62 @@ void KernelLowering::emitUnitLoopWith(llvm::function_ref<void()> Body) {
   UnitLatch = nullptr;
   AccessGroup = nullptr;
   UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
-  SegValues.clear();
-  if (SegmentHoistedJump && !Loops.empty() && Loops.back().Hoisted) {
-    // break/continue of a cube-level loop: uniform, so all units agreed.
-    LoopTarget &T = Loops.back();
-    BasicBlock *NoBreak = newBlock("nobreak");
-    B.CreateCondBr(B.CreateLoad(I1, T.BreakFlag), T.Break, NoBreak);
-    B.SetInsertPoint(NoBreak);
-    BasicBlock *NoCont = newBlock("nocontinue");
-    B.CreateCondBr(B.CreateLoad(I1, T.ContinueFlag), T.Continue, NoCont);
-    B.SetInsertPoint(NoCont);
-  }
-  SegmentHoistedJump = false;
 }
 
+void UnitLoops::exitWhenAllReturned(BasicBlock *Exit, const char *LiveName) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (!Cx.Layout.HasFlags)
+    return;
+  BasicBlock *LiveBB = Cx.newBlock(LiveName);
+  B.CreateCondBr(B.CreateICmpEQ(firstActiveUnit(), B.getInt32(Cx.Units)), Exit,
+                 LiveBB);
+  B.SetInsertPoint(LiveBB);
+}
+
+Value *UnitLoops::emitBuiltin(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
+  auto C32 = [&](uint64_t V) { return B.getInt32(static_cast<uint32_t>(V)); };
+  uint32_t D[3] = {Cx.K.CubeDim[0], Cx.K.CubeDim[1], Cx.K.CubeDim[2]};
+  Value *U = Unit ? Unit : B.getInt32(0);
+  auto UnitComp = [&](unsigned C) -> Value * {
+    if (UnitXYZ[C]) // inside a unit loop: its induction variables
+      return UnitXYZ[C];
+    if (C == 0)
+      return B.CreateURem(U, C32(D[0]));
+    if (C == 1)
+      return B.CreateURem(B.CreateUDiv(U, C32(D[0])), C32(D[1]));
+    return B.CreateUDiv(U, C32(uint64_t(D[0]) * D[1]));
+  };
+  unsigned Comp = Op.Component;
+  switch (Op.Kind) {
+  case OpKind::UnitPos:
+    return Comp == 0 ? U : UnitComp(Comp - 1);
+  case OpKind::CubePos:
+    return Comp == 0 ? CubeLinear : CubePos[Comp - 1];
+  case OpKind::CubeDim:
+    return Comp == 0 ? C32(uint64_t(D[0]) * D[1] * D[2]) : C32(D[Comp - 1]);
+  case OpKind::CubeCount:
+    if (Comp != 0)
+      return CubeCount[Comp - 1];
+    return B.CreateMul(B.CreateMul(CubeCount[0], CubeCount[1]), CubeCount[2]);
+  case OpKind::AbsolutePos: {
+    auto Abs = [&](unsigned C) {
+      return B.CreateAdd(B.CreateMul(CubePos[C], C32(D[C])), UnitComp(C));
+    };
+    if (Comp != 0)
+      return Abs(Comp - 1);
+    Value *RowX = B.CreateMul(CubeCount[0], C32(D[0]));
+    Value *RowY = B.CreateMul(CubeCount[1], C32(D[1]));
+    Value *Lin = B.CreateAdd(Abs(0), B.CreateMul(Abs(1), RowX));
+    return B.CreateAdd(Lin, B.CreateMul(Abs(2), B.CreateMul(RowX, RowY)));
+  }
+  case OpKind::PlaneDim:
+    return C32(Cx.PlaneDim);
+  case OpKind::UnitPosPlane:
+    return B.CreateURem(U, C32(Cx.PlaneDim));
+  case OpKind::PlanePos:
+    return B.CreateUDiv(U, C32(Cx.PlaneDim));
+  default:
+    return nullptr;
+  }
+}

@@ -6,16 +6,23 @@
 //   SegmentLiveness.h   per value: defining segment, slot, remat
 //   Rematerialisation.h values recomputed instead of kept
 //   ScratchLayout.h     offsets in the per-worker scratch area
-//   KernelLowering      the emitter (this header), over these files:
-//     Lowering.cpp          driver: function skeleton, cube loop, metadata
-//     LowerUnitLoops.cpp    unit loop nests, return flags
-//     LowerControl.cpp      cube blocks, constructs at either Level, jumps
-//     LowerInterchange.cpp  interchanged `for` loops (LoopInterchange.h)
-//     LowerOps.cpp          scalar and line operations, casts, builtins
-//     LowerMath.cpp         math intrinsics and libm calls
-//     LowerBF16.cpp         bf16 conversions by hand (values are i16 bits)
-//     LowerMemory.cpp       buffers, shared/local arrays, vars, atomics, slots
-//     LowerPlane.cpp        plane operations at cube level
+//   the emitters        this header: classes that share a LoweringContext
+//     KernelLowering  Lowering.cpp          driver: function, cube loop,
+//     metadata TypeLowering    LowerTypes.cpp        LLVM types and constants
+//     AliasScopes     LowerAliasScopes.cpp  alias.scope / noalias lists
+//     UnitLoops       LowerUnitLoops.cpp    unit loop nests, return flags,
+//                                           builtins (the current position)
+//     ValueTable      LowerValues.cpp       values of operands, per segment
+//     ScalarEmitter   LowerOps.cpp          scalar and line operations
+//                     LowerCast.cpp         casts
+//                     LowerMath.cpp         math intrinsics and libm calls
+//                     LowerBF16.cpp         bf16 by hand (values are i16 bits)
+//     MemoryEmitter   LowerMemory.cpp       buffers, shared/local arrays,
+//                                           vars, atomics, per-unit slots
+//     PlaneEmitter    LowerPlane.cpp        plane operations at cube level
+//     ControlEmitter  LowerControl.cpp      cube blocks, constructs at either
+//                                           Level, jumps
+//                     LowerInterchange.cpp  interchanged `for` loops
 //   LoopVersioning.h    twins of unit loops without provable checks
 //
 //===----------------------------------------------------------------------===//
@@ -25,8 +32,8 @@
 
 #include "LoopVersioning.h"
 #include "ScratchLayout.h"
-#include "Segmentation.h"
 #include "SegmentLiveness.h"
+#include "Segmentation.h"
 
 #include "kiln/CPU/Lowering.h"
 #include "kiln/IR/Uniformity.h"
@@ -62,34 +69,173 @@ struct MemAccess {
   ValueId Mem = NoValue;
 };
 
-class KernelLowering {
-public:
-  KernelLowering(const Kernel &K, const CpuVariant &Variant,
-                 const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
-  llvm::Expected<LoweredModule> run();
+class MemoryEmitter;
+class ScalarEmitter;
+class UnitLoops;
 
-  // ---- Types and constants (LowerOps.cpp) ----
+/// What every emitter shares: the kernel and its variant, the module being
+/// built with its builder and common types, and the results of the passes.
+struct LoweringContext {
+  LoweringContext(const Kernel &K, const CpuVariant &Variant,
+                  const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
+
+  const Kernel &K;
+  CpuVariant Variant;
+  DeviceLimits Limits;
+  llvm::LLVMContext &Ctx;
+  std::unique_ptr<llvm::Module> M;
+  llvm::Function *F = nullptr; ///< the cube function
+  llvm::BasicBlock *EntryBB = nullptr;
+  llvm::IRBuilder<> B;
+  llvm::Type *I1, *I8, *I32, *I64, *Ptr;
+  uint32_t Units = 1;
+  uint32_t PlaneDim = 32;
+  /// The first error (fail); the lowering returns it at the end.
+  llvm::Error Err = llvm::Error::success();
+
+  // ---- Results of the passes ----
+  std::optional<Segmentation> Seg;
+  Liveness Live;
+  ScratchLayout Layout;
+
+  void fail(SourceLoc Loc, const llvm::Twine &Msg);
+  llvm::BasicBlock *newBlock(const llvm::Twine &Name);
+  llvm::AllocaInst *entryAlloca(llvm::Type *T, const llvm::Twine &Name);
+  bool terminated() const { return B.GetInsertBlock()->getTerminator(); }
+};
+
+/// Kiln types and literals as LLVM types and constants (LowerTypes.cpp).
+class TypeLowering {
+public:
+  explicit TypeLowering(LoweringContext &Cx) : Cx(Cx) {}
+  llvm::Type *scalarType(ScalarKind K);
   llvm::Type *valueType(Type T);
   llvm::Type *memType(Type T); ///< bool as i8
-  llvm::Type *scalarType(ScalarKind K);
-  llvm::Constant *literal(const Literal &L);
   llvm::Constant *scalarConstant(ScalarKind K, uint64_t Bits);
+  llvm::Constant *literal(const Literal &L);
   llvm::Value *toMem(llvm::Value *V, Type T);
   llvm::Value *fromMem(llvm::Value *V, Type T);
 
-  // ---- Value operations (LowerOps.cpp) ----
+private:
+  LoweringContext &Cx;
+};
+
+/// Alias scopes (docs/Design.md §10.3, LowerAliasScopes.cpp). Every buffer,
+/// every shared/local array and scratch var, all value slots together, and
+/// the return flags each have a scope of their own: none of them overlaps
+/// another. In the MayAlias variant all buffers share one scope instead (they
+/// may overlap each other, never scratch). Keyed by ValueId, or the two keys
+/// below.
+class AliasScopes {
+public:
+  static constexpr ValueId SlotKey = NoValue - 1;
+  static constexpr ValueId FlagKey = NoValue - 2;
+
+  explicit AliasScopes(LoweringContext &Cx) : Cx(Cx) {}
+  /// Creates the scopes; needs the scratch layout.
+  void setup();
+  void tag(llvm::Instruction *I, ValueId Key);
+
+private:
+  LoweringContext &Cx;
+  llvm::DenseMap<ValueId, llvm::MDNode *> ScopeOf;   ///< alias.scope list
+  llvm::DenseMap<ValueId, llvm::MDNode *> NoAliasOf; ///< noalias list
+};
+
+/// Where code runs: the cube of the cube loop, the unit loop nests and the
+/// current unit inside one, the units' "returned" flags, and the builtins
+/// that read the position (LowerUnitLoops.cpp).
+class UnitLoops {
+public:
+  UnitLoops(LoweringContext &Cx, AliasScopes &Scopes, MemoryEmitter &Memory)
+      : Cx(Cx), Scopes(Scopes), Memory(Memory) {}
+  /// Emits one unit loop nest whose body for the current unit is \p Body.
+  void emitNest(llvm::function_ref<void()> Body);
+  void emitCountedLoop(llvm::Value *Begin, llvm::Value *End,
+                       llvm::function_ref<void(llvm::Value *)> Body,
+                       const llvm::Twine &Name);
+  llvm::Value *unitFinished(llvm::Value *Unit);
+  /// `return` of the current unit: sets its flag and leaves its iteration.
+  void markReturned();
+  /// The first unit of the cube that has not returned (Units when none).
+  llvm::Value *firstActiveUnit();
+  /// Branches to \p Skip when every unit has returned; returns the unit
+  /// whose values stand for the cube.
+  llvm::Value *firstActiveOrSkip(llvm::BasicBlock *Skip);
+  /// At cube level, with return flags: branches to \p Exit when every unit
+  /// has returned, else continues in a new block named \p Live.
+  void exitWhenAllReturned(llvm::BasicBlock *Exit, const char *Live);
+  /// unit_pos, cube_pos, cube_dim, ... (docs/Lowering.md §3).
+  llvm::Value *emitBuiltin(const Operation &Op);
+
+  // ---- The cube (set by the driver's cube loop) ----
+  llvm::Value *CubeLinear = nullptr, *CubePos[3] = {}, *CubeCount[3] = {};
+  // ---- The current unit ----
+  llvm::Value *Unit = nullptr; ///< (i32), null at cube level
+  /// unit_pos.x/.y/.z of the current unit: the induction variables of the
+  /// nested unit loops (a constant 0 for a dimension of size 1).
+  llvm::Value *UnitXYZ[3] = {};
+  llvm::BasicBlock *UnitLatch = nullptr;
+  llvm::MDNode *AccessGroup = nullptr;
+  /// Headers of the innermost unit loops, in emission order (for
+  /// LoopVersioning.h).
+  std::vector<llvm::BasicBlock *> InnerUnitHeaders;
+
+private:
+  LoweringContext &Cx;
+  AliasScopes &Scopes;
+  MemoryEmitter &Memory;
+};
+
+/// The LLVM values of the kernel's values (LowerValues.cpp): cube-level
+/// values, those of the current segment, per-unit slots and recomputation.
+class ValueTable {
+public:
+  ValueTable(LoweringContext &Cx, TypeLowering &Types, UnitLoops &Pos,
+             ScalarEmitter &Scalar, MemoryEmitter &Memory)
+      : Cx(Cx), Types(Types), Pos(Pos), Scalar(Scalar), Memory(Memory) {}
+  /// The value of \p O in the current context: a literal, a value of the
+  /// current segment, a cube-level value, or the per-unit slot of \p Unit
+  /// (the current unit when null).
+  llvm::Value *value(const Operand &O, llvm::Value *Unit = nullptr);
+  llvm::Value *operand(const Operation &Op, unsigned I) {
+    return value(Op.Operands[I]);
+  }
+  Type operandType(const Operand &O) const {
+    return O.isLiteral() ? O.Lit.Ty : Cx.K.value(O.Value).Ty;
+  }
+  /// A value of the current segment (kept in its slot when it needs one).
+  void define(ValueId Id, llvm::Value *V);
+
+  llvm::DenseMap<ValueId, llvm::Value *> CubeValues; ///< params, hoisted IVs
+  llvm::DenseMap<ValueId, llvm::Value *> SegValues;  ///< current segment
+
+private:
+  LoweringContext &Cx;
+  TypeLowering &Types;
+  UnitLoops &Pos;
+  ScalarEmitter &Scalar;
+  MemoryEmitter &Memory;
+};
+
+/// Scalar and line operations with the exact semantics of docs/LangRef.md
+/// §5: LowerOps.cpp, LowerCast.cpp, LowerMath.cpp, LowerBF16.cpp.
+class ScalarEmitter {
+public:
+  ScalarEmitter(LoweringContext &Cx, TypeLowering &Types, ValueTable &Values,
+                UnitLoops &Pos)
+      : Cx(Cx), Types(Types), Values(Values), Pos(Pos) {}
   llvm::Value *lowerValueOp(const Operation &Op);
   llvm::Value *emitBinary(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
   llvm::Value *emitMinMax(bool IsMax, Type T, llvm::Value *A, llvm::Value *B);
   llvm::Value *emitUnary(OpKind Kind, Type T, llvm::Value *A);
+  llvm::Value *emitCompare(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
+  llvm::Value *emitDot(Type T, llvm::Value *A, llvm::Value *B);
+  llvm::Value *emitCast(llvm::Value *V, Type From, Type To);
   llvm::Value *emitMath(OpKind Kind, Type T,
                         llvm::ArrayRef<llvm::Value *> Args);
   llvm::Value *emitLibm(llvm::StringRef Name, Type T,
                         llvm::ArrayRef<llvm::Value *> Args);
-  llvm::Value *emitCompare(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
-  llvm::Value *emitCast(llvm::Value *V, Type From, Type To);
-  llvm::Value *emitBuiltin(const Operation &Op);
-  llvm::Value *emitDot(Type T, llvm::Value *A, llvm::Value *B);
   // bf16 is computed by hand (LowerBF16.cpp): LLVM 19's x86 lowering
   // flushes bf16 subnormals and calls __truncdfbf2, absent at run time.
   llvm::Value *bf16ToF32(llvm::Value *V);
@@ -102,8 +248,33 @@ public:
   /// the second rounding.
   llvm::Value *narrowFmaInF64(llvm::Value *A, llvm::Value *B, llvm::Value *C);
 
-  // ---- Memory (LowerMemory.cpp) ----
+private:
+  LoweringContext &Cx;
+  TypeLowering &Types;
+  ValueTable &Values;
+  UnitLoops &Pos;
+};
+
+/// Buffers, shared/local arrays, vars, atomics and per-unit slots in the
+/// scratch area (LowerMemory.cpp).
+class MemoryEmitter {
+public:
+  MemoryEmitter(LoweringContext &Cx, TypeLowering &Types, AliasScopes &Scopes,
+                UnitLoops &Pos, ValueTable &Values, ScalarEmitter &Scalar)
+      : Cx(Cx), Types(Types), Scopes(Scopes), Pos(Pos), Values(Values),
+        Scalar(Scalar) {}
   llvm::Value *lowerMemoryOp(const Operation &Op);
+  llvm::Value *scratchPtr(uint64_t Offset);
+  llvm::Value *loadSlot(ValueId Id, llvm::Value *Unit);
+  void storeSlot(ValueId Id, llvm::Value *Unit, llvm::Value *V);
+
+  // ---- Set by the driver ----
+  llvm::Value *Scratch = nullptr; ///< the cube function's scratch argument
+  llvm::DenseMap<ValueId, llvm::Value *> BufBase, BufCount;
+  /// The bounds checks emitted, for LoopVersioning.h.
+  std::vector<BoundsGuard> Guards;
+
+private:
   MemAccess resolveAccess(ValueId Mem, const Operand &Index);
   llvm::Value *memCount(ValueId Mem);
   llvm::Value *guarded(llvm::Value *InBounds, Type ResultTy,
@@ -111,31 +282,59 @@ public:
   void tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
                  bool Parallel);
   llvm::Value *slotPtr(uint64_t Offset, uint64_t Stride, llvm::Value *Unit);
-  llvm::Value *scratchPtr(uint64_t Offset);
-  llvm::Value *loadSlot(ValueId Id, llvm::Value *Unit);
-  void storeSlot(ValueId Id, llvm::Value *Unit, llvm::Value *V);
   llvm::Value *varPtr(ValueId Var);
   llvm::Value *emitAtomic(const Operation &Op);
 
-  // ---- Values ----
-  /// The value of \p O in the current context: a literal, a value of the
-  /// current segment, a cube-level value, or the per-unit slot of \p Unit
-  /// (the current unit when null).
-  llvm::Value *value(const Operand &O, llvm::Value *Unit = nullptr);
-  llvm::Value *operand(const Operation &Op, unsigned I) {
-    return value(Op.Operands[I]);
-  }
-  Type operandType(const Operand &O) const {
-    return O.isLiteral() ? O.Lit.Ty : K.value(O.Value).Ty;
-  }
-  void define(ValueId Id, llvm::Value *V);
-  void fail(SourceLoc Loc, const llvm::Twine &Msg);
+  LoweringContext &Cx;
+  TypeLowering &Types;
+  AliasScopes &Scopes;
+  UnitLoops &Pos;
+  ValueTable &Values;
+  ScalarEmitter &Scalar;
+  llvm::DenseMap<ValueId, llvm::AllocaInst *> VarAllocas;
+};
 
-  // ---- Control (LowerControl.cpp) ----
+/// Plane operations, computed at cube level over every unit's slot
+/// (LowerPlane.cpp).
+class PlaneEmitter {
+public:
+  PlaneEmitter(LoweringContext &Cx, TypeLowering &Types, UnitLoops &Pos,
+               ValueTable &Values, ScalarEmitter &Scalar, MemoryEmitter &Memory)
+      : Cx(Cx), Types(Types), Pos(Pos), Values(Values), Scalar(Scalar),
+        Memory(Memory) {}
+  void lowerPlaneOp(const Operation &Op);
+
+private:
+  /// The neutral element of a plane reduction over \p T.
+  llvm::Constant *identity(OpKind Kind, Type T);
+  llvm::Value *combine(OpKind Kind, Type T, llvm::Value *Acc, llvm::Value *X);
+
+  LoweringContext &Cx;
+  TypeLowering &Types;
+  UnitLoops &Pos;
+  ValueTable &Values;
+  ScalarEmitter &Scalar;
+  MemoryEmitter &Memory;
+};
+
+/// Blocks and control flow: a block lowered at cube level is cut into unit
+/// loops and split operations; each control construct has one emitter for
+/// both levels (LowerControl.cpp, LowerInterchange.cpp).
+class ControlEmitter {
+public:
+  ControlEmitter(LoweringContext &Cx, UnitLoops &Pos, ValueTable &Values,
+                 ScalarEmitter &Scalar, MemoryEmitter &Memory,
+                 PlaneEmitter &Plane)
+      : Cx(Cx), Pos(Pos), Values(Values), Scalar(Scalar), Memory(Memory),
+        Plane(Plane) {}
   void lowerCubeBlock(const Block &Blk);
-  void emitUnitLoop(llvm::ArrayRef<const Operation *> Ops);
-  /// Emits one unit loop nest whose body for the current unit is \p Body.
-  void emitUnitLoopWith(llvm::function_ref<void()> Body);
+
+private:
+  /// One unit loop nest (a segment) running \p Ops.
+  void emitSegment(llvm::ArrayRef<const Operation *> Ops);
+  /// One unit loop nest whose body for the current unit is \p Body, then
+  /// the break/continue of a cube-level loop its units asked for.
+  void emitSegmentWith(llvm::function_ref<void()> Body);
   /// Runs an interchanged `for` (isInterchangeable) as rounds r = 0, 1, ...
   /// with a unit loop inside each: unit u runs its iteration
   /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.
@@ -145,7 +344,6 @@ public:
   /// Lowers \p Blk at unit level (inside a unit loop) or at cube level
   /// (cut into unit loops and split operations).
   void lowerBlock(const Block &Blk, Level L);
-  // The control constructs at either level (LowerControl.cpp).
   void lowerIf(const Operation &Op, Level L);
   void lowerFor(const Operation &Op, Level L);
   void lowerLoop(const Operation &Op, Level L);
@@ -153,80 +351,49 @@ public:
   /// The break/continue target of a loop at \p L (flags at cube level).
   LoopTarget loopTarget(Level L, llvm::BasicBlock *Break,
                         llvm::BasicBlock *Continue);
-  /// At cube level, with return flags: branches to \p Exit when every unit
-  /// has returned, else continues in a new block named \p Live.
-  void exitWhenAllReturned(llvm::BasicBlock *Exit, const char *Live);
-  /// The first unit of the cube that has not returned (Units when none).
-  llvm::Value *firstActiveUnit();
-  /// Branches to \p Skip when every unit has returned; returns the unit
-  /// whose values stand for the cube.
-  llvm::Value *firstActiveOrSkip(llvm::BasicBlock *Skip);
-  llvm::Value *unitFinished(llvm::Value *Unit);
-  void emitCountedLoop(llvm::Value *Begin, llvm::Value *End,
-                       llvm::function_ref<void(llvm::Value *)> Body,
-                       const llvm::Twine &Name);
   /// Starts a fresh block after a jump so that dead operations have a home.
   void startDeadBlock();
-  bool terminated() const { return B.GetInsertBlock()->getTerminator(); }
-  llvm::BasicBlock *newBlock(const llvm::Twine &Name);
-  llvm::AllocaInst *entryAlloca(llvm::Type *T, const llvm::Twine &Name);
 
-  // ---- Plane operations (LowerPlane.cpp) ----
-  void lowerPlaneOp(const Operation &Op);
-
-  // ---- Collected for LoopVersioning.h ----
-  std::vector<BoundsGuard> Guards;
-  /// Headers of the innermost unit loops, in emission order.
-  std::vector<llvm::BasicBlock *> InnerUnitHeaders;
-
-  // ---- Inputs ----
-  const Kernel &K;
-  CpuVariant Variant;
-  DeviceLimits Limits;
-  llvm::LLVMContext &Ctx;
-  std::unique_ptr<llvm::Module> M;
-  llvm::Function *F = nullptr;
-  llvm::IRBuilder<> B;
-  llvm::Type *I1, *I8, *I32, *I64, *Ptr;
-  uint32_t Units = 1;
-  uint32_t PlaneDim = 32;
-  llvm::Error Err = llvm::Error::success();
-  UniformityInfo Uniformity;
-
-  // ---- Analysis results ----
-  std::optional<Segmentation> Seg;
-  Liveness Live;
-  ScratchLayout Layout;
-
-  // ---- Emission state ----
-  llvm::BasicBlock *EntryBB = nullptr;
-  llvm::Value *Scratch = nullptr;
-  llvm::DenseMap<ValueId, llvm::Value *> BufBase, BufCount;
-  llvm::DenseMap<ValueId, llvm::Value *> CubeValues; ///< params, hoisted IVs
-  llvm::DenseMap<ValueId, llvm::Value *> SegValues;  ///< current segment
-  llvm::DenseMap<ValueId, llvm::AllocaInst *> VarAllocas;
-  llvm::Value *CubeLinear = nullptr, *CubePos[3] = {}, *CubeCount[3] = {};
-  llvm::Value *Unit = nullptr; ///< current unit (i32), null at cube level
-  /// unit_pos.x/.y/.z of the current unit: the induction variables of the
-  /// nested unit loops (a constant 0 for a dimension of size 1).
-  llvm::Value *UnitXYZ[3] = {};
-  llvm::BasicBlock *UnitLatch = nullptr;
-  llvm::MDNode *AccessGroup = nullptr;
+  LoweringContext &Cx;
+  UnitLoops &Pos;
+  ValueTable &Values;
+  ScalarEmitter &Scalar;
+  MemoryEmitter &Memory;
+  PlaneEmitter &Plane;
   std::vector<LoopTarget> Loops;
+  /// A unit of the current segment took a break/continue of a cube-level
+  /// loop.
   bool SegmentHoistedJump = false;
+};
 
-  // ---- Alias scopes (docs/Design.md §10.3) ----
-  /// Every buffer, every shared/local array and scratch var, all value
-  /// slots together, and the return flags each have a scope of their own:
-  /// none of them overlaps another. In the MayAlias variant all buffers
-  /// share one scope instead (they may overlap each other, never scratch).
-  /// Keyed by ValueId, or the two keys below.
-  static constexpr ValueId SlotScopeKey = NoValue - 1;
-  static constexpr ValueId FlagScopeKey = NoValue - 2;
-  llvm::DenseMap<ValueId, llvm::MDNode *> ScopeOf;   ///< alias.scope list
-  llvm::DenseMap<ValueId, llvm::MDNode *> NoAliasOf; ///< noalias list
-  void setupAliasScopes();
-  void tagScope(llvm::Instruction *I, ValueId Key);
+/// The driver (Lowering.cpp): runs the passes, builds the cube function of
+/// CubeABI.h around the emitters, versions its unit loops, verifies it and
+/// fills the CubeMetadata.
+class KernelLowering {
+public:
+  KernelLowering(const Kernel &K, const CpuVariant &Variant,
+                 const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
+  llvm::Expected<LoweredModule> run();
+
+private:
+  llvm::Error analyse();
+  /// The cube function and its entry block: argument table, buffers, scalar
+  /// parameters.
+  llvm::Error emitEntry();
+  /// The loop over [CubeBegin, CubeEnd) around the kernel's body.
+  void emitCubeLoop();
+  LoweredModule finish();
+
+  UniformityInfo Uniformity;
+  LoweringContext Cx;
+  TypeLowering Types;
+  AliasScopes Scopes;
+  UnitLoops Pos;
+  ValueTable Values;
+  ScalarEmitter Scalar;
+  MemoryEmitter Memory;
+  PlaneEmitter Plane;
+  ControlEmitter Control;
 };
 
 } // namespace kiln::lowering

@@ -1,0 +1,60 @@
+//===- LowerValues.cpp - The LLVM value of each kernel value --------------===//
+//
+// A value is a literal, a cube-level value (parameters, induction variables
+// of cube-level loops), a value of the current segment, the per-unit slot
+// that keeps it across segments, or recomputed where it is used
+// (docs/Lowering.md §5).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include <algorithm>
+
+using namespace kiln;
+using namespace kiln::lowering;
+
+void ValueTable::define(ValueId Id, llvm::Value *V) {
+  if (!V)
+    return;
+  SegValues[Id] = V;
+  if (Cx.Live[Id].NeedsSlot)
+    Memory.storeSlot(Id, Pos.Unit, V);
+}
+
+llvm::Value *ValueTable::value(const Operand &O, llvm::Value *AtUnit) {
+  if (O.isLiteral())
+    return Types.literal(O.Lit);
+  ValueId Id = O.Value;
+  if (Id >= Cx.K.Values.size()) {
+    Cx.fail(O.Loc, "operand names no value");
+    return llvm::PoisonValue::get(Cx.I32);
+  }
+  if (!AtUnit) {
+    auto It = SegValues.find(Id);
+    if (It != SegValues.end())
+      return It->second;
+  }
+  auto C = CubeValues.find(Id);
+  if (C != CubeValues.end())
+    return C->second;
+  llvm::Value *U = AtUnit ? AtUnit : Pos.Unit;
+  if (Cx.Live[Id].NeedsSlot && U)
+    return Memory.loadSlot(Id, U);
+  if (const Operation *Def = Cx.Live[Id].Remat) {
+    // Recompute for unit U (unit 0 at cube level when no unit is given).
+    llvm::Value *SavedUnit = Pos.Unit;
+    llvm::Value *SavedXYZ[3] = {Pos.UnitXYZ[0], Pos.UnitXYZ[1], Pos.UnitXYZ[2]};
+    if (AtUnit && AtUnit != Pos.Unit) {
+      Pos.Unit = AtUnit;
+      Pos.UnitXYZ[0] = Pos.UnitXYZ[1] = Pos.UnitXYZ[2] = nullptr;
+    }
+    llvm::Value *V = Scalar.lowerValueOp(*Def);
+    Pos.Unit = SavedUnit;
+    std::copy(SavedXYZ, SavedXYZ + 3, Pos.UnitXYZ);
+    return V;
+  }
+  Cx.fail(O.Loc, "value '%" + Cx.K.value(Id).Name +
+                     "' is used where it is not available");
+  return llvm::PoisonValue::get(Types.valueType(Cx.K.value(Id).Ty));
+}
