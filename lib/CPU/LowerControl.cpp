@@ -150,7 +150,7 @@ void ControlEmitter::lowerJump(const Operation &Op) {
 // condition, selector or bounds are read from the first unit that has not
 // returned (the construct is skipped when none is left), a `for` induction
 // variable is a cube-level value, loops stop once every unit has returned,
-// and break/continue go through flags (emitUnitLoopWith).
+// and break/continue go through flags (emitSegmentWith).
 
 /// Names of the blocks a construct at \p L creates: "cube.NAME" at cube level.
 static std::string blockName(Level L, const char *Name) {
