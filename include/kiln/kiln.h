@@ -498,8 +498,8 @@ public:
   /// among them (streams stay failed: see Stream::resetError).
   Status synchronize();
 
-  /// Threads the cubes may run on (DeviceConfig::Threads, or all cores).
-  /// TBB never runs more threads than the machine has cores.
+  /// Threads the cubes may run on (DeviceConfig::Threads, or all cores;
+  /// never more than the machine's cores).
   unsigned concurrency() const;
   /// Warnings the device met so far (see DeviceConfig::WarningSink).
   uint64_t warningCount() const;

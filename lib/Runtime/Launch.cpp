@@ -8,6 +8,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/info.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -176,8 +177,12 @@ struct Executor::Impl {
 
   explicit Impl(unsigned Threads, unsigned KeepWarmMicroseconds,
                 unsigned MinWorkPerThreadMicroseconds)
+      // More threads than the machine has cores get no more workers (TBB
+      // would only say so on stderr): ask for what can be had.
       : Arena(Threads == 0 ? tbb::task_arena::automatic
-                           : static_cast<int>(Threads)),
+                           : std::min(static_cast<int>(std::min(
+                                          Threads, unsigned(INT32_MAX))),
+                                      tbb::info::default_concurrency())),
         MinPicosPerThread(uint64_t(MinWorkPerThreadMicroseconds) * 1000000) {
     Warm->Window = std::chrono::microseconds(KeepWarmMicroseconds);
     // Pay for the arena here rather than in the first launch.

@@ -182,7 +182,9 @@ TEST(ArgSpec, FormatElements) {
 TEST(ArgSpec, CubeCounts) {
   EXPECT_EQ(*parseCubeCount("7"), (std::array<uint32_t, 3>{7, 1, 1}));
   EXPECT_EQ(*parseCubeCount("2,3,4"), (std::array<uint32_t, 3>{2, 3, 4}));
-  EXPECT_NE(errorOf(parseCubeCount("0")).find("at least 1"), std::string::npos);
+  // A zero is a launch of no cubes (LangRef §2.1), not an error.
+  EXPECT_EQ(*parseCubeCount("0"), (std::array<uint32_t, 3>{0, 1, 1}));
+  EXPECT_EQ(*parseCubeCount("3,0"), (std::array<uint32_t, 3>{3, 0, 1}));
   EXPECT_NE(errorOf(parseCubeCount("1,2,3,4")).find("at most three"),
             std::string::npos);
   EXPECT_NE(errorOf(parseCubeCount("4294967296")).find("not a number"),

@@ -85,7 +85,8 @@ llvm::Error validateLaunch(const CubeMetadata &Metadata,
 /// several threads share the arena (each waits for its own cubes).
 class Executor {
 public:
-  /// \p Threads is the arena's concurrency; 0 means all cores. After a
+  /// \p Threads is the arena's concurrency; 0 means all cores, and more
+  /// than the machine's cores is capped to them. After a
   /// launch that used the arena's workers, they stay awake (spinning) for
   /// \p KeepWarmMicroseconds, so that the next launch or stream task within
   /// that time does not pay for waking them (10-20 us here); 0 lets them
