@@ -3,6 +3,7 @@
 #ifndef KILN_UNITTESTS_API_KERNELS_H
 #define KILN_UNITTESTS_API_KERNELS_H
 
+#include "Support/Kernels.h"
 #include "kiln/kiln.h"
 
 #include <cstdlib>
@@ -10,33 +11,8 @@
 
 namespace kiln::api::test {
 
-inline constexpr const char *VaddText = R"(
-kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
-                           %c: buffer<f32, write>, %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %x = load %a[%i] : f32
-    %y = load %b[%i] : f32
-    %s = add %x, %y : f32
-    store %c[%i], %s
-  }
-}
-)";
-
-/// y[i] = a * y[i] + b: one read_write buffer, for chains of launches.
-inline constexpr const char *AffineText = R"(
-kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
-                             %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %v = load %y[%i] : f32
-    %r = fma %a, %v, %b : f32
-    store %y[%i], %r
-  }
-}
-)";
+using kiln::test::AffineText;
+using kiln::test::VaddText;
 
 /// A device with no persistent store, so tests do not depend on one.
 inline Device memoryDevice(unsigned Threads = 0) {

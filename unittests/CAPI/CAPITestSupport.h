@@ -4,6 +4,7 @@
 #ifndef KILN_UNITTESTS_CAPI_CAPITESTSUPPORT_H
 #define KILN_UNITTESTS_CAPI_CAPITESTSUPPORT_H
 
+#include "Support/Kernels.h"
 #include "kiln-c/kiln.h"
 
 #include <gtest/gtest.h>
@@ -29,34 +30,8 @@
 
 namespace kiln::capi::test {
 
-/// c[i] = a[i] + b[i] for i < n.
-inline constexpr const char *VaddText =
-    R"(kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
-                           %c: buffer<f32, write>, %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %x = load %a[%i] : f32
-    %y = load %b[%i] : f32
-    %s = add %x, %y : f32
-    store %c[%i], %s
-  }
-}
-)";
-
-/// y[i] = a * y[i] + b for i < n.
-inline constexpr const char *AffineText =
-    R"(kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
-                             %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %v = load %y[%i] : f32
-    %r = fma %a, %v, %b : f32
-    store %y[%i], %r
-  }
-}
-)";
+using kiln::test::AffineText;
+using kiln::test::VaddText;
 
 /// Keeps its one unit busy: data[0] = the sum of data[0] over iters
 /// iterations (a chain of dependent float adds that cannot be folded).

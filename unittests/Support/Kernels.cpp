@@ -25,6 +25,19 @@ kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
 }
 )";
 
+const char *const kiln::test::AffineText = R"(
+kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
+                             %n: u32) {
+  %i = absolute_pos : u32
+  %in = lt %i, %n : bool
+  if %in {
+    %v = load %y[%i] : f32
+    %r = fma %a, %v, %b : f32
+    store %y[%i], %r
+  }
+}
+)";
+
 Module kiln::test::parseOk(llvm::StringRef Text, llvm::StringRef File) {
   llvm::Expected<Module> M = parseModule(Text, File);
   if (!M) {

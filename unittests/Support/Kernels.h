@@ -24,6 +24,8 @@ namespace kiln::test {
 
 /// @vadd(%a, %b, %c, %n): c[i] = a[i] + b[i] for i < n; cube_dim(64), f32.
 extern const char *const VaddText;
+/// @affine(%y, %a, %b, %n): y[i] = a * y[i] + b for i < n; cube_dim(64).
+extern const char *const AffineText;
 
 /// The module \p Text holds; ADD_FAILURE and an empty module when it does
 /// not parse. \p File names it in diagnostics.
