@@ -16,6 +16,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <atomic>
 #include <mutex>
 
 using namespace kiln;
@@ -42,10 +43,16 @@ struct LinkerState {
   std::mutex ReportLock;
   std::string Reported;
 
+  /// Errors of unloading a kernel (removing its tracker): there is no
+  /// caller to hand them to, and the library writes nothing to stderr, so
+  /// they are counted (releaseFailures()).
+  std::atomic<uint64_t> ReleaseFailures{0};
+
   ~LinkerState() {
+    // Ending the session frees every JITDylib; an error here has no one to
+    // go to, and the process is giving the memory back anyway.
     if (ES)
-      if (Error E = ES->endSession())
-        logAllUnhandledErrors(std::move(E), errs(), "kiln: ending the jit: ");
+      consumeError(ES->endSession());
     Layer.reset();
     ES.reset();
   }
@@ -81,8 +88,10 @@ struct KernelCode {
 
   ~KernelCode() {
     std::lock_guard<std::mutex> G(State->Lock);
-    if (Error E = Tracker->remove())
-      logAllUnhandledErrors(std::move(E), errs(), "kiln: unloading a kernel: ");
+    if (Error E = Tracker->remove()) {
+      consumeError(std::move(E));
+      State->ReleaseFailures.fetch_add(1, std::memory_order_relaxed);
+    }
     for (const SymbolStringPtr &S : Symbols)
       State->Pool[DylibIndex].Defined.erase(S);
     --State->Loaded;
@@ -212,6 +221,10 @@ Expected<LoadedKernel> JITLinker::load(ArrayRef<char> Object,
 size_t JITLinker::loadedCount() const {
   std::lock_guard<std::mutex> G(State->Lock);
   return State->Loaded;
+}
+
+uint64_t JITLinker::releaseFailures() const {
+  return State->ReleaseFailures.load(std::memory_order_relaxed);
 }
 
 size_t JITLinker::dylibCount() const {

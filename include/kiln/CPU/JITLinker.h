@@ -58,6 +58,9 @@ public:
   size_t loadedCount() const;
   /// JITDylibs in the pool (grows when objects define clashing symbols).
   size_t dylibCount() const;
+  /// Kernels whose code could not be removed from the JIT when their last
+  /// LoadedKernel went (counted: nothing is printed).
+  uint64_t releaseFailures() const;
 
 private:
   explicit JITLinker(std::shared_ptr<detail::LinkerState> State);
