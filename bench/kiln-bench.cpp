@@ -1,24 +1,35 @@
 //===- kiln-bench.cpp - Kiln's side of the benchmark suite beside PoCL ---===//
 //
-// kiln-bench [--kernels DIR] [--iters N] [--unchecked] [--skip-many] [TAG]
+// kiln-bench [--kernels DIR] [--iters N] [--gap-us US] [--unchecked]
+//            [--skip-many] [TAG]
 //
 // Loads the kernel suite (bench/kernels/*.kiln) with parseModule and
-// verifyModule, compiles it through the runtime's Device, and measures it the
-// way PoCL's anchor bench (bench.cpp, see docs/Performance.md) does: the first
-// launch on its own, 3 warm-ups, then the median and minimum of N launches
-// (launch + wait, std::chrono::steady_clock). Inputs are the anchor's: the
-// same generator, seed and order, so both programs see the same data.
+// verifyModule, compiles it through the runtime's Device and times each
+// kernel against native C++ versions of it in the same process
+// (bench/native/native-kernels.cpp: OpenMP, -O3 -march=native), on the same
+// buffers (the Kiln buffers' memory) and the same number of threads as the
+// device's launch arena. Kiln's launches and the native runs are
+// interleaved, round by round, each after a pause longer than the device's
+// keep-warm time (--gap-us), so that both start from sleeping threads and a
+// change in the machine's load falls on both sides of a round alike. Per
+// kernel it reports Kiln's median time and, per reference, the median and
+// the 10th and 90th percentiles of the per-round ratio Kiln / reference.
+// Element-wise kernels are also timed against an f32 triad of the same size
+// (12 B an element, as vadd is counted). The inputs are made by the same
+// generator, seed and order as bench/pocl/pocl-bench.cpp's, so both see the
+// same data.
 //
 // The compile side: cold compile per kernel on a device with no store, warm
-// load per kernel by a new device from a store the first one filled, empty
-// launch + wait latency, and 32 small kernels one after another and as one
-// Device::getKernels batch (cold and warm).
+// load per kernel by a new device from a store the first one filled, launch
+// latency of an empty kernel (64 cubes through the launch arena, and one
+// cube, which runs inline on the caller), and 32 small kernels one after
+// another and as one Device::getKernels batch (cold and warm).
 //
-// Every result is checked against a reference computed here in C++; a wrong
-// result prints "FAIL ..." on stderr and the program exits 1 after the
-// suite. Nothing here checks a timing.
+// Every result, Kiln's and each native reference's, is checked against a
+// reference computed here; a wrong result prints "FAIL ..." on stderr and
+// the program exits 1 after the suite. Nothing here checks a timing.
 //
-// Output, one number per line, as the anchor bench prints it:
+// Output, one number per line:
 //   RESULT <TAG> <kernel> <metric> <value>
 // Times are milliseconds unless the metric says _us.
 //
@@ -47,8 +58,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
+
+#ifdef KILN_BENCH_NATIVE
+#include "native-kernels.h"
+#endif
 
 using namespace llvm;
 using kiln::ArgBinding;
@@ -69,6 +86,12 @@ cl::opt<int> Iters("iters",
                    cl::desc("Timed launches per kernel (default: BENCH_ITERS "
                             "or 30)"),
                    cl::value_desc("N"), cl::init(0), cl::cat(Category));
+cl::opt<int> GapUs(
+    "gap-us",
+    cl::desc("Pause before each timed launch or native run, in microseconds "
+             "(default: the device's keep-warm time + 1000, so that no "
+             "thread still spins from the run before)"),
+    cl::value_desc("US"), cl::init(-1), cl::cat(Category));
 cl::opt<bool> Unchecked("unchecked",
                         cl::desc("Run the unchecked variant (no bounds "
                                  "checks) instead of the library's default"),
@@ -119,7 +142,8 @@ template <typename T> T check(Expected<T> V, const Twine &Context) {
   return std::move(*V);
 }
 
-// The anchor's input generator (bench.cpp): same constants, same seed.
+// The suite's input generator (a 32-bit LCG, seed 12345), shared with
+// bench/pocl/pocl-bench.cpp and bench/native/native-bench.cpp.
 uint32_t LcgState = 12345u;
 uint32_t lcg() {
   LcgState = LcgState * 1664525u + 1013904223u;
@@ -155,10 +179,10 @@ struct Suite {
 };
 
 Suite loadSuite(const kiln::DeviceLimits &Limits) {
-  static const char *Files[] = {"init",        "vadd",         "saxpy",
-                                "reduce_sum",  "matmul_tiled", "softmax_rows",
-                                "hist_global", "hist_local",   "empty",
-                                "many32"};
+  static const char *Files[] = {"init",         "vadd",       "saxpy",
+                                "reduce_sum",   "reduce_plane", "matmul_tiled",
+                                "softmax_rows", "hist_global",  "hist_local",
+                                "empty",        "many32"};
   Suite S;
   for (const char *F : Files) {
     SmallString<256> Path(KernelDir);
@@ -184,14 +208,39 @@ Suite loadSuite(const kiln::DeviceLimits &Limits) {
   return S;
 }
 
+/// Milliseconds \p Fn takes.
+template <typename F> double timeMs(F &&Fn) {
+  auto T0 = Clock::now();
+  Fn();
+  return msSince(T0);
+}
+
+/// The \p Q quantile (0..1) of \p V, by linear interpolation.
+double quantile(std::vector<double> V, double Q) {
+  std::sort(V.begin(), V.end());
+  double Pos = Q * (V.size() - 1);
+  size_t Lo = size_t(Pos);
+  size_t Hi = std::min(Lo + 1, V.size() - 1);
+  return V[Lo] + (Pos - Lo) * (V[Hi] - V[Lo]);
+}
+
+/// A reference run beside a kernel's launches: a native loop (or OpenBLAS,
+/// or the triad) on the same buffers and threads, timed like a launch.
+struct Reference {
+  std::string Name; ///< "native", "native_private", "openblas", "triad", ...
+  std::function<void()> Run;
+};
+
 /// A Device, the variant the suite runs, and the launch/timing helpers.
 class Bench {
 public:
-  Bench(std::unique_ptr<kiln::Device> D, kiln::CpuVariant V, int Iters)
-      : Dev(std::move(D)), Variant(V), Iters(Iters) {}
+  Bench(std::unique_ptr<kiln::Device> D, kiln::CpuVariant V, int Iters,
+        unsigned GapMicroseconds)
+      : Dev(std::move(D)), Variant(V), Iters(Iters), GapUs(GapMicroseconds) {}
 
   kiln::Device &device() { return *Dev; }
   const kiln::CpuVariant &variant() const { return Variant; }
+  int threads() const { return int(Dev->executor().concurrency()); }
 
   /// Compiles (or finds) \p K and reports its cost under \p Name when
   /// \p Report: cold_compile_ms and the phases.
@@ -227,13 +276,25 @@ public:
     return msSince(T0);
   }
 
-  /// The anchor's protocol: first launch (reported when \p ReportFirst),
-  /// 3 warm-ups, then the launches asked for (at most 10 when the first one
-  /// took more than \p SlowMs); \p Pre runs before each launch, outside the
-  /// timing. Returns the median.
+  /// The pause between two timed runs (see --gap-us).
+  void gap() const {
+    if (GapUs)
+      std::this_thread::sleep_for(std::chrono::microseconds(GapUs));
+  }
+
+  /// The interleaved protocol: the first launch (reported when
+  /// \p ReportFirst), 3 warm-ups of the launch and of each reference, then
+  /// rounds of one launch and one run of each reference, a pause (gap())
+  /// before each, the launch first in even rounds and last in odd ones (at
+  /// most 10 rounds when the first launch took more than \p SlowMs). \p Pre
+  /// runs before each launch and each reference, outside the timing.
+  /// Reports Kiln's median and spread and, per reference, its median and
+  /// the median, 10th and 90th percentiles of the per-round ratio
+  /// Kiln time / reference time. Returns Kiln's median.
   double timeKernel(StringRef Name, const LoadedKernel &K,
                     std::array<uint32_t, 3> Cubes, ArrayRef<ArgBinding> Args,
-                    const std::function<void()> &Pre, bool ReportFirst = true,
+                    const std::function<void()> &Pre,
+                    ArrayRef<Reference> Refs, bool ReportFirst = true,
                     double SlowMs = 1e300) {
     Pre();
     double First = launch(K, Cubes, Args);
@@ -243,16 +304,57 @@ public:
     for (int I = 0; I < 3; ++I) {
       Pre();
       launch(K, Cubes, Args);
+      for (const Reference &R : Refs) {
+        Pre();
+        R.Run();
+      }
     }
-    std::vector<double> T;
-    for (int I = 0; I < N; ++I) {
+    std::vector<double> KT;
+    std::vector<std::vector<double>> RT(Refs.size());
+    auto runKiln = [&] {
+      gap();
       Pre();
-      T.push_back(launch(K, Cubes, Args));
+      KT.push_back(launch(K, Cubes, Args));
+    };
+    for (int I = 0; I < N; ++I) {
+      if (I % 2 == 0)
+        runKiln();
+      for (size_t R = 0; R < Refs.size(); ++R) {
+        gap();
+        Pre();
+        RT[R].push_back(timeMs(Refs[R].Run));
+      }
+      if (I % 2 == 1)
+        runKiln();
     }
-    double Med = median(T);
+    double Med = median(KT);
     result(Name, "kernel_ms_median", Med);
-    result(Name, "kernel_ms_min", *std::min_element(T.begin(), T.end()));
+    result(Name, "kernel_ms_min", *std::min_element(KT.begin(), KT.end()));
+    result(Name, "kernel_ms_p10", quantile(KT, 0.1));
+    result(Name, "kernel_ms_p90", quantile(KT, 0.9));
     result(Name, "iters", N);
+    for (size_t R = 0; R < Refs.size(); ++R) {
+      const std::string &RN = Refs[R].Name;
+      std::vector<double> Ratio;
+      for (int I = 0; I < N; ++I)
+        Ratio.push_back(KT[I] / RT[R][I]);
+      result(Name, RN + "_ms_median", median(RT[R]));
+      result(Name, RN + "_ms_min",
+             *std::min_element(RT[R].begin(), RT[R].end()));
+      result(Name, "ratio_" + RN + "_median", median(Ratio));
+      result(Name, "ratio_" + RN + "_p10", quantile(Ratio, 0.1));
+      result(Name, "ratio_" + RN + "_p90", quantile(Ratio, 0.9));
+      if (RN == "triad") {
+        // Kiln's GB/s over the triad's, both counted as 12 B an element:
+        // the triad's time over Kiln's, per round.
+        std::vector<double> Frac;
+        for (double X : Ratio)
+          Frac.push_back(1.0 / X);
+        result(Name, "triad_fraction_median", median(Frac));
+        result(Name, "triad_fraction_p10", quantile(Frac, 0.1));
+        result(Name, "triad_fraction_p90", quantile(Frac, 0.9));
+      }
+    }
     return Med;
   }
 
@@ -260,6 +362,7 @@ private:
   std::unique_ptr<kiln::Device> Dev;
   kiln::CpuVariant Variant;
   int Iters;
+  unsigned GapUs;
 };
 
 void nothing() {}
@@ -271,7 +374,60 @@ struct Inputs {
   std::vector<float> A, B;
 };
 
-void benchVadd(Bench &Bn, const Suite &S, const Inputs &In) {
+/// Reports whether a reference computed the right result (RESULT <kernel>
+/// <ref>_correct), and fails the program when it did not: a wrong native
+/// version would make its ratio meaningless.
+void referenceCorrect(StringRef Kernel, StringRef Ref, bool Ok,
+                      const Twine &Detail) {
+  result(Kernel, Ref.str() + "_correct", Ok);
+  if (!Ok)
+    failure(Kernel + ": the " + Ref + " reference is wrong: " + Detail);
+}
+
+#ifdef KILN_BENCH_NATIVE
+namespace nat = kiln_bench_native;
+#endif
+
+/// The f32 triad of vadd's size on buffers of its own, interleaved with an
+/// element-wise kernel's launches.
+struct Triad {
+  Buffer A, B, C;
+  Triad()
+      : A(makeBuffer(f32Type(), N)), B(makeBuffer(f32Type(), N)),
+        C(makeBuffer(f32Type(), N)) {
+    std::fill_n(B.as<float>(), N, 2.0f);
+    std::fill_n(C.as<float>(), N, 0.5f);
+  }
+  Reference reference(int Threads) {
+#ifdef KILN_BENCH_NATIVE
+    return {"triad", [this, Threads] {
+              nat::triad(A.as<float>(), B.as<float>(), C.as<float>(), 3.0f, N,
+                         Threads);
+            }};
+#else
+    (void)Threads;
+    return {};
+#endif
+  }
+};
+
+/// The references a kernel is timed against; empty without OpenMP.
+std::vector<Reference> refs(std::initializer_list<Reference> L) {
+  std::vector<Reference> V;
+  for (const Reference &R : L)
+    if (R.Run)
+      V.push_back(R);
+  return V;
+}
+
+double maxErrVadd(const float *C, const Inputs &In) {
+  double MaxErr = 0;
+  for (uint32_t I = 0; I < N; ++I)
+    MaxErr = std::max(MaxErr, (double)std::fabs(C[I] - (In.A[I] + In.B[I])));
+  return MaxErr;
+}
+
+void benchVadd(Bench &Bn, const Suite &S, const Inputs &In, Triad &Tr) {
   LoadedKernel K = Bn.compile(S.get("vadd"), "vadd", true);
   Buffer A = makeBuffer(f32Type(), N), B = makeBuffer(f32Type(), N),
          C = makeBuffer(f32Type(), N);
@@ -280,19 +436,29 @@ void benchVadd(Bench &Bn, const Suite &S, const Inputs &In) {
   ArgBinding Args[] = {ArgBinding::buffer(A, kiln::AccessKind::Read),
                        ArgBinding::buffer(B, kiln::AccessKind::Read),
                        ArgBinding::buffer(C), ArgBinding::u32(N)};
-  double T = Bn.timeKernel("vadd", K, {N / CubeDim, 1, 1}, Args, nothing);
-  result("vadd", "GBps", 3.0 * 4 * N / (T * 1e6));
-  const float *Cp = C.as<float>();
-  double MaxErr = 0;
-  for (uint32_t I = 0; I < N; ++I)
-    MaxErr = std::max(MaxErr, (double)std::fabs(Cp[I] - (In.A[I] + In.B[I])));
+  const int T = Bn.threads();
+  std::vector<Reference> Refs;
+#ifdef KILN_BENCH_NATIVE
+  float *Ap = A.as<float>(), *Bp = B.as<float>(), *Cp = C.as<float>();
+  Refs = refs({{"native", [=] { nat::vadd(Ap, Bp, Cp, N, T); }},
+               Tr.reference(T)});
+  Refs[0].Run();
+  double NErr = maxErrVadd(Cp, In);
+  referenceCorrect("vadd", "native", NErr == 0.0, "max abs error " + num(NErr));
+  std::memset(Cp, 0, N * 4);
+#endif
+  double Tm = Bn.timeKernel("vadd", K, {N / CubeDim, 1, 1}, Args, nothing, Refs);
+  result("vadd", "GBps", 3.0 * 4 * N / (Tm * 1e6));
+  std::memset(C.data(), 0, N * 4);
+  Bn.launch(K, {N / CubeDim, 1, 1}, Args);
+  double MaxErr = maxErrVadd(C.as<float>(), In);
   result("vadd", "max_abs_err", MaxErr);
   result("vadd", "correct", MaxErr == 0.0);
   if (MaxErr != 0.0)
     failure("vadd: max abs error " + num(MaxErr));
 }
 
-void benchSaxpy(Bench &Bn, const Suite &S, const Inputs &In) {
+void benchSaxpy(Bench &Bn, const Suite &S, const Inputs &In, Triad &Tr) {
   LoadedKernel K = Bn.compile(S.get("saxpy"), "saxpy", true);
   const float Alpha = 0.5f;
   Buffer X = makeBuffer(f32Type(), N), Y = makeBuffer(f32Type(), N);
@@ -301,44 +467,81 @@ void benchSaxpy(Bench &Bn, const Suite &S, const Inputs &In) {
   ArgBinding Args[] = {ArgBinding::f32(Alpha),
                        ArgBinding::buffer(X, kiln::AccessKind::Read),
                        ArgBinding::buffer(Y), ArgBinding::u32(N)};
-  // Correctness from the initial y: this is the first launch (as the anchor).
+  auto maxErr = [&] {
+    const float *Yp = Y.as<float>();
+    double MaxErr = 0;
+    for (uint32_t I = 0; I < N; ++I)
+      MaxErr = std::max(
+          MaxErr, (double)std::fabs(Yp[I] - (Alpha * In.A[I] + In.B[I])));
+    return MaxErr;
+  };
+  // Correctness from the initial y: this is the first launch.
   result("saxpy", "first_launch_ms", Bn.launch(K, {N / CubeDim, 1, 1}, Args));
-  const float *Yp = Y.as<float>();
-  double MaxErr = 0;
-  for (uint32_t I = 0; I < N; ++I)
-    MaxErr = std::max(MaxErr,
-                      (double)std::fabs(Yp[I] - (Alpha * In.A[I] + In.B[I])));
+  double MaxErr = maxErr();
   result("saxpy", "max_abs_err", MaxErr);
   result("saxpy", "correct", MaxErr <= 1e-6);
   if (!(MaxErr <= 1e-6))
     failure("saxpy: max abs error " + num(MaxErr));
-  double T = Bn.timeKernel("saxpy", K, {N / CubeDim, 1, 1}, Args, nothing,
-                           /*ReportFirst=*/false);
-  result("saxpy", "GBps", 3.0 * 4 * N / (T * 1e6));
+  const int T = Bn.threads();
+  std::vector<Reference> Refs;
+#ifdef KILN_BENCH_NATIVE
+  const float *Xp = X.as<float>();
+  float *Yp = Y.as<float>();
+  Refs = refs({{"native", [=] { nat::saxpy(Alpha, Xp, Yp, N, T); }},
+               Tr.reference(T)});
+  std::memcpy(Yp, In.B.data(), N * 4);
+  Refs[0].Run();
+  double NErr = maxErr();
+  referenceCorrect("saxpy", "native", NErr <= 1e-6,
+                   "max abs error " + num(NErr));
+#endif
+  // y grows by 0.5 x a launch while timed: its values stay small.
+  double Tm = Bn.timeKernel("saxpy", K, {N / CubeDim, 1, 1}, Args, nothing,
+                            Refs, /*ReportFirst=*/false);
+  result("saxpy", "GBps", 3.0 * 4 * N / (Tm * 1e6));
 }
 
-void benchReduce(Bench &Bn, const Suite &S, const Inputs &In) {
-  LoadedKernel K = Bn.compile(S.get("reduce_sum"), "reduce_sum", true);
+/// reduce_sum and reduce_plane: one partial sum per cube of 256; the host
+/// adds the partials.
+void benchReduce(Bench &Bn, const Suite &S, const Inputs &In,
+                 StringRef Name) {
+  LoadedKernel K = Bn.compile(S.get(Name), Name, true);
   const uint32_t G = N / CubeDim;
   Buffer InB = makeBuffer(f32Type(), N), P = makeBuffer(f32Type(), G);
   std::memcpy(InB.data(), In.A.data(), N * 4);
   ArgBinding Args[] = {ArgBinding::buffer(InB, kiln::AccessKind::Read),
                        ArgBinding::buffer(P)};
-  double T = Bn.timeKernel("reduce_sum", K, {G, 1, 1}, Args, nothing);
-  result("reduce_sum", "GBps", 4.0 * N / (T * 1e6));
-  auto T1 = Clock::now();
-  double Sum = 0;
-  for (uint32_t I = 0; I < G; ++I)
-    Sum += P.as<float>()[I];
-  result("reduce_sum", "host_sum_ms", msSince(T1));
   double Ref = 0;
   for (uint32_t I = 0; I < N; ++I)
     Ref += In.A[I];
-  double Rel = std::fabs(Sum - Ref) / Ref;
-  result("reduce_sum", "rel_err", Rel);
-  result("reduce_sum", "correct", Rel < 1e-5);
+  auto relErr = [&] {
+    double Sum = 0;
+    for (uint32_t I = 0; I < G; ++I)
+      Sum += P.as<float>()[I];
+    return std::fabs(Sum - Ref) / Ref;
+  };
+  std::vector<Reference> Refs;
+#ifdef KILN_BENCH_NATIVE
+  const int T = Bn.threads();
+  const float *Ip = InB.as<float>();
+  float *Pp = P.as<float>();
+  Refs = refs({{"native", [=] { nat::blockSums(Ip, Pp, G, CubeDim, T); }}});
+  Refs[0].Run();
+  double NRel = relErr();
+  referenceCorrect(Name, "native", NRel < 1e-5, "relative error " + num(NRel));
+  std::memset(Pp, 0, G * 4);
+#endif
+  double Tm = Bn.timeKernel(Name, K, {G, 1, 1}, Args, nothing, Refs);
+  result(Name, "GBps", 4.0 * N / (Tm * 1e6));
+  std::memset(P.data(), 0, G * 4);
+  Bn.launch(K, {G, 1, 1}, Args);
+  auto T1 = Clock::now();
+  double Rel = relErr();
+  result(Name, "host_sum_ms", msSince(T1));
+  result(Name, "rel_err", Rel);
+  result(Name, "correct", Rel < 1e-5);
   if (!(Rel < 1e-5))
-    failure("reduce_sum: relative error " + num(Rel));
+    failure(Name + ": relative error " + num(Rel));
 }
 
 void benchMatmul(Bench &Bn, const Suite &S) {
@@ -357,11 +560,7 @@ void benchMatmul(Bench &Bn, const Suite &S) {
                        ArgBinding::buffer(dB, kiln::AccessKind::Read),
                        ArgBinding::buffer(dC), ArgBinding::u32(M)};
   std::array<uint32_t, 3> Cubes = {M / 16, M / 16, 1};
-  // Fewer launches when one takes long, to keep the suite's run time sane.
-  double T = Bn.timeKernel("matmul_tiled", K, Cubes, Args, nothing, true,
-                           /*SlowMs=*/300);
-  result("matmul_tiled", "GFLOPs", 2.0 * M * M * M / (T * 1e6));
-  // Reference: double accumulation, i-k-j order (the anchor's).
+  // Reference: double accumulation, i-k-j order.
   std::vector<double> Ref(size_t(M) * M, 0.0);
   for (uint32_t I = 0; I < M; ++I)
     for (uint32_t Kk = 0; Kk < M; ++Kk) {
@@ -371,10 +570,36 @@ void benchMatmul(Bench &Bn, const Suite &S) {
       for (uint32_t J = 0; J < M; ++J)
         Rr[J] += Av * Br[J];
     }
-  const float *C = dC.as<float>();
-  double MaxErr = 0;
-  for (size_t I = 0; I < size_t(M) * M; ++I)
-    MaxErr = std::max(MaxErr, std::fabs(C[I] - Ref[I]));
+  auto maxErr = [&] {
+    const float *C = dC.as<float>();
+    double MaxErr = 0;
+    for (size_t I = 0; I < size_t(M) * M; ++I)
+      MaxErr = std::max(MaxErr, std::fabs(C[I] - Ref[I]));
+    return MaxErr;
+  };
+  std::vector<Reference> Refs;
+#ifdef KILN_BENCH_NATIVE
+  const int T = Bn.threads();
+  const float *Ap = dA.as<float>(), *Bp = dB.as<float>();
+  float *Cp = dC.as<float>();
+  Refs = refs({{"native", [=] { nat::matmulBlocked(Ap, Bp, Cp, M, T); }}});
+  if (nat::haveBlas())
+    Refs.push_back({"openblas", [=] { nat::sgemm(Ap, Bp, Cp, M, T); }});
+  for (const Reference &R : Refs) {
+    std::memset(Cp, 0, M * M * 4);
+    R.Run();
+    double E = maxErr();
+    referenceCorrect("matmul_tiled", R.Name, E < 1e-3,
+                     "max abs error " + num(E));
+  }
+#endif
+  // Fewer rounds when one launch takes long, to keep the run time sane.
+  double Tm = Bn.timeKernel("matmul_tiled", K, Cubes, Args, nothing, Refs,
+                            true, /*SlowMs=*/300);
+  result("matmul_tiled", "GFLOPs", 2.0 * M * M * M / (Tm * 1e6));
+  std::memset(dC.data(), 0, M * M * 4);
+  Bn.launch(K, Cubes, Args);
+  double MaxErr = maxErr();
   result("matmul_tiled", "max_abs_err", MaxErr);
   result("matmul_tiled", "correct", MaxErr < 1e-3);
   if (!(MaxErr < 1e-3))
@@ -392,22 +617,56 @@ void benchSoftmax(Bench &Bn, const Suite &S) {
   std::memcpy(dX.data(), X.data(), X.size() * 4);
   ArgBinding Args[] = {ArgBinding::buffer(dX, kiln::AccessKind::Read),
                        ArgBinding::buffer(dY), ArgBinding::u32(Cols)};
-  double T = Bn.timeKernel("softmax_rows", K, {Rows, 1, 1}, Args, nothing);
-  result("softmax_rows", "GBps", 2.0 * 4 * Rows * Cols / (T * 1e6));
-  result("softmax_rows", "Gelem_per_s", 1.0 * Rows * Cols / (T * 1e6));
-  const float *Y = dY.as<float>();
-  double MaxErr = 0;
-  for (uint32_t R = 0; R < Rows; ++R) {
-    const float *Xr = &X[size_t(R) * Cols];
-    double Mx = -1e30, Sum = 0;
-    for (uint32_t J = 0; J < Cols; ++J)
-      Mx = std::max(Mx, (double)Xr[J]);
-    for (uint32_t J = 0; J < Cols; ++J)
-      Sum += std::exp(Xr[J] - Mx);
-    for (uint32_t J = 0; J < Cols; ++J)
-      MaxErr = std::max(MaxErr, std::fabs(Y[size_t(R) * Cols + J] -
-                                          std::exp(Xr[J] - Mx) / Sum));
+  auto maxErr = [&] {
+    const float *Y = dY.as<float>();
+    double MaxErr = 0;
+    for (uint32_t R = 0; R < Rows; ++R) {
+      const float *Xr = &X[size_t(R) * Cols];
+      double Mx = -1e30, Sum = 0;
+      for (uint32_t J = 0; J < Cols; ++J)
+        Mx = std::max(Mx, (double)Xr[J]);
+      for (uint32_t J = 0; J < Cols; ++J)
+        Sum += std::exp(Xr[J] - Mx);
+      for (uint32_t J = 0; J < Cols; ++J)
+        MaxErr = std::max(MaxErr, std::fabs(Y[size_t(R) * Cols + J] -
+                                            std::exp(Xr[J] - Mx) / Sum));
+    }
+    return MaxErr;
+  };
+  std::vector<Reference> Refs;
+#ifdef KILN_BENCH_NATIVE
+  const int T = Bn.threads();
+  const float *Xp = dX.as<float>();
+  float *Yp = dY.as<float>();
+  // "native": glibc's vector expf on the widest vectors (what a C++
+  // programmer who cares would write); "native_scalar": plain -O3, scalar
+  // expf.
+  if (nat::softmaxRowsVector(Xp, Yp, Rows, Cols, T))
+    Refs.push_back({"native", [=] {
+                      nat::softmaxRowsVector(Xp, Yp, Rows, Cols, T);
+                    }});
+  else
+    errs() << "kiln-bench: note: no vector expf (libmvec): softmax_rows has "
+              "no vectorised native reference\n";
+  Refs.push_back({"native_scalar", [=] {
+                    nat::softmaxRowsScalar(Xp, Yp, Rows, Cols, T);
+                  }});
+  for (const Reference &R : Refs) {
+    std::memset(Yp, 0, X.size() * 4);
+    R.Run();
+    double E = maxErr();
+    referenceCorrect("softmax_rows", R.Name, E < 1e-6,
+                     "max abs error " + num(E));
   }
+  result("softmax_rows", "native_vector_expf", Refs.size() == 2);
+#endif
+  double Tm = Bn.timeKernel("softmax_rows", K, {Rows, 1, 1}, Args, nothing,
+                            Refs);
+  result("softmax_rows", "GBps", 2.0 * 4 * Rows * Cols / (Tm * 1e6));
+  result("softmax_rows", "Gelem_per_s", 1.0 * Rows * Cols / (Tm * 1e6));
+  std::memset(dY.data(), 0, X.size() * 4);
+  Bn.launch(K, {Rows, 1, 1}, Args);
+  double MaxErr = maxErr();
   result("softmax_rows", "max_abs_err", MaxErr);
   result("softmax_rows", "correct", MaxErr < 1e-6);
   if (!(MaxErr < 1e-6))
@@ -423,45 +682,103 @@ void benchHistograms(Bench &Bn, const Suite &S) {
     Ref[D[I]]++;
   }
   auto Zero = [&] { std::memset(Bins.data(), 0, 256 * 4); };
+  auto binsOk = [&] {
+    return std::equal(Ref.begin(), Ref.end(), Bins.as<uint32_t>());
+  };
   auto Check = [&](StringRef Name) {
-    bool Ok = std::equal(Ref.begin(), Ref.end(), Bins.as<uint32_t>());
+    bool Ok = binsOk();
     result(Name, "correct", Ok);
     if (!Ok)
       failure(Name + ": bins differ from the reference");
   };
   ArgBinding Args[] = {ArgBinding::buffer(Data, kiln::AccessKind::Read),
                        ArgBinding::buffer(Bins), ArgBinding::u32(N)};
+  std::vector<Reference> Global, Local;
+#ifdef KILN_BENCH_NATIVE
+  const int T = Bn.threads();
+  uint32_t *Bp = Bins.as<uint32_t>();
+  Reference Atomic{"native", [=] { nat::histAtomic(D, Bp, N, T); }};
+  Reference Private{"native_private", [=] { nat::histPrivate(D, Bp, N, T); }};
+  for (const Reference *R : {&Atomic, &Private}) {
+    Zero();
+    R->Run();
+    referenceCorrect("hist_global", R->Name, binsOk(), "bins differ");
+  }
+  // hist_global: one atomic per element, as the kernel, and private bins;
+  // hist_local: private bins (per cube in the kernel, per thread here).
+  Global = {Atomic, Private};
+  Local = {{"native", Private.Run}};
+#endif
   {
     LoadedKernel K = Bn.compile(S.get("hist_global"), "hist_global", true);
-    double T = Bn.timeKernel("hist_global", K, {N / CubeDim, 1, 1}, Args, Zero);
-    result("hist_global", "GBps", 4.0 * N / (T * 1e6));
+    double Tm = Bn.timeKernel("hist_global", K, {N / CubeDim, 1, 1}, Args,
+                              Zero, Global, true, /*SlowMs=*/300);
+    result("hist_global", "GBps", 4.0 * N / (Tm * 1e6));
+    Zero();
+    Bn.launch(K, {N / CubeDim, 1, 1}, Args);
     Check("hist_global");
   }
   {
     LoadedKernel K = Bn.compile(S.get("hist_local"), "hist_local", true);
-    double T = Bn.timeKernel("hist_local", K, {256, 1, 1}, Args, Zero);
-    result("hist_local", "GBps", 4.0 * N / (T * 1e6));
+    double Tm = Bn.timeKernel("hist_local", K, {256, 1, 1}, Args, Zero, Local);
+    result("hist_local", "GBps", 4.0 * N / (Tm * 1e6));
+    Zero();
+    Bn.launch(K, {256, 1, 1}, Args);
     Check("hist_local");
   }
 }
 
+/// Median, 10th and 90th percentiles of \p Count launch + wait of \p Cubes
+/// empty cubes on \p Dev, after 20 warm-ups, reported as <Metric>_median etc.
+/// in microseconds.
+void emptyLaunches(kiln::Device &Dev, const LoadedKernel &K, uint32_t Cubes,
+                   StringRef Metric, int Count = 1000) {
+  auto one = [&] {
+    auto T0 = Clock::now();
+    if (Error E = Dev.launch(K, {Cubes, 1, 1}, {}))
+      fatal("launching @empty", std::move(E));
+    return msSince(T0) * 1e3;
+  };
+  for (int I = 0; I < 20; ++I)
+    one();
+  std::vector<double> T;
+  for (int I = 0; I < Count; ++I)
+    T.push_back(one());
+  result("empty", Metric.str() + "_median", median(T));
+  result("empty", Metric.str() + "_p10", quantile(T, 0.1));
+  result("empty", Metric.str() + "_p90", quantile(T, 0.9));
+  result("empty", Metric.str() + "_mean",
+         std::accumulate(T.begin(), T.end(), 0.0) / T.size());
+}
+
+/// Launch latency, back to back: 64 cubes through the launch arena on a
+/// device that spreads every launch over every thread
+/// (MinWorkPerThreadMicroseconds = 0), and one cube, which always runs
+/// inline on the calling thread; and the native side's empty parallel
+/// region.
 void benchEmpty(Bench &Bn, const Suite &S) {
   LoadedKernel K = Bn.compile(S.get("empty"), "empty", true);
   result("empty", "first_launch_ms", Bn.launch(K, {1, 1, 1}, {}));
+  emptyLaunches(Bn.device(), K, 1, "launch_inline1_us");
+  kiln::DeviceOptions O;
+  O.StoreMode = kiln::DeviceStoreMode::Off;
+  O.MinWorkPerThreadMicroseconds = 0;
+  auto Arena = check(kiln::Device::create(std::move(O)), "creating a device");
+  LoadedKernel KA = check(Arena->getKernel(S.get("empty"), Bn.variant()),
+                          "compiling @empty");
+  emptyLaunches(*Arena, KA, 64, "launch_arena64_us");
+  result("empty", "arena_threads", Arena->executor().concurrency());
+#ifdef KILN_BENCH_NATIVE
+  const int T = Bn.threads();
   for (int I = 0; I < 20; ++I)
-    Bn.launch(K, {1, 1, 1}, {});
-  std::vector<double> T;
-  auto T0 = Clock::now();
+    nat::emptyRegion(T);
+  std::vector<double> Ts;
   for (int I = 0; I < 1000; ++I)
-    T.push_back(Bn.launch(K, {1, 1, 1}, {}));
-  double Total = msSince(T0);
-  result("empty", "launch_us_median", median(T) * 1e3);
-  result("empty", "launch_us_mean", Total); // ms for 1000 == mean in us
-  result("empty", "launch_us_min", *std::min_element(T.begin(), T.end()) * 1e3);
-  // Device::launch returns when the cubes are done: there is no asynchronous
-  // launch to batch, so "1000 launches then one wait" is not measured.
-  errs() << "kiln-bench: note: no asynchronous launch in the Device API: "
-            "batched_us_per_launch not measured\n";
+    Ts.push_back(timeMs([&] { nat::emptyRegion(T); }) * 1e3);
+  result("empty", "native_region_us_median", median(Ts));
+  result("empty", "native_region_us_p10", quantile(Ts, 0.1));
+  result("empty", "native_region_us_p90", quantile(Ts, 0.9));
+#endif
 }
 
 /// The 32 vadd variants compiled and first launched one after another
@@ -650,8 +967,8 @@ int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::HideUnrelatedOptions(Category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "Kiln's benchmark suite (RESULT lines as "
-                              "PoCL's anchor bench prints them)\n");
+                              "Kiln's benchmark suite beside native C++ in "
+                              "the same process (RESULT lines)\n");
   int NIters = Iters;
   if (NIters <= 0) {
     const char *E = std::getenv("BENCH_ITERS");
@@ -673,7 +990,21 @@ int main(int argc, char **argv) {
   Variant.BoundsChecked = !Unchecked;
   errs() << "kiln-bench: variant " << Variant.str() << "\n";
   Suite S = loadSuite(Dev->options().Limits);
-  Bench Bn(std::move(Dev), Variant, NIters);
+  unsigned Gap = GapUs >= 0 ? unsigned(int(GapUs))
+                            : Dev->options().KeepWarmMicroseconds + 1000;
+  result("setup", "threads", Dev->executor().concurrency());
+  result("setup", "gap_us", Gap);
+#ifdef KILN_BENCH_NATIVE
+  result("setup", "native", 1);
+  if (!std::getenv("OMP_WAIT_POLICY"))
+    errs() << "kiln-bench: note: OMP_WAIT_POLICY is not set: OpenMP's "
+              "threads may spin after a native run (bench/run.sh sets "
+              "PASSIVE)\n";
+#else
+  result("setup", "native", 0);
+  errs() << "kiln-bench: note: built without OpenMP: no native references\n";
+#endif
+  Bench Bn(std::move(Dev), Variant, NIters, Gap);
 
   // First kernel of the process: includes the one-time LLVM set-up.
   {
@@ -692,9 +1023,13 @@ int main(int argc, char **argv) {
     In.A[I] = frand();
     In.B[I] = frand();
   }
-  benchVadd(Bn, S, In);
-  benchSaxpy(Bn, S, In);
-  benchReduce(Bn, S, In);
+  {
+    Triad Tr;
+    benchVadd(Bn, S, In, Tr);
+    benchSaxpy(Bn, S, In, Tr);
+  }
+  benchReduce(Bn, S, In, "reduce_sum");
+  benchReduce(Bn, S, In, "reduce_plane");
   benchMatmul(Bn, S);
   benchSoftmax(Bn, S);
   benchHistograms(Bn, S);

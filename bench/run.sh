@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
-# bench/run.sh - Kiln's benchmark suite beside PoCL and the machine's limits, in one command.
+# bench/run.sh - Kiln's benchmark suite beside native C++, PoCL and the
+# machine's limits, in one command; everything it runs is in this repository.
 #
-# Usage: bench/run.sh --anchors DIR [--reps N] [--max-wait S] [--build DIR]
-#                     [--out DIR] [--no-install] [--iters N] [--unchecked]
-#        KILN_POCL_ANCHORS=DIR bench/run.sh [...]
+# Usage: bench/run.sh [--reps N] [--max-wait S] [--build DIR] [--out DIR]
+#                     [--no-install] [--iters N] [--unchecked]
 #
-#   --reps N       processes per mode (default 3): kiln, pocl_cold, pocl_warm, native
+#   --reps N       processes per mode (default 3): kiln, pocl_cold, pocl_warm,
+#                  native
 #   --max-wait S   before each process, wait up to S seconds (default 300) for
 #                  the machine to be quiet (>= 90 % idle over 2 s)
 #   --build DIR    Kiln's Release build folder (default <repo>/build-bench)
-#   --anchors DIR  the folder that holds PoCL's anchor programs, bench.cpp and
-#                  native.cpp (they are not part of this repository); required,
-#                  else $KILN_POCL_ANCHORS. Copied into <build>/pocl-anchors
 #   --out DIR      results folder (default <build>/bench-results/<time>)
 #   --no-install   do not install missing Debian packages
-#   --iters N      timed launches per kernel (default 30, as PoCL's bench)
+#   --iters N      timed rounds per kernel (default 30)
 #   --unchecked    also run Kiln's unchecked variant (mode kiln_unchecked,
 #                  without the 32-kernel compile part)
 #
-# Steps: (a) install what is missing from Debian, (b) build kiln-bench
-# (Release) and PoCL's bench.cpp and native.cpp, (c) run them one process at a
-# time, logging the CPU load other processes caused during each, (d) write
-# raw.txt, results.json, summary.md and chart.png via bench/report.py.
+# Steps: (a) install what is missing from Debian, (b) build kiln-bench,
+# native-bench and pocl-bench (Release: bench/kiln-bench.cpp,
+# bench/native/, bench/pocl/), (c) record the machine (lscpu with the CPU
+# flags, clinfo, the CPU PoCL compiles for), (d) run the programs one process
+# at a time, logging the CPU load other processes caused during each, (e)
+# write raw.txt, results.json, summary.md and chart.png via bench/report.py.
+# kiln-bench's figures are ratios to native C++ timed in its own process,
+# interleaved with Kiln's launches: they hold up under another tenant's load
+# far better than times taken in different processes.
 # Nothing here checks a timing; a wrong result makes a program exit 1, and the
 # run goes on with the other programs (the report shows "NO" / missing cells).
 set -euo pipefail
@@ -29,7 +32,6 @@ ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 REPS=3
 MAX_WAIT=300
 BUILD=$ROOT/build-bench
-ANCHORS=${KILN_POCL_ANCHORS:-}
 OUT=
 INSTALL=1
 ITERS=30
@@ -39,7 +41,6 @@ while (($#)); do
     --reps) REPS=$2; shift 2 ;;
     --max-wait) MAX_WAIT=$2; shift 2 ;;
     --build) BUILD=$2; shift 2 ;;
-    --anchors) ANCHORS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --no-install) INSTALL=0; shift ;;
     --iters) ITERS=$2; shift 2 ;;
@@ -51,12 +52,6 @@ done
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: error: --reps needs a positive integer" >&2; exit 1; }
 [[ $MAX_WAIT =~ ^[0-9]+$ ]] || { echo "run.sh: error: --max-wait needs seconds" >&2; exit 1; }
 [[ $ITERS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: error: --iters needs a positive integer" >&2; exit 1; }
-[[ -n $ANCHORS ]] || { echo "run.sh: error: the PoCL anchor programs (bench.cpp, native.cpp) are not part of this repository: give their folder with --anchors DIR or KILN_POCL_ANCHORS=DIR (see --help)" >&2; exit 1; }
-ANCHORS=$(readlink -f "$ANCHORS" || true)
-for f in bench.cpp native.cpp; do
-  [[ -f $ANCHORS/$f ]] || { echo "run.sh: error: no $f in '$ANCHORS' (give --anchors or KILN_POCL_ANCHORS)" >&2; exit 1; }
-done
-
 # ---------------------------------------------------------------- (a) packages
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libopenblas-dev
           gnuplot-nox g++ cmake ninja-build pkg-config python3 llvm-19-dev
@@ -77,38 +72,43 @@ if ((INSTALL)); then
 fi
 
 # ---------------------------------------------------------------- (b) build
-echo "== building kiln-bench (Release) in $BUILD"
+echo "== building kiln-bench, native-bench, pocl-bench (Release) in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DKILN_BUILD_BENCH=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_TOOLS=OFF >/dev/null
-ninja -C "$BUILD" kiln-bench
+ninja -C "$BUILD" -j"$(nproc)" kiln-bench native-bench pocl-bench
 KILN_BENCH=$BUILD/bin/kiln-bench
-
-ANCH=$BUILD/pocl-anchors
-mkdir -p "$ANCH"
-cp "$ANCHORS/bench.cpp" "$ANCHORS/native.cpp" "$ANCH/"
-echo "== building PoCL's bench and native from $ANCHORS"
-g++ -O2 -std=c++17 "$ANCH/bench.cpp" -lOpenCL -o "$ANCH/bench"
-g++ -O3 -march=native -fopenmp -fno-tree-loop-distribute-patterns -DHAVE_BLAS \
-  "$ANCH/native.cpp" -o "$ANCH/native" -lopenblas
+NATIVE_BENCH=$BUILD/bin/native-bench
+POCL_BENCH=$BUILD/bin/pocl-bench
 
 [[ -n $OUT ]] || OUT=$BUILD/bench-results/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
 RAW=$OUT/raw.txt
 : > "$RAW"
 : > "$OUT/load.txt"
+# ---------------------------------------------------------------- (c) machine
 clinfo > "$OUT/clinfo.txt" 2>&1 || true
+lscpu > "$OUT/lscpu.txt" 2>&1 || true
+# The CPU PoCL compiles for: its device name ("pthread-<llvm cpu>-<model>")
+# and platform version (pocl-bench prints them too: INFO lines in raw.txt).
+POCL_DEVICE=$(awk '/Device Name/ {sub(/^ *Device Name +/, ""); print; exit}' "$OUT/clinfo.txt")
+POCL_VERSION=$(awk '/Platform Version/ {sub(/^ *Platform Version +/, ""); print; exit}' "$OUT/clinfo.txt")
 {
   echo "date: $(date -Is)"
-  echo "kiln: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "kiln: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "kiln_uncommitted: $(git -C "$ROOT" status --porcelain -- lib include 2>/dev/null | wc -l) files under lib/ and include/"
   uname -srm
-  lscpu | grep -E 'Model name|^CPU\(s\)|CPU family|^Model:|L3'
-  echo "avx512f: $(grep -qw avx512f /proc/cpuinfo && echo yes || echo no)"
+  lscpu | grep -E 'Model name|^CPU\(s\)|CPU family|^Model:|L2|L3|Hypervisor'
+  echo "cpu: $(lscpu | awk -F': *' '/Model name/ {print $2; exit}'), family $(lscpu | awk -F': *' '/CPU family/ {print $2; exit}') model $(lscpu | awk -F': *' '/^Model:/ {print $2; exit}'), $(nproc) CPUs"
+  echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2- | xargs)"
+  echo "pocl_device: ${POCL_DEVICE:-unknown}"
+  echo "pocl_version: ${POCL_VERSION:-unknown}"
+  echo "pocl_isa: $(sed -E 's/^pthread-//; s/-.*//' <<<"${POCL_DEVICE:-unknown}") (from PoCL's device name)"
   dpkg-query -W -f='${Package} ${Version}\n' pocl-opencl-icd libpocl2 llvm-19 \
     libopenblas0-pthread g++ 2>/dev/null || true
   echo "thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
 } > "$OUT/env.txt"
 
-# ---------------------------------------------------------------- (c) run
+# ---------------------------------------------------------------- (d) run
 HZ=$(getconf CLK_TCK)
 NCPU=$(nproc)
 busy_jiffies() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
@@ -148,9 +148,13 @@ run_one() {
 }
 
 export BENCH_ITERS=$ITERS
+# OpenMP's threads sleep between native runs, as Kiln's do between launches
+# after kiln-bench's pause (--gap-us): neither side spins into the other's run.
+export OMP_WAIT_POLICY=PASSIVE
 for r in $(seq 1 "$REPS"); do
   KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
-  KILN_CACHE_DIR=$KC run_one "kiln$r" "$KILN_BENCH" --kernels "$ROOT/bench/kernels" --iters "$ITERS"
+  KILN_CACHE_DIR=$KC OPENBLAS_NUM_THREADS=$NCPU \
+    run_one "kiln$r" "$KILN_BENCH" --kernels "$ROOT/bench/kernels" --iters "$ITERS"
   rm -rf "$KC"
   if ((UNCHECKED)); then
     KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
@@ -159,14 +163,14 @@ for r in $(seq 1 "$REPS"); do
     rm -rf "$KC"
   fi
   PC=$(mktemp -d "$OUT/pocl-cache.XXXXXX")
-  POCL_CACHE_DIR=$PC run_one "pocl_cold$r" "$ANCH/bench"
-  POCL_CACHE_DIR=$PC run_one "pocl_warm$r" "$ANCH/bench"
+  POCL_CACHE_DIR=$PC run_one "pocl_cold$r" "$POCL_BENCH"
+  POCL_CACHE_DIR=$PC run_one "pocl_warm$r" "$POCL_BENCH"
   rm -rf "$PC"
-  OMP_NUM_THREADS=$NCPU OPENBLAS_NUM_THREADS=$NCPU OMP_PROC_BIND=spread \
-    run_one "native$r" "$ANCH/native"
+  NATIVE_THREADS=$NCPU OPENBLAS_NUM_THREADS=$NCPU run_one "native$r" "$NATIVE_BENCH"
 done
 
-# ---------------------------------------------------------------- (d) report
+# ---------------------------------------------------------------- (e) report
+grep -h '^INFO' "$RAW" | sort -u >> "$OUT/env.txt" || true
 python3 "$ROOT/bench/report.py" "$OUT"
 ln -sfn "$(basename "$OUT")" "$(dirname "$OUT")/latest" 2>/dev/null || true
 echo "== results: $OUT/summary.md, $OUT/results.json, $OUT/chart.png"
