@@ -102,7 +102,9 @@ POCL_VERSION=$(awk '/Platform Version/ {sub(/^ *Platform Version +/, ""); print;
   echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2- | xargs)"
   echo "pocl_device: ${POCL_DEVICE:-unknown}"
   echo "pocl_version: ${POCL_VERSION:-unknown}"
-  echo "pocl_isa: $(sed -E 's/^pthread-//; s/-.*//' <<<"${POCL_DEVICE:-unknown}") (from PoCL's device name)"
+  MODEL=$(lscpu | awk -F': *' '/Model name/ {print $2; exit}')
+  ISA=${POCL_DEVICE#pthread-}
+  echo "pocl_isa: ${ISA%-"$MODEL"} (PoCL's device name less 'pthread-' and the CPU model)"
   dpkg-query -W -f='${Package} ${Version}\n' pocl-opencl-icd libpocl2 llvm-19 \
     libopenblas0-pthread g++ 2>/dev/null || true
   echo "thp: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
