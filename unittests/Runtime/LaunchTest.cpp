@@ -213,7 +213,11 @@ CubeMetadata recordMetadata() {
 TEST_F(LaunchRun, RangesOfCubesAndScratchReuse) {
   LoadedKernel K = load(RecordIR, recordMetadata());
   ASSERT_TRUE(K.valid());
-  Executor E(2);
+  // Every launch over both threads (no least work per thread): the cubes of
+  // this kernel are cheap enough that the measured-work policy would run
+  // later launches on the calling thread, with an arena of its own.
+  Executor E(2, Executor::DefaultKeepWarmMicroseconds,
+             /*MinWorkPerThreadMicroseconds=*/0);
   const uint32_t X = 100, Y = 30, Z = 7, Total = X * Y * Z;
   Buffer Out = std::move(*Buffer::create(U64, Total));
   Buffer Count = std::move(*Buffer::create(U64, 2));
@@ -239,6 +243,29 @@ TEST_F(LaunchRun, RangesOfCubesAndScratchReuse) {
   EXPECT_LE(Scratches.size(), E.concurrency());
   EXPECT_LE(E.scratchAllocations(), E.concurrency());
   EXPECT_GE(E.scratchAllocations(), 1u);
+}
+
+// The measured-work policy: a kernel's first launch uses every thread; once
+// its cost per cube is known, a launch worth less than the least work per
+// thread runs on the calling thread, in one call of the cube function.
+TEST_F(LaunchRun, LaunchesUseTheThreadsTheirWorkIsWorth) {
+  LoadedKernel K = load(RecordIR, recordMetadata());
+  ASSERT_TRUE(K.valid());
+  Executor E(2, 0, /*MinWorkPerThreadMicroseconds=*/UINT32_MAX);
+  const uint32_t Total = 100 * 30;
+  Buffer Out = std::move(*Buffer::create(U64, Total));
+  Buffer Count = std::move(*Buffer::create(U64, 2));
+  ArgBinding Args[] = {ArgBinding::buffer(Out), ArgBinding::buffer(Count)};
+  ASSERT_EQ(errorOf(E.launch(K, {100, 30, 1}, Args)), "<no error>");
+  EXPECT_GE(Count.as<uint64_t>()[0], 2u) << "the first launch is spread";
+  ASSERT_NE(K.profile(), nullptr);
+  EXPECT_GT(K.profile()->PicosPerCube.load(), 0u);
+  for (int Round = 0; Round < 5; ++Round) {
+    Count.as<uint64_t>()[0] = Count.as<uint64_t>()[1] = 0;
+    ASSERT_EQ(errorOf(E.launch(K, {100, 30, 1}, Args)), "<no error>");
+    EXPECT_EQ(Count.as<uint64_t>()[0], 1u) << "one inline call";
+    EXPECT_EQ(Count.as<uint64_t>()[1], Total);
+  }
 }
 
 TEST_F(LaunchRun, OneCubeRunsInlineAndIsCheap) {
