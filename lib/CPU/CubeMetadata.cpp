@@ -1,13 +1,14 @@
 //===- CubeMetadata.cpp - Encoding of a compiled kernel's launch metadata -===//
 //
 // Layout (all integers little-endian):
-//   "KCMD" u16 version(=1)
+//   "KCMD" u16 version(=2)
 //   str KernelName, str Symbol        (str = u32 length + bytes)
 //   u32 CubeDim[3], u32 PlaneDim, u64 ScratchBytes
 //   u32 NumParams, then per parameter:
 //     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8
-//     Access
-// Nothing may follow the last parameter.
+//     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer)
+// Nothing may follow the last parameter. Version 1 (no Private byte) is
+// refused, not read: a store entry written by it is recompiled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +23,9 @@ using namespace llvm;
 
 namespace {
 constexpr char Magic[4] = {'K', 'C', 'M', 'D'};
-constexpr uint16_t Version = 1;
-/// The smallest encoding of one parameter: empty name plus four bytes.
-constexpr size_t MinParamBytes = 4 + 4;
+constexpr uint16_t Version = 2;
+/// The smallest encoding of one parameter: empty name plus five bytes.
+constexpr size_t MinParamBytes = 4 + 5;
 
 class Writer {
 public:
@@ -96,6 +97,7 @@ std::vector<uint8_t> CubeMetadata::serialize() const {
     W.put<uint8_t>(static_cast<uint8_t>(P.Ty.elementKind()));
     W.put<uint8_t>(P.Ty.isLine() ? static_cast<uint8_t>(P.Ty.lanes()) : 0);
     W.put<uint8_t>(static_cast<uint8_t>(P.Access));
+    W.put<uint8_t>(static_cast<uint8_t>(P.Private));
   }
   return std::move(W.Out);
 }
@@ -138,7 +140,7 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
   M.Params.reserve(NumParams);
   for (uint32_t I = 0; I < NumParams; ++I) {
     ParamMetadata P;
-    uint8_t IsBuffer, Kind, Lanes, Access;
+    uint8_t IsBuffer, Kind, Lanes, Access, Private;
     if (Error E = R.getStr(P.Name, "parameter name"))
       return E;
     if (Error E = R.get(IsBuffer, "parameter"))
@@ -148,6 +150,8 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     if (Error E = R.get(Lanes, "parameter"))
       return E;
     if (Error E = R.get(Access, "parameter"))
+      return E;
+    if (Error E = R.get(Private, "parameter"))
       return E;
     if (IsBuffer > 1)
       return corrupt("parameter " + Twine(I) + ": bad buffer flag");
@@ -159,10 +163,15 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
                      Twine(Lanes));
     if (Access > static_cast<uint8_t>(AccessKind::ReadWrite))
       return corrupt("parameter " + Twine(I) + ": bad access " + Twine(Access));
+    if (Private > static_cast<uint8_t>(PrivateAtomic::Xor) ||
+        (Private && (!IsBuffer || Lanes)))
+      return corrupt("parameter " + Twine(I) + ": bad private atomic " +
+                     Twine(Private));
     P.IsBuffer = IsBuffer;
     ScalarKind SK = static_cast<ScalarKind>(Kind);
     P.Ty = Lanes ? Type::line(SK, Lanes) : Type::scalar(SK);
     P.Access = static_cast<AccessKind>(Access);
+    P.Private = static_cast<PrivateAtomic>(Private);
     M.Params.push_back(std::move(P));
   }
   if (R.remaining() != 0)

@@ -5,7 +5,10 @@
 // bounds-checked variant an out-of-bounds load gives 0 and a store or atomic
 // is dropped (an atomic then gives 0); a negative signed index is out of
 // bounds. Buffer atomics are seq_cst LLVM atomics; shared-memory atomics are
-// plain read-modify-writes (the units of a cube run on one thread).
+// plain read-modify-writes (the units of a cube run on one thread). The
+// atomics on a privatisable buffer (AtomicPrivatisation.h) branch on the
+// launch's choice: plain read-modify-writes on the worker's private copy, or
+// the real atomic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,6 +120,9 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
   Value *Scaled =
       T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
   A.Ptr = B.CreateInBoundsGEP(Elem, Base, Scaled);
+  if (VI.Kind == ValueKind::Buffer)
+    if (Value *PB = PrivBase.lookup(Mem))
+      A.PrivPtr = B.CreateInBoundsGEP(Elem, PB, Scaled);
   if (!Cx.Variant.BoundsChecked)
     return A;
   Value *Count = memCount(Mem);
@@ -237,6 +243,41 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
     }
     // Read-modify-write.
     Value *X = Values.operand(Op, 2);
+    // One thread owns the element: a plain load, operation and store.
+    auto PlainRMW = [&](Value *Ptr) -> Value * {
+      auto *Old = B.CreateAlignedLoad(MT, Ptr, Al);
+      tagAccess(Old, VI.Kind, Mem, false);
+      Value *New;
+      switch (Op.Kind) {
+      case OpKind::AtomicAdd:
+        New = Scalar.emitBinary(OpKind::Add, T, Old, X);
+        break;
+      case OpKind::AtomicSub:
+        New = Scalar.emitBinary(OpKind::Sub, T, Old, X);
+        break;
+      case OpKind::AtomicMin:
+        New = Scalar.emitMinMax(false, T, Old, X);
+        break;
+      case OpKind::AtomicMax:
+        New = Scalar.emitMinMax(true, T, Old, X);
+        break;
+      case OpKind::AtomicAnd:
+        New = B.CreateAnd(Old, X);
+        break;
+      case OpKind::AtomicOr:
+        New = B.CreateOr(Old, X);
+        break;
+      case OpKind::AtomicXor:
+        New = B.CreateXor(Old, X);
+        break;
+      default:
+        New = X;
+        break;
+      }
+      auto *S = B.CreateAlignedStore(New, Ptr, Al);
+      tagAccess(S, VI.Kind, Mem, false);
+      return Old;
+    };
     if (Global) {
       using BO = llvm::AtomicRMWInst::BinOp;
       BO Bin;
@@ -266,42 +307,32 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
         Bin = BO::Xchg;
         break;
       }
-      auto *R = B.CreateAtomicRMW(Bin, A.Ptr, X, Al, Order);
-      tagAccess(R, VI.Kind, Mem, false);
-      return R;
+      auto RealRMW = [&]() -> Value * {
+        auto *R = B.CreateAtomicRMW(Bin, A.Ptr, X, Al, Order);
+        tagAccess(R, VI.Kind, Mem, false);
+        return R;
+      };
+      if (!A.PrivPtr)
+        return RealRMW();
+      // A privatisable buffer (AtomicPrivatisation.h): the launch says
+      // whether this worker's private copy takes the atomic (CubeABI.h).
+      llvm::BasicBlock *Priv = Cx.newBlock("atomic.private");
+      llvm::BasicBlock *Real = Cx.newBlock("atomic.real");
+      llvm::BasicBlock *Join = Cx.newBlock("atomic.end");
+      B.CreateCondBr(PrivOn.lookup(Mem), Priv, Real);
+      B.SetInsertPoint(Priv);
+      Value *PrivOld = PlainRMW(A.PrivPtr);
+      B.CreateBr(Join);
+      B.SetInsertPoint(Real);
+      Value *RealOld = RealRMW();
+      B.CreateBr(Join);
+      B.SetInsertPoint(Join);
+      llvm::PHINode *Old = B.CreatePHI(MT, 2);
+      Old->addIncoming(PrivOld, Priv);
+      Old->addIncoming(RealOld, Real);
+      return Old;
     }
-    auto *Old = B.CreateAlignedLoad(MT, A.Ptr, Al);
-    tagAccess(Old, VI.Kind, Mem, false);
-    Value *New;
-    switch (Op.Kind) {
-    case OpKind::AtomicAdd:
-      New = Scalar.emitBinary(OpKind::Add, T, Old, X);
-      break;
-    case OpKind::AtomicSub:
-      New = Scalar.emitBinary(OpKind::Sub, T, Old, X);
-      break;
-    case OpKind::AtomicMin:
-      New = Scalar.emitMinMax(false, T, Old, X);
-      break;
-    case OpKind::AtomicMax:
-      New = Scalar.emitMinMax(true, T, Old, X);
-      break;
-    case OpKind::AtomicAnd:
-      New = B.CreateAnd(Old, X);
-      break;
-    case OpKind::AtomicOr:
-      New = B.CreateOr(Old, X);
-      break;
-    case OpKind::AtomicXor:
-      New = B.CreateXor(Old, X);
-      break;
-    default:
-      New = X;
-      break;
-    }
-    auto *S = B.CreateAlignedStore(New, A.Ptr, Al);
-    tagAccess(S, VI.Kind, Mem, false);
-    return Old;
+    return PlainRMW(A.Ptr);
   };
   return guarded(A.InBounds, ReturnsValue ? Op.ResultType : T, Emit);
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AtomicPrivatisation.h"
 #include "LoweringImpl.h"
 
 #include "kiln/CPU/CubeABI.h"
@@ -154,6 +155,33 @@ llvm::Error KernelLowering::emitEntry() {
                                      "' is neither a buffer nor a value");
     }
   }
+  // Privatisable buffers (CubeABI.h): bit k of LaunchArgs::Reserved, and
+  // then the private copy's address in the scratch area. The address is
+  // loaded from the launch arguments when the bit is clear, so that a
+  // caller whose scratch area has no table is never read past.
+  Memory.Private = findPrivatisableBuffers(K, Cx.Variant);
+  llvm::Value *Reserved = nullptr;
+  unsigned Bit = 0;
+  for (size_t I = 0; I < K.Params.size(); ++I) {
+    if (Memory.Private[I] == PrivateAtomic::None)
+      continue;
+    ValueId P = K.Params[I];
+    const std::string &Name = K.value(P).Name;
+    if (!Reserved)
+      Reserved = B.CreateAlignedLoad(
+          I32, B.CreateConstInBoundsGEP1_64(I8, LaunchArg, 20), llvm::Align(4),
+          "privatised");
+    llvm::Value *On = B.CreateICmpNE(
+        B.CreateAnd(Reserved, B.getInt32(1u << Bit)), B.getInt32(0),
+        Name + ".private");
+    llvm::Value *Entry = Memory.scratchPtr(
+        privateCopyTableOffset(Cx.Layout.Bytes) + 8 * uint64_t(Bit));
+    llvm::Value *From = B.CreateSelect(On, Entry, LaunchArg);
+    Memory.PrivOn[P] = On;
+    Memory.PrivBase[P] =
+        B.CreateAlignedLoad(Ptr, From, llvm::Align(8), Name + ".copy");
+    ++Bit;
+  }
   return llvm::Error::success();
 }
 
@@ -207,6 +235,8 @@ LoweredModule KernelLowering::finish() {
     PM.IsBuffer = VI.Kind == ValueKind::Buffer;
     PM.Ty = VI.Ty;
     PM.Access = VI.Access;
+    if (MD.Params.size() < Memory.Private.size())
+      PM.Private = Memory.Private[MD.Params.size()];
     MD.Params.push_back(std::move(PM));
   }
   return Out;

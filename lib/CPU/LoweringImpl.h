@@ -67,6 +67,8 @@ struct MemAccess {
   llvm::Value *InBounds = nullptr; ///< i1, or null when not checked
   ValueKind Kind = ValueKind::Buffer;
   ValueId Mem = NoValue;
+  /// The element in the private copy of a privatisable buffer, else null.
+  llvm::Value *PrivPtr = nullptr;
 };
 
 class MemoryEmitter;
@@ -271,6 +273,11 @@ public:
   // ---- Set by the driver ----
   llvm::Value *Scratch = nullptr; ///< the cube function's scratch argument
   llvm::DenseMap<ValueId, llvm::Value *> BufBase, BufCount;
+  /// Privatisable buffers (AtomicPrivatisation.h): whether this launch
+  /// privatises them (i1) and their private copy's base (CubeABI.h).
+  llvm::DenseMap<ValueId, llvm::Value *> PrivOn, PrivBase;
+  /// Per parameter: findPrivatisableBuffers, for the metadata.
+  std::vector<PrivateAtomic> Private;
   /// The bounds checks emitted, for LoopVersioning.h.
   std::vector<BoundsGuard> Guards;
 

@@ -2,6 +2,8 @@
 
 #include "kiln/Runtime/Launch.h"
 
+#include "kiln/CPU/CubeABI.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 
@@ -16,6 +18,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <mutex>
+#include <type_traits>
 #include <vector>
 
 using namespace kiln;
@@ -139,6 +144,197 @@ Error kiln::validateLaunch(const CubeMetadata &M,
   return Error::success();
 }
 
+//===-- Privatised atomics ------------------------------------------------===//
+//
+// A buffer whose ParamMetadata::Private is set gets, on each worker that runs
+// cubes of the launch, a private copy filled with the merge's identity; the
+// cube function does its atomics there (CubeABI.h); after the cubes, the
+// launching thread merges every copy into the buffer with atomics (other
+// launches may use the buffer at the same time) and frees it. A copy is
+// allocated per launch, not kept in the worker's scratch area: a worker may
+// run ranges of another stream's launch before this one merges.
+
+namespace {
+/// The largest buffer privatised, and the most bytes of copies per worker.
+constexpr uint64_t MaxPrivateCopyBytes = 64 * 1024;
+constexpr uint64_t MaxPrivateBytesPerWorker = 256 * 1024;
+
+struct PrivateBuffer {
+  PrivateAtomic Op;
+  ScalarKind Kind;
+  void *Data;
+  uint64_t Count;
+  uint64_t Offset; ///< in the worker's block of copies
+  unsigned Bit;    ///< in LaunchArgs::Reserved and the scratch table
+};
+
+template <class T> T identityOf(PrivateAtomic Op) {
+  switch (Op) {
+  case PrivateAtomic::Min:
+    return std::numeric_limits<T>::max();
+  case PrivateAtomic::Max:
+    return std::numeric_limits<T>::lowest();
+  case PrivateAtomic::And:
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(~T(0));
+    return T(0);
+  case PrivateAtomic::Add:
+    // -0.0 is the identity of float addition (x + -0.0 == x, -0.0 too).
+    if constexpr (std::is_floating_point_v<T>)
+      return -T(0);
+    return T(0);
+  default:
+    return T(0);
+  }
+}
+
+template <class T> void fillIdentity(void *Copy, uint64_t Count,
+                                     PrivateAtomic Op) {
+  std::fill_n(static_cast<T *>(Copy), Count, identityOf<T>(Op));
+}
+
+template <class T>
+void mergeCopy(void *Dst, const void *Src, uint64_t Count, PrivateAtomic Op) {
+  T *D = static_cast<T *>(Dst);
+  const T *S = static_cast<const T *>(Src);
+  T Id = identityOf<T>(Op);
+  for (uint64_t I = 0; I < Count; ++I) {
+    T V = S[I];
+    if (std::memcmp(&V, &Id, sizeof(T)) == 0)
+      continue; // nothing reached this element from this worker
+    std::atomic_ref<T> R(D[I]);
+    switch (Op) {
+    case PrivateAtomic::Add:
+      R.fetch_add(V);
+      break;
+    case PrivateAtomic::Min:
+    case PrivateAtomic::Max: {
+      T Cur = R.load(std::memory_order_relaxed);
+      auto Better = [&](T Old) {
+        return Op == PrivateAtomic::Min ? V < Old : V > Old;
+      };
+      while (Better(Cur) && !R.compare_exchange_weak(Cur, V)) {
+      }
+      break;
+    }
+    case PrivateAtomic::And:
+    case PrivateAtomic::Or:
+    case PrivateAtomic::Xor:
+      if constexpr (std::is_integral_v<T>) {
+        if (Op == PrivateAtomic::And)
+          R.fetch_and(V);
+        else if (Op == PrivateAtomic::Or)
+          R.fetch_or(V);
+        else
+          R.fetch_xor(V);
+      }
+      break;
+    case PrivateAtomic::None:
+      break;
+    }
+  }
+}
+
+/// Calls F.template operator()<T>() with T the C++ type of \p K.
+template <class F> void withElementType(ScalarKind K, F &&Fn) {
+  switch (K) {
+  case ScalarKind::I32:
+    Fn(int32_t());
+    break;
+  case ScalarKind::U32:
+    Fn(uint32_t());
+    break;
+  case ScalarKind::I64:
+    Fn(int64_t());
+    break;
+  case ScalarKind::U64:
+    Fn(uint64_t());
+    break;
+  case ScalarKind::F32:
+    Fn(float());
+    break;
+  default:
+    break; // never privatisable (AtomicPrivatisation.h)
+  }
+}
+
+/// What one launch privatises.
+struct PrivatePlan {
+  llvm::SmallVector<PrivateBuffer, 4> Buffers;
+  uint32_t Mask = 0;           ///< LaunchArgs::Reserved
+  uint64_t BlockBytes = 0;     ///< one worker's copies, each 64-aligned
+  uint64_t TableOffset = 0;    ///< of the address table in scratch
+  uint64_t ScratchBytes = 0;   ///< the scratch area the calls need
+
+  explicit operator bool() const { return !Buffers.empty(); }
+
+  /// A worker's copies, filled with the identities; null if memory is out.
+  void *allocate() const {
+    void *Block = std::aligned_alloc(64, BlockBytes);
+    if (!Block)
+      return nullptr;
+    for (const PrivateBuffer &PB : Buffers)
+      withElementType(PB.Kind, [&](auto T) {
+        fillIdentity<decltype(T)>(static_cast<char *>(Block) + PB.Offset,
+                                  PB.Count, PB.Op);
+      });
+    return Block;
+  }
+  /// Points the cube function at \p Block (CubeABI.h).
+  void publish(void *Scratch, void *Block) const {
+    for (const PrivateBuffer &PB : Buffers) {
+      void *Copy = static_cast<char *>(Block) + PB.Offset;
+      std::memcpy(static_cast<char *>(Scratch) + TableOffset + 8 * PB.Bit,
+                  &Copy, sizeof(Copy));
+    }
+  }
+  /// Merges \p Block into the buffers and frees it.
+  void mergeAndFree(void *Block) const {
+    for (const PrivateBuffer &PB : Buffers)
+      withElementType(PB.Kind, [&](auto T) {
+        mergeCopy<decltype(T)>(PB.Data,
+                               static_cast<char *>(Block) + PB.Offset,
+                               PB.Count, PB.Op);
+      });
+    std::free(Block);
+  }
+};
+
+/// The launch's plan: every privatisable buffer small enough to copy per
+/// worker, and no larger than the launch's unit count (merging a copy
+/// costs about one unit's work per element).
+PrivatePlan planPrivatisation(const CubeMetadata &M,
+                              llvm::ArrayRef<KernelArg> KArgs,
+                              uint32_t TotalCubes) {
+  PrivatePlan Plan;
+  uint64_t Units = uint64_t(TotalCubes) * M.CubeDim[0] * M.CubeDim[1] *
+                   M.CubeDim[2];
+  unsigned Bit = 0;
+  for (size_t I = 0; I < M.Params.size(); ++I) {
+    const ParamMetadata &P = M.Params[I];
+    if (P.Private == PrivateAtomic::None)
+      continue;
+    unsigned K = Bit++;
+    if (K >= 32 || !P.IsBuffer || P.Ty.isLine())
+      continue;
+    uint64_t Count = KArgs[I].Count;
+    uint64_t Bytes = Count * P.Ty.storeSize();
+    uint64_t Padded = (Bytes + 63) & ~uint64_t(63);
+    if (Count == 0 || Bytes > MaxPrivateCopyBytes || Count > Units ||
+        Plan.BlockBytes + Padded > MaxPrivateBytesPerWorker)
+      continue;
+    Plan.Buffers.push_back({P.Private, P.Ty.elementKind(), KArgs[I].Data,
+                            Count, Plan.BlockBytes, K});
+    Plan.BlockBytes += Padded;
+    Plan.Mask |= 1u << K;
+  }
+  Plan.TableOffset = privateCopyTableOffset(M.ScratchBytes);
+  Plan.ScratchBytes = Plan ? Plan.TableOffset + 8 * uint64_t(Bit)
+                           : M.ScratchBytes;
+  return Plan;
+}
+} // namespace
+
 //===-- Executor ----------------------------------------------------------===//
 
 namespace {
@@ -171,6 +367,7 @@ struct Executor::Impl {
   /// Launches that run inline use their calling thread's own.
   tbb::enumerable_thread_specific<Scratch> Inline;
   std::atomic<uint64_t> Allocations{0};
+  std::atomic<uint64_t> PrivatisedLaunches{0};
 
   /// Least work per thread, in picoseconds (0: use every thread).
   uint64_t MinPicosPerThread = 0;
@@ -270,6 +467,10 @@ uint64_t Executor::scratchAllocations() const {
   return P->Allocations.load(std::memory_order_relaxed);
 }
 
+uint64_t Executor::privatisedLaunches() const {
+  return P->PrivatisedLaunches.load(std::memory_order_relaxed);
+}
+
 Error Executor::launch(const LoadedKernel &Kernel,
                        std::array<uint32_t, 3> CubeCount,
                        llvm::ArrayRef<ArgBinding> Args,
@@ -303,6 +504,17 @@ Error Executor::launch(const LoadedKernel &Kernel,
     return Error::success(); // nothing to run (LangRef §2.1)
   CubeFunction Fn = Kernel.entry();
   uint64_t ScratchBytes = M.ScratchBytes;
+  PrivatePlan Plan;
+  for (const ParamMetadata &PM : M.Params)
+    if (PM.Private != PrivateAtomic::None) {
+      Plan = planPrivatisation(M, KArgs, Total);
+      break;
+    }
+  if (Plan) {
+    LA.Reserved = Plan.Mask;
+    ScratchBytes = Plan.ScratchBytes;
+    P->PrivatisedLaunches.fetch_add(1, std::memory_order_relaxed);
+  }
 
   // About eight ranges per thread: enough to balance uneven cubes, few
   // enough that the per-range call and task costs stay small.
@@ -333,15 +545,48 @@ Error Executor::launch(const LoadedKernel &Kernel,
                          "cannot allocate a scratch area of " +
                              Twine(ScratchBytes) + " bytes",
                          std::make_error_code(std::errc::not_enough_memory));
+    void *Copies = nullptr;
+    if (Plan) {
+      Copies = Plan.allocate();
+      if (!Copies)
+        return launchError(
+            M, "cannot allocate private copies of " + Twine(Plan.BlockBytes) +
+                   " bytes",
+            std::make_error_code(std::errc::not_enough_memory));
+      Plan.publish(S, Copies);
+    }
     auto T0 = Clock::now();
     Fn(&LA, 0, Total, S);
     if (Profile)
       Profile->record(Picos(Clock::now() - T0) / Total);
+    if (Copies)
+      Plan.mergeAndFree(Copies);
     return Error::success();
   }
 
   std::atomic<bool> OutOfMemory{false};
   std::atomic<uint64_t> BusyPicos{0};
+  // Privatised: one block of copies per arena slot that ran cubes (a slot
+  // is held by one thread at a time), and one per call of a thread without
+  // a slot (not expected).
+  std::vector<void *> SlotCopies(Plan ? P->Slots.size() : 0, nullptr);
+  std::vector<void *> OtherCopies;
+  std::mutex OtherCopiesMutex;
+  auto CopiesFor = [&]() -> void * {
+    int Slot = tbb::this_task_arena::current_thread_index();
+    if (Slot >= 0 && static_cast<size_t>(Slot) < SlotCopies.size()) {
+      void *&C = SlotCopies[Slot];
+      if (!C)
+        C = Plan.allocate();
+      return C;
+    }
+    void *C = Plan.allocate();
+    if (C) {
+      std::lock_guard<std::mutex> Lock(OtherCopiesMutex);
+      OtherCopies.push_back(C);
+    }
+    return C;
+  };
   auto RunCubes = [&] {
     tbb::parallel_for(tbb::blocked_range<uint32_t>(0, Total, Grain),
                       [&](const tbb::blocked_range<uint32_t> &R) {
@@ -349,6 +594,14 @@ Error Executor::launch(const LoadedKernel &Kernel,
                         if (!S) {
                           OutOfMemory = true;
                           return;
+                        }
+                        if (Plan) {
+                          void *C = CopiesFor();
+                          if (!C) {
+                            OutOfMemory = true;
+                            return;
+                          }
+                          Plan.publish(S, C);
                         }
                         auto T0 = Clock::now();
                         Fn(&LA, R.begin(), R.end(), S);
@@ -369,6 +622,12 @@ Error Executor::launch(const LoadedKernel &Kernel,
   else
     P->Arena.execute([&] { tbb::this_task_arena::isolate(RunCubes); });
   P->keepWarm();
+  // The cubes that ran count even when others did not.
+  for (void *C : SlotCopies)
+    if (C)
+      Plan.mergeAndFree(C);
+  for (void *C : OtherCopies)
+    Plan.mergeAndFree(C);
   if (Profile && !OutOfMemory)
     Profile->record(BusyPicos.load(std::memory_order_relaxed) / Total);
   if (OutOfMemory)

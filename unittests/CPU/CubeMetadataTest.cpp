@@ -22,6 +22,8 @@ CubeMetadata sample() {
       {"b", true, Type::line(ScalarKind::BF16, 4), AccessKind::ReadWrite});
   M.Params.push_back(
       {"c", true, Type::scalar(ScalarKind::U8), AccessKind::Write});
+  M.Params.push_back({"h", true, Type::scalar(ScalarKind::U32),
+                      AccessKind::ReadWrite, PrivateAtomic::Add});
   M.Params.push_back(
       {"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite});
   M.Params.push_back(
@@ -43,10 +45,10 @@ TEST(CubeMetadata, LittleEndianLayout) {
   M.KernelName = "k";
   M.Symbol = "s";
   std::vector<uint8_t> B = M.serialize();
-  // magic, version 1 as u16 LE, then the u32 LE length of "k".
+  // magic, version 2 as u16 LE, then the u32 LE length of "k".
   ASSERT_GE(B.size(), 11u);
   EXPECT_EQ(std::string(B.begin(), B.begin() + 4), "KCMD");
-  EXPECT_EQ(B[4], 1);
+  EXPECT_EQ(B[4], 2);
   EXPECT_EQ(B[5], 0);
   EXPECT_EQ(B[6], 1);
   EXPECT_EQ(B[7], 0);
@@ -75,8 +77,13 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B[0] = 'X';
   Expect(B, "bad magic");
   B = Good;
-  B[4] = 2;
-  Expect(B, "unsupported version 2");
+  B[4] = 3;
+  Expect(B, "unsupported version 3");
+  // Version 1 had no private-atomic byte: refused (its store entries are
+  // recompiled), never misread.
+  B = Good;
+  B[4] = 1;
+  Expect(B, "unsupported version 1 (expected 2)");
   B = Good;
   B.push_back(0);
   Expect(B, "trailing");
@@ -103,6 +110,14 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B = Good;
   B[P + 3] = 3;
   Expect(B, "access");
+  B = Good;
+  B[P + 4] = 7;
+  Expect(B, "private atomic");
+  // A private atomic on a buffer of lines, or on a value, is corrupt too.
+  size_t P2 = P + 5 + 4 + 1; // second parameter "b": a buffer of lines
+  B = Good;
+  B[P2 + 4] = 1;
+  Expect(B, "private atomic");
 }
 
 TEST(CubeMetadata, RandomBytesNeverCrash) {

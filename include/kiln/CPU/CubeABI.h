@@ -16,6 +16,19 @@
 // may use all of it (shared memory, values kept across barriers, per-unit
 // arrays and vars).
 //
+// Privatised atomics (docs/Lowering.md, "Privatised atomics"): number the
+// parameters whose ParamMetadata::Private is not None k = 0, 1, ... in
+// parameter order. When bit k of LaunchArgs::Reserved is set, the function
+// does the atomics on that buffer as plain read-modify-writes on a private
+// copy instead: the caller writes the copy's address (8 bytes) at byte
+// privateCopyTableOffset(ScratchBytes) + 8 * k of the scratch area before the
+// call, so the area must then be that much larger. A copy has the buffer's
+// length (bounds checks use KernelArg::Count), is aligned to its element,
+// belongs to no other call running at the same time, and is filled with the
+// merge's identity before its first call and merged into the buffer after
+// its last by the caller (lib/Runtime/Launch.cpp). With Reserved zero, as
+// before, every atomic is a real one and nothing beyond ScratchBytes is read.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_CPU_CUBEABI_H
@@ -40,13 +53,21 @@ static_assert(sizeof(KernelArg) == 16, "the lowering hard-codes this layout");
 struct LaunchArgs {
   const KernelArg *Args;  ///< one per kernel parameter
   uint32_t CubeCount[3];  ///< cube_count (X, Y, Z), each >= 1
-  uint32_t Reserved;      ///< zero
+  /// Bit k: the k-th privatisable buffer is privatised for this launch
+  /// (above); zero: none is.
+  uint32_t Reserved;
 };
 // Args at 0, CubeCount at 8, 12, 16, Reserved at 20: 24 bytes.
 static_assert(sizeof(LaunchArgs) == 24, "the lowering hard-codes this layout");
 
 using CubeFunction = void (*)(const LaunchArgs *Args, uint32_t CubeBegin,
                               uint32_t CubeEnd, void *Scratch);
+
+/// Where the table of private copies' addresses starts in the scratch area
+/// of a function that needs \p ScratchBytes (8-byte aligned, after them).
+inline constexpr uint64_t privateCopyTableOffset(uint64_t ScratchBytes) {
+  return (ScratchBytes + 7) & ~uint64_t(7);
+}
 
 /// The symbol every kernel object defines: "kiln_cube_" + kernel name.
 inline const char *cubeFunctionPrefix() { return "kiln_cube_"; }

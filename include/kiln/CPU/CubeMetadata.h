@@ -15,12 +15,22 @@
 
 namespace kiln {
 
+/// How the read-modify-write atomics on a buffer parameter can be
+/// accumulated in a per-worker private copy and merged into the buffer at
+/// the end of a launch (docs/Lowering.md, "Privatised atomics"); None when
+/// they cannot. The value is the merge: Add also stands for atomic_sub (the
+/// private copy then accumulates the negated sum).
+enum class PrivateAtomic : uint8_t { None, Add, Min, Max, And, Or, Xor };
+
 /// One kernel parameter as a launch must bind it.
 struct ParamMetadata {
   std::string Name;  ///< without '%'
   bool IsBuffer = false;
   Type Ty;           ///< element type of a buffer, or the scalar/line type
   AccessKind Access = AccessKind::ReadWrite; ///< buffers only
+  /// Buffers only: whether the launch may privatise its atomics (CubeABI.h,
+  /// LaunchArgs::Reserved), and how copies merge.
+  PrivateAtomic Private = PrivateAtomic::None;
   friend bool operator==(const ParamMetadata &, const ParamMetadata &) = default;
 };
 

@@ -132,6 +132,12 @@ public:
   /// reuse them.
   uint64_t scratchAllocations() const;
 
+  /// Launches so far that privatised the atomics of at least one buffer
+  /// (CubeABI.h; docs/Lowering.md, "Privatised atomics"): a buffer whose
+  /// metadata allows it, of at most 64 KiB and no more elements than the
+  /// launch has units, gets a private copy per worker, merged at the end.
+  uint64_t privatisedLaunches() const;
+
 private:
   struct Impl;
   std::unique_ptr<Impl> P;
