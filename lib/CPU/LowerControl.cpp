@@ -22,17 +22,112 @@ void ControlEmitter::startDeadBlock() {
 }
 
 void ControlEmitter::emitSegment(llvm::ArrayRef<const Operation *> Ops) {
+  if (emitNarrowedSegment(Ops))
+    return;
   emitSegmentWith([&] {
     for (const Operation *Op : Ops)
       lowerUnitOp(*Op);
   });
 }
 
-void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body) {
+bool ControlEmitter::emitNarrowedSegment(
+    llvm::ArrayRef<const Operation *> Ops) {
+  if (Ops.empty() || Ops.back()->opClass() != OpClass::If)
+    return false;
+  const Operation &If = *Ops.back();
+  const UnitRangeGuard *G = Cx.Seg->unitRangeGuard(If);
+  if (!G || If.Regions.empty())
+    return false;
+  // A unit outside the range skips the whole segment: what comes before the
+  // `if` must be pure and kept nowhere (no per-unit slot to fill).
+  llvm::ArrayRef<const Operation *> Prefix = Ops.drop_back();
+  for (const Operation *Op : Prefix)
+    if (!isPureValueOp(Op->opClass()) ||
+        (Op->Result != NoValue && Op->Result < Cx.Live.Values.size() &&
+         Cx.Live[Op->Result].NeedsSlot))
+      return false;
+
+  // The bound, once for the cube. It is uniform: evaluated for the first
+  // unit still running (unit 0 when none is: then no unit runs anyway), with
+  // the operations of the prefix it depends on computed at cube level.
+  llvm::IRBuilder<> &B = Cx.B;
+  Value *At = B.getInt32(0);
+  if (Cx.Layout.HasFlags) {
+    Value *First = Pos.firstActiveUnit();
+    At = B.CreateSelect(B.CreateICmpEQ(First, B.getInt32(Cx.Units)),
+                        B.getInt32(0), First);
+  }
+  llvm::DenseSet<ValueId> Needed;
+  if (!G->Bound.isLiteral())
+    Needed.insert(G->Bound.Value);
+  for (const Operation *Op : llvm::reverse(Prefix))
+    if (Op->Result != NoValue && Needed.contains(Op->Result))
+      for (const Operand &O : Op->Operands)
+        if (!O.isLiteral())
+          Needed.insert(O.Value);
+  Values.SegValues.clear();
+  Pos.Unit = At;
+  for (const Operation *Op : Prefix)
+    if (Op->Result != NoValue && Needed.contains(Op->Result))
+      if (Value *V = Scalar.lowerValueOp(*Op))
+        Values.SegValues[Op->Result] = V;
+  Value *Bound = Values.value(G->Bound);
+  Pos.Unit = nullptr;
+  Values.SegValues.clear();
+
+  // unit + c OP bound, exactly: in 64 bits (128 for 64-bit types), then
+  // clamped to [0, units].
+  bool Sg = G->CmpTy.isSigned();
+  llvm::Type *Wide = bitWidth(G->CmpTy.elementKind()) >= 64
+                         ? llvm::Type::getInt128Ty(Cx.Ctx)
+                         : Cx.I64;
+  auto Const = [&](int64_t V) { return llvm::ConstantInt::get(Wide, V, true); };
+  Value *Wb = Sg ? B.CreateSExt(Bound, Wide) : B.CreateZExt(Bound, Wide);
+  Value *Edge = B.CreateSub(Wb, Const(G->Offset)); // unit < Edge: index < bound
+  auto Clamp = [&](Value *V) {
+    V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, V, Const(Cx.Units));
+    V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, V, Const(0));
+    return B.CreateTrunc(V, Cx.I32);
+  };
+  Value *Lo = B.getInt32(0), *Hi = B.getInt32(Cx.Units);
+  switch (G->Pred) {
+  case OpKind::Lt:
+    Hi = Clamp(Edge);
+    break;
+  case OpKind::Le:
+    Hi = Clamp(B.CreateAdd(Edge, Const(1)));
+    break;
+  case OpKind::Gt:
+    Lo = Clamp(B.CreateAdd(Edge, Const(1)));
+    break;
+  case OpKind::Ge:
+    Lo = Clamp(Edge);
+    break;
+  default: // Eq: the one unit at Edge, if any
+    Lo = Clamp(Edge);
+    Hi = Clamp(B.CreateAdd(Edge, Const(1)));
+    break;
+  }
+  if (!llvm::isa<llvm::Constant>(Lo))
+    Lo->setName("unit.lo");
+  if (!llvm::isa<llvm::Constant>(Hi))
+    Hi->setName("unit.hi");
+  emitSegmentWith(
+      [&] {
+        for (const Operation *Op : Prefix)
+          lowerUnitOp(*Op);
+        lowerBlock(If.Regions[0], Level::Unit);
+      },
+      Lo, Hi);
+  return true;
+}
+
+void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body,
+                                     Value *Begin, Value *End) {
   llvm::IRBuilder<> &B = Cx.B;
   Values.SegValues.clear();
   SegmentHoistedJump = false;
-  Pos.emitNest(Body);
+  Pos.emitNest(Body, Begin, End);
   Values.SegValues.clear();
   if (SegmentHoistedJump && !Loops.empty() && Loops.back().Hoisted) {
     // break/continue of a cube-level loop: uniform, so all units agreed.

@@ -10,6 +10,8 @@
 
 #include "LoweringImpl.h"
 
+#include <cassert>
+
 using namespace kiln;
 using namespace kiln::lowering;
 using llvm::BasicBlock;
@@ -94,8 +96,12 @@ Value *UnitLoops::firstActiveOrSkip(BasicBlock *Skip) {
   return First;
 }
 
-void UnitLoops::emitNest(llvm::function_ref<void()> Body) {
+void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
+                         Value *End) {
   llvm::IRBuilder<> &B = Cx.B;
+  // A range only for the single loop of a one-dimensional cube.
+  assert((!Begin || (Cx.K.CubeDim[1] <= 1 && Cx.K.CubeDim[2] <= 1)) &&
+         "a narrowed unit loop needs a one-dimensional cube");
   AccessGroup = llvm::MDNode::getDistinct(Cx.Ctx, {});
   // One loop per dimension of size > 1, z outermost, x innermost, so that
   // the loop the vectoriser sees runs over consecutive unit_pos.x (and
@@ -114,10 +120,14 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body) {
     BasicBlock *Pre = B.GetInsertBlock();
     Level L{unsigned(D), nullptr, Cx.newBlock("unit"),
             Cx.newBlock("unit.latch"), Cx.newBlock("unit.end")};
-    B.CreateBr(L.Body);
+    bool Ranged = Begin && D == 0;
+    if (Ranged) // units [Begin, End): none when Begin >= End
+      B.CreateCondBr(B.CreateICmpULT(Begin, End), L.Body, L.Exit);
+    else
+      B.CreateBr(L.Body);
     B.SetInsertPoint(L.Body);
     L.IV = B.CreatePHI(Cx.I32, 2, std::string("unit.") + "xyz"[D]);
-    L.IV->addIncoming(B.getInt32(0), Pre);
+    L.IV->addIncoming(Ranged ? Begin : B.getInt32(0), Pre);
     UnitXYZ[D] = L.IV;
     Levels.push_back(L);
   }
@@ -173,9 +183,9 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body) {
     B.SetInsertPoint(It->Latch);
     Value *Next = B.CreateAdd(It->IV, B.getInt32(1), "", true, true);
     It->IV->addIncoming(Next, It->Latch);
-    auto *Br =
-        B.CreateCondBr(B.CreateICmpULT(Next, B.getInt32(Cx.K.CubeDim[It->Dim])),
-                       It->Body, It->Exit);
+    Value *Limit = Begin && It->Dim == 0 ? End
+                                         : B.getInt32(Cx.K.CubeDim[It->Dim]);
+    auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, Limit), It->Body, It->Exit);
     llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Cx.Ctx, {});
     llvm::MDNode *LoopID = llvm::MDNode::getDistinct(
         Cx.Ctx, {Tmp.get(), Parallel, Progress, NoUnroll, AfterVectorising});

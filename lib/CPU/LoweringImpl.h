@@ -152,7 +152,11 @@ public:
   UnitLoops(LoweringContext &Cx, AliasScopes &Scopes, MemoryEmitter &Memory)
       : Cx(Cx), Scopes(Scopes), Memory(Memory) {}
   /// Emits one unit loop nest whose body for the current unit is \p Body.
-  void emitNest(llvm::function_ref<void()> Body);
+  /// With \p Begin and \p End (i32, Begin <= End <= Units not required:
+  /// nothing runs when Begin >= End), a one-dimensional cube's unit loop
+  /// runs over units [Begin, End) only (a narrowed segment, UnitRange.h).
+  void emitNest(llvm::function_ref<void()> Body, llvm::Value *Begin = nullptr,
+                llvm::Value *End = nullptr);
   void emitCountedLoop(llvm::Value *Begin, llvm::Value *End,
                        llvm::function_ref<void(llvm::Value *)> Body,
                        const llvm::Twine &Name);
@@ -341,7 +345,12 @@ private:
   void emitSegment(llvm::ArrayRef<const Operation *> Ops);
   /// One unit loop nest whose body for the current unit is \p Body, then
   /// the break/continue of a cube-level loop its units asked for.
-  void emitSegmentWith(llvm::function_ref<void()> Body);
+  void emitSegmentWith(llvm::function_ref<void()> Body,
+                       llvm::Value *Begin = nullptr, llvm::Value *End = nullptr);
+  /// A segment that is pure operations then an `if` on `unit + c OP
+  /// uniform` (UnitRange.h): runs the unit loop over the units where the
+  /// condition holds, without the `if`. False (nothing emitted) otherwise.
+  bool emitNarrowedSegment(llvm::ArrayRef<const Operation *> Ops);
   /// Runs an interchanged `for` (isInterchangeable) as rounds r = 0, 1, ...
   /// with a unit loop inside each: unit u runs its iteration
   /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.

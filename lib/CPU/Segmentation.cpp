@@ -36,6 +36,7 @@ Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U) {
   Returns = hasReturn(K.Body);
   Flags = AnySplit && Returns;
   findInterchanged(K.Body, U);
+  RangeGuards = findUnitRangeGuards(K, U);
 }
 
 bool Segmentation::computeSplit(const Operation &Op) {

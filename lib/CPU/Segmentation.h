@@ -12,6 +12,8 @@
 #ifndef KILN_LIB_CPU_SEGMENTATION_H
 #define KILN_LIB_CPU_SEGMENTATION_H
 
+#include "UnitRange.h"
+
 #include "kiln/IR/Kernel.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -44,6 +46,11 @@ public:
   /// Units keep a "returned" flag in scratch: the kernel has a `return` and
   /// more than one unit loop (a split at its top level).
   bool needsReturnFlags() const { return Flags; }
+  /// The `if` \p Op tests `unit + c OP uniform` (UnitRange.h), or null.
+  const UnitRangeGuard *unitRangeGuard(const Operation &Op) const {
+    auto It = RangeGuards.find(&Op);
+    return It == RangeGuards.end() ? nullptr : &It->second;
+  }
 
 private:
   bool computeSplit(const Operation &Op);
@@ -52,6 +59,7 @@ private:
   /// Control constructs only; other operations are decided by their class.
   llvm::DenseMap<const Operation *, bool> SplitConstruct;
   llvm::DenseSet<const Operation *> Interchanged;
+  llvm::DenseMap<const Operation *, UnitRangeGuard> RangeGuards;
   bool Returns = false;
   bool Flags = false;
 };

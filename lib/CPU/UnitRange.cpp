@@ -1,0 +1,219 @@
+//===- UnitRange.cpp - Guards that narrow a unit loop's range -------------===//
+//
+// See UnitRange.h and docs/Lowering.md §4.
+//
+//===----------------------------------------------------------------------===//
+
+#include "UnitRange.h"
+
+#include "kiln/IR/Uniformity.h"
+
+#include <optional>
+
+using namespace kiln;
+using namespace kiln::lowering;
+
+bool kiln::lowering::isPureValueOp(OpClass Class) {
+  switch (Class) {
+  case OpClass::Builtin:
+  case OpClass::BuiltinXYZ:
+  case OpClass::Const:
+  case OpClass::UnaryNumeric:
+  case OpClass::BinaryNumeric:
+  case OpClass::TernaryNumeric:
+  case OpClass::TernaryFloat:
+  case OpClass::BinaryInt:
+  case OpClass::UnaryInt:
+  case OpClass::BitCount:
+  case OpClass::UnaryFloat:
+  case OpClass::BinaryFloat:
+  case OpClass::FloatPredicate:
+  case OpClass::Dot:
+  case OpClass::Magnitude:
+  case OpClass::Normalize:
+  case OpClass::Extract:
+  case OpClass::Insert:
+  case OpClass::Splat:
+  case OpClass::Vector:
+  case OpClass::Compare:
+  case OpClass::BinaryBool:
+  case OpClass::UnaryBool:
+  case OpClass::Cast:
+  case OpClass::Bitcast:
+  case OpClass::Select:
+  case OpClass::Len:
+    return true;
+  default:
+    return false;
+  }
+}
+
+namespace {
+
+/// Offsets and literals are kept below 2^40 in magnitude, so that every sum
+/// below fits an int64_t.
+constexpr int64_t Limit = int64_t(1) << 40;
+
+/// Whether every value of [Lo, Hi] is a value of the integer type \p T.
+bool fits(Type T, int64_t Lo, int64_t Hi) {
+  unsigned W = bitWidth(T.elementKind());
+  if (T.isSigned()) {
+    if (W >= 64)
+      return true; // |Lo|, |Hi| < 2^41
+    return Lo >= -(int64_t(1) << (W - 1)) && Hi < (int64_t(1) << (W - 1));
+  }
+  if (Lo < 0)
+    return false;
+  return W >= 64 || Hi < (int64_t(1) << W);
+}
+
+/// The literal \p L as a signed number when its magnitude is below Limit.
+std::optional<int64_t> literalValue(const Literal &L) {
+  if (!L.Ty.isInteger() || L.Ty.isLine())
+    return std::nullopt;
+  unsigned W = bitWidth(L.Ty.elementKind());
+  int64_t V;
+  if (L.Ty.isSigned() && W < 64 && (L.Bits >> (W - 1)) & 1)
+    V = static_cast<int64_t>(L.Bits | (~uint64_t(0) << W));
+  else if (L.Ty.isSigned() || L.Bits < uint64_t(Limit))
+    V = static_cast<int64_t>(L.Bits);
+  else
+    return std::nullopt;
+  if (V <= -Limit || V >= Limit)
+    return std::nullopt;
+  return V;
+}
+
+class Matcher {
+public:
+  Matcher(const Kernel &K, const UniformityInfo &U) : K(K), U(U) {
+    Units = static_cast<int64_t>(K.unitsPerCube());
+    collect(K.Body);
+  }
+
+  void collect(const Block &Blk) {
+    for (const Operation &Op : Blk.Ops) {
+      if (Op.Result != NoValue && Op.Result < K.Values.size() &&
+          producesValue(Op.opClass()))
+        Def[Op.Result] = &Op;
+      for (const Block &R : Op.Regions)
+        collect(R);
+    }
+  }
+
+  /// The offset c with \p O = unit + c for every unit, exactly.
+  std::optional<int64_t> unitOffset(const Operand &O, unsigned Depth = 0) {
+    if (O.isLiteral() || Depth > 8)
+      return std::nullopt;
+    const Operation *D = Def.lookup(O.Value);
+    if (!D || D->ResultType.isLine() || !D->ResultType.isInteger())
+      return std::nullopt;
+    Type T = D->ResultType;
+    std::optional<int64_t> C;
+    switch (D->Kind) {
+    case OpKind::UnitPos:
+      // The linear index, or .x when it is the linear index.
+      if (D->Component == 0 ||
+          (D->Component == 1 && K.CubeDim[1] == 1 && K.CubeDim[2] == 1))
+        C = 0;
+      break;
+    case OpKind::Cast:
+      if (D->Operands.size() == 1)
+        C = unitOffset(D->Operands[0], Depth + 1);
+      break;
+    case OpKind::Add:
+    case OpKind::Sub: {
+      if (D->Operands.size() != 2)
+        break;
+      bool Sub = D->Kind == OpKind::Sub;
+      for (unsigned I = 0; I < 2 && !C; ++I) {
+        const Operand &X = D->Operands[I], &L = D->Operands[1 - I];
+        if (Sub && I == 1) // lit - unit is not unit + c
+          break;
+        if (!L.isLiteral())
+          continue;
+        std::optional<int64_t> Lit = literalValue(L.Lit);
+        std::optional<int64_t> Base = unitOffset(X, Depth + 1);
+        if (!Lit || !Base)
+          continue;
+        int64_t Sum = Sub ? *Base - *Lit : *Base + *Lit;
+        if (Sum > -Limit && Sum < Limit)
+          C = Sum;
+      }
+      break;
+    }
+    default:
+      break;
+    }
+    // unit + c must be exact in T for every unit: no wrap, no truncation.
+    if (C && !fits(T, *C, *C + Units - 1))
+      return std::nullopt;
+    return C;
+  }
+
+  std::optional<UnitRangeGuard> match(const Operation &If) {
+    if (If.Operands.empty() || If.Operands[0].isLiteral() ||
+        (If.HasElse && If.Regions.size() > 1 && !If.Regions[1].Ops.empty()))
+      return std::nullopt;
+    const Operation *Cmp = Def.lookup(If.Operands[0].Value);
+    if (!Cmp || Cmp->opClass() != OpClass::Compare ||
+        Cmp->Operands.size() != 2)
+      return std::nullopt;
+    OpKind P = Cmp->Kind;
+    if (P != OpKind::Lt && P != OpKind::Le && P != OpKind::Gt &&
+        P != OpKind::Ge && P != OpKind::Eq)
+      return std::nullopt;
+    for (unsigned I = 0; I < 2; ++I) {
+      const Operand &X = Cmp->Operands[I], &Bound = Cmp->Operands[1 - I];
+      if (!U.isUniform(Bound))
+        continue;
+      std::optional<int64_t> C = unitOffset(X);
+      if (!C)
+        continue;
+      UnitRangeGuard G;
+      G.Pred = P;
+      if (I == 1 && P != OpKind::Eq) // Bound OP unit: unit OP' Bound
+        G.Pred = P == OpKind::Lt   ? OpKind::Gt
+                 : P == OpKind::Le ? OpKind::Ge
+                 : P == OpKind::Gt ? OpKind::Lt
+                                   : OpKind::Le;
+      G.Bound = Bound;
+      G.CmpTy = Def.lookup(X.Value)->ResultType;
+      G.Offset = *C;
+      return G;
+    }
+    return std::nullopt;
+  }
+
+  void findAll(const Block &Blk,
+               llvm::DenseMap<const Operation *, UnitRangeGuard> &Out) {
+    for (const Operation &Op : Blk.Ops) {
+      if (Op.opClass() == OpClass::If)
+        if (auto G = match(Op))
+          Out[&Op] = *G;
+      for (const Block &R : Op.Regions)
+        findAll(R, Out);
+    }
+  }
+
+private:
+  const Kernel &K;
+  const UniformityInfo &U;
+  int64_t Units = 1;
+  llvm::DenseMap<ValueId, const Operation *> Def;
+};
+
+} // namespace
+
+llvm::DenseMap<const Operation *, UnitRangeGuard>
+kiln::lowering::findUnitRangeGuards(const Kernel &K,
+                                    const UniformityInfo &U) {
+  llvm::DenseMap<const Operation *, UnitRangeGuard> Out;
+  uint64_t Units = K.unitsPerCube();
+  if (K.CubeDim[1] != 1 || K.CubeDim[2] != 1 || Units == 0 ||
+      Units > (uint64_t(1) << 31))
+    return Out;
+  Matcher M(K, U);
+  M.findAll(K.Body, Out);
+  return Out;
+}

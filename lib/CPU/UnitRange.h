@@ -1,0 +1,48 @@
+//===- UnitRange.h - Guards that narrow a unit loop's range -----*- C++ -*-===//
+//
+// An `if` whose condition compares the unit's linear index (unit_pos, or
+// unit_pos.x in a one-dimensional cube, possibly cast or shifted by a
+// literal without wrapping) with a cube-uniform bound, `lt/le/gt/ge/eq` in
+// either operand order, holds for one contiguous range of units. A segment
+// that is only such an `if` (after pure operations) runs its unit loop over
+// that range instead of testing (and, vectorised, masking) every unit
+// (docs/Lowering.md §4, "Narrowed unit loops").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CPU_UNITRANGE_H
+#define KILN_LIB_CPU_UNITRANGE_H
+
+#include "kiln/IR/Kernel.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace kiln {
+class UniformityInfo;
+}
+
+namespace kiln::lowering {
+
+/// The condition of an `if` as `unit + Offset  Pred  Bound`, exactly: for
+/// every unit u of the cube, u + Offset is the compared index (no wrap in
+/// its type), compared signed or unsigned as Type says.
+struct UnitRangeGuard {
+  OpKind Pred = OpKind::Lt; ///< Lt, Le, Gt, Ge or Eq, the index on the left
+  Operand Bound;            ///< cube-uniform
+  Type CmpTy;               ///< the (integer, scalar) type compared
+  int64_t Offset = 0;       ///< |Offset| < 2^40
+};
+
+/// Every `if` of \p K without an else branch whose condition has that form.
+/// Only one-dimensional cubes (cube_dim y and z 1) have any.
+llvm::DenseMap<const Operation *, UnitRangeGuard>
+findUnitRangeGuards(const Kernel &K, const UniformityInfo &U);
+
+/// Whether \p Class computes its result from its operands alone (no memory,
+/// no control flow, no side effect): what may be skipped for a unit outside
+/// the range.
+bool isPureValueOp(OpClass Class);
+
+} // namespace kiln::lowering
+
+#endif // KILN_LIB_CPU_UNITRANGE_H

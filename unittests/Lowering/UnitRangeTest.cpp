@@ -1,0 +1,241 @@
+//===- UnitRangeTest.cpp - Unit loops narrowed to the units of a guard ----===//
+//
+// A segment that is only `if unit + c OP bound` (bound uniform) runs its unit
+// loop over the units where the condition holds (docs/Lowering.md §4,
+// "Narrowed unit loops"). Each test compares every unit's output with the
+// condition evaluated here in the compared type, for bounds on and around
+// every edge (0, 1, units - 1, units, above, negative, the type's extremes),
+// lt/le/gt/ge/eq in both operand orders, both bounds variants, unoptimised
+// and (for 32-bit types) at O3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringHarness.h"
+
+#include "gtest/gtest.h"
+
+#include <limits>
+#include <string>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+constexpr uint32_t Units = 24, Cubes = 2;
+
+std::string replaceAll(std::string S, const std::string &From,
+                       const std::string &To) {
+  for (size_t P = S.find(From); P != std::string::npos;
+       P = S.find(From, P + To.size()))
+    S.replace(P, From.size(), To);
+  return S;
+}
+
+/// `%x` is the unit index in T, shifted by OFF (an add, a sub or nothing);
+/// the guarded segment sits between two barriers, as in reduce_sum.
+std::string kernelText(const std::string &T, const std::string &XDef,
+                       const std::string &Pred, bool Swapped) {
+  std::string S = R"(
+kernel @nr cube_dim(24) (%out: buffer<u32, read_write>, %b: T) {
+  %u = unit_pos : u32
+  %g0 = absolute_pos : u32
+  store %out[%g0], 7:u32
+  sync_cube
+  XDEF
+  %bb = add %b, 0:T : T
+  %c = CMP : bool
+  if %c {
+    %g = absolute_pos : u32
+    %v = add %u, 1000:u32 : u32
+    store %out[%g], %v
+  }
+  sync_cube
+  %g2 = absolute_pos : u32
+  %o = load %out[%g2] : u32
+  %o2 = add %o, 1:u32 : u32
+  store %out[%g2], %o2
+}
+)";
+  S = replaceAll(S, "XDEF", XDef);
+  S = replaceAll(S, "CMP", Pred + (Swapped ? " %bb, %x" : " %x, %bb"));
+  S = replaceAll(S, "%b: T", "%b: " + T);
+  S = replaceAll(S, " : T\n", " : " + T + "\n");
+  return replaceAll(S, ":T", ":" + T);
+}
+
+template <class T> bool holds(const std::string &P, T X, T B) {
+  if (P == "lt")
+    return X < B;
+  if (P == "le")
+    return X <= B;
+  if (P == "gt")
+    return X > B;
+  if (P == "ge")
+    return X >= B;
+  return X == B;
+}
+
+/// The bounds to try: the edges of the range of unit + Off and of T.
+template <class T> std::vector<T> boundsFor(int64_t Off) {
+  using L = std::numeric_limits<T>;
+  std::vector<T> Out = {L::min(), L::max(), T(L::max() - 1), T(L::min() + 1)};
+  for (int64_t E : {int64_t(0), int64_t(Units), Off, Off + int64_t(Units)})
+    for (int64_t D = -2; D <= 2; ++D)
+      Out.push_back(static_cast<T>(E + D));
+  Out.push_back(static_cast<T>(1000));
+  Out.push_back(static_cast<T>(-5));
+  return Out;
+}
+
+/// One kernel per (offset, predicate, order, variant); every bound of
+/// boundsFor run through it. \p Narrows: whether the lowering must narrow.
+template <class T>
+void runAll(const std::string &TName, bool WithO3) {
+  struct Shape {
+    std::string XDef;
+    int64_t Off;
+    bool Narrows;
+  };
+  std::vector<Shape> Shapes = {
+      {TName == "u32" ? "%x = unit_pos : u32" : "%x = cast %u : " + TName, 0,
+       true},
+      {"%x0 = cast %u : " + TName + "\n  %x = add %x0, 3:" + TName + " : " +
+           TName,
+       3, true},
+      {"%x0 = cast %u : " + TName + "\n  %x = add 5:" + TName + ", %x0 : " +
+           TName,
+       5, true},
+      // unit - 2: exact for signed types only (an unsigned one wraps for
+      // units 0 and 1 and keeps the plain `if`).
+      {"%x0 = cast %u : " + TName + "\n  %x = sub %x0, 2:" + TName + " : " +
+           TName,
+       -2, std::numeric_limits<T>::is_signed},
+  };
+  if (TName == "u32") {
+    Shapes[1].XDef = "%x = add %u, 3:u32 : u32";
+    Shapes[2].XDef = "%x = add 5:u32, %u : u32";
+    Shapes[3].XDef = "%x = sub %u, 2:u32 : u32";
+  }
+  for (const Shape &Sh : Shapes)
+    for (const char *P : {"lt", "le", "gt", "ge", "eq"})
+      for (bool Swapped : {false, true})
+        for (bool Checked : {true, false})
+          for (bool O3 : {false, true}) {
+            if (O3 && !WithO3)
+              continue;
+            SCOPED_TRACE(TName + " " + Sh.XDef + " " + P +
+                         (Swapped ? " swapped" : "") +
+                         (Checked ? " checked" : " unchecked") +
+                         (O3 ? " O3" : ""));
+            CpuVariant V;
+            V.BoundsChecked = Checked;
+            V.BufferAlignment = 4; // std::vector's, not 64
+            JitKernel K =
+                compile(kernelText(TName, Sh.XDef, P, Swapped), V, {}, O3);
+            ASSERT_TRUE(K.Fn);
+            EXPECT_EQ(K.LLVMIR.find("unit.lo") != std::string::npos ||
+                          K.LLVMIR.find("unit.hi") != std::string::npos,
+                      Sh.Narrows);
+            for (T Bound : boundsFor<T>(Sh.Off)) {
+              SCOPED_TRACE("bound " + std::to_string(Bound));
+              std::vector<uint32_t> Out(Units * Cubes, 0);
+              T BArg = Bound;
+              K.launch({buf(Out), val(BArg)}, {Cubes, 1, 1});
+              for (uint32_t G = 0; G < Units * Cubes; ++G) {
+                uint32_t U = G % Units;
+                // Wraps as the kernel does (unit - 2 in an unsigned type).
+                T X = static_cast<T>(static_cast<int64_t>(U) + Sh.Off);
+                bool In = Swapped ? holds<T>(P, Bound, X)
+                                  : holds<T>(P, X, Bound);
+                ASSERT_EQ(Out[G], In ? 1001 + U : 8u) << "unit " << G;
+              }
+            }
+          }
+}
+
+TEST(LoweringUnitRange, U32) { runAll<uint32_t>("u32", true); }
+TEST(LoweringUnitRange, I32) { runAll<int32_t>("i32", true); }
+TEST(LoweringUnitRange, U64) { runAll<uint64_t>("u64", false); }
+TEST(LoweringUnitRange, I64) { runAll<int64_t>("i64", false); }
+TEST(LoweringUnitRange, U8) { runAll<uint8_t>("u8", false); }
+TEST(LoweringUnitRange, I16) { runAll<int16_t>("i16", false); }
+
+/// With return flags the bound is read from the first unit still running: a
+/// uniform value kept in a per-unit slot, junk for the units that returned
+/// before it was defined.
+TEST(LoweringUnitRange, BoundFromSlotWithReturnedUnits) {
+  const char *Text = R"(
+kernel @nrf cube_dim(24) (%out: buffer<u32, read_write>, %bs: buffer<u32, read>,
+                          %r: u32) {
+  %u = unit_pos : u32
+  %g0 = absolute_pos : u32
+  store %out[%g0], 7:u32
+  %early = lt %u, %r : bool
+  if %early {
+    return
+  }
+  %bl = load %bs[0:u32] : u32
+  sync_cube
+  %c = lt %u, %bl : bool
+  if %c {
+    %g = absolute_pos : u32
+    %v = add %u, 1000:u32 : u32
+    store %out[%g], %v
+  }
+}
+)";
+  for (bool Checked : {true, false})
+    for (bool O3 : {false, true}) {
+      CpuVariant V;
+      V.BoundsChecked = Checked;
+      V.BufferAlignment = 4; // std::vector's, not 64
+      JitKernel K = compile(Text, V, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      EXPECT_NE(K.LLVMIR.find("unit.hi"), std::string::npos);
+      for (uint32_t R : {0u, 1u, 5u, 23u, 24u, 30u})
+        for (uint32_t Bound : {0u, 3u, 10u, 24u, 100u, 0xffffffffu}) {
+          SCOPED_TRACE("r " + std::to_string(R) + " bound " +
+                       std::to_string(Bound));
+          std::vector<uint32_t> Out(Units * Cubes, 0), Bs = {Bound};
+          uint32_t RArg = R;
+          K.launch({buf(Out), buf(Bs), val(RArg)}, {Cubes, 1, 1});
+          for (uint32_t G = 0; G < Units * Cubes; ++G) {
+            uint32_t U = G % Units;
+            uint32_t Want = U < R ? 7 : (U < Bound ? 1000 + U : 7);
+            ASSERT_EQ(Out[G], Want) << "unit " << G;
+          }
+        }
+    }
+}
+
+/// Multi-dimensional cubes and divergent bounds keep the plain `if`.
+TEST(LoweringUnitRange, NotNarrowed) {
+  const char *TwoD = R"(
+kernel @two cube_dim(4, 4) (%out: buffer<u32, write>, %b: u32) {
+  %u = unit_pos : u32
+  %c = lt %u, %b : bool
+  if %c {
+    store %out[%u], 1:u32
+  }
+}
+)";
+  const char *Divergent = R"(
+kernel @div cube_dim(16) (%out: buffer<u32, write>, %bs: buffer<u32, read>) {
+  %u = unit_pos : u32
+  %b = load %bs[%u] : u32
+  %c = lt %u, %b : bool
+  if %c {
+    store %out[%u], 1:u32
+  }
+}
+)";
+  for (const char *Text : {TwoD, Divergent}) {
+    JitKernel K = compile(Text);
+    ASSERT_TRUE(K.Fn);
+    EXPECT_EQ(K.LLVMIR.find("unit.hi"), std::string::npos);
+    EXPECT_EQ(K.LLVMIR.find("unit.lo"), std::string::npos);
+  }
+}
+
+} // namespace
