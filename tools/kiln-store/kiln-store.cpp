@@ -18,6 +18,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
@@ -209,8 +212,7 @@ static int runClear(StringRef Root) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  InitLLVM X(argc, argv);
+static int run(int argc, char **argv) {
   cl::HideUnrelatedOptions(Cat);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -288,4 +290,19 @@ int main(int argc, char **argv) {
   }
   fail("unknown command '" + Command +
        "' (expected stats, list, verify, prune, clear, export or import)");
+}
+
+int main(int argc, char **argv) {
+  InitLLVM X(argc, argv);
+  int Status;
+  try {
+    Status = run(argc, argv);
+  } catch (const std::exception &E) { // fmt reports a failed write so
+    fail(Twine("cannot write the output: ") + E.what());
+  }
+  // A report that did not reach its reader (a full disk, a closed pipe) is
+  // a failure, not a success with the output lost.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    fail(Twine("cannot write the output: ") + std::strerror(errno));
+  return Status;
 }
