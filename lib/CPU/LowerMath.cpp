@@ -128,12 +128,21 @@ Value *ScalarEmitter::emitMath(OpKind Kind, Type T,
     return emitLibm("acos", T, Args);
   case OpKind::Atan:
     return emitLibm("atan", T, Args);
+  case OpKind::Asinh:
+    return emitLibm("asinh", T, Args);
+  case OpKind::Acosh:
+    return emitLibm("acosh", T, Args);
+  case OpKind::Atanh:
+    return emitLibm("atanh", T, Args);
   case OpKind::Atan2:
     return emitLibm("atan2", T, Args);
   case OpKind::Erf:
     return emitLibm("erf", T, Args);
   case OpKind::Hypot:
     return emitLibm("hypot", T, Args);
+  case OpKind::Rhypot: // 1 / hypot(x, y), hypot without undue overflow
+    return B.CreateFDiv(llvm::ConstantFP::get(Ty, 1.0),
+                        emitLibm("hypot", T, Args));
   default:
     return nullptr;
   }

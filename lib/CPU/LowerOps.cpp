@@ -98,6 +98,12 @@ Value *ScalarEmitter::emitBinary(OpKind Kind, Type T, Value *A, Value *Bv) {
     Value *P = B.CreateMul(WA, WB);
     return B.CreateTrunc(B.CreateLShr(P, llvm::ConstantInt::get(Wide, W)), Ty);
   }
+  case OpKind::AddSat:
+    return B.CreateBinaryIntrinsic(
+        Sg ? llvm::Intrinsic::sadd_sat : llvm::Intrinsic::uadd_sat, A, Bv);
+  case OpKind::SubSat:
+    return B.CreateBinaryIntrinsic(
+        Sg ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::usub_sat, A, Bv);
   default:
     return nullptr;
   }
@@ -226,13 +232,22 @@ Value *ScalarEmitter::lowerValueOp(const Operation &Op) {
       return nullptr;
     Value *A = Opd(0);
     Value *R;
-    if (Op.Kind == OpKind::Popcount)
+    if (Op.Kind == OpKind::Popcount) {
       R = B.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, A);
-    else // clz/ctz of 0 give the bit width
+    } else if (Op.Kind == OpKind::FindFirstSet) {
+      // 1 + the index of the lowest set bit, 0 for 0 (fits every width).
+      Value *Tz =
+          B.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, A, B.getFalse());
+      Value *Zero = llvm::Constant::getNullValue(A->getType());
+      R = B.CreateSelect(
+          B.CreateICmpEQ(A, Zero), Zero,
+          B.CreateAdd(Tz, llvm::ConstantInt::get(A->getType(), 1)));
+    } else { // clz/ctz of 0 give the bit width
       R = B.CreateBinaryIntrinsic(Op.Kind == OpKind::Clz
                                       ? llvm::Intrinsic::ctlz
                                       : llvm::Intrinsic::cttz,
                                   A, B.getFalse());
+    }
     return B.CreateZExtOrTrunc(R, Types.valueType(T));
   }
   case OpClass::UnaryFloat:

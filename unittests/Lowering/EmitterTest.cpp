@@ -11,6 +11,7 @@
 #include "LoweringImpl.h"
 #include "PassTestUtil.h"
 
+#include "llvm/Analysis/ConstantFolding.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
@@ -81,6 +82,33 @@ TEST(EmitterTest, IntegerDivisionAndShiftsNeverTrap) {
   // mul_hi: the high half of the double-width product.
   EXPECT_EQ(
       folded(S.emitBinary(OpKind::MulHi, U32, E.i32(0x40000000), E.i32(8))), 2);
+  EXPECT_FALSE(E.Cx.Err);
+}
+
+TEST(EmitterTest, SaturatingAddSubClampToTheType) {
+  Module M = parseVerified("kernel @k cube_dim(1) () {\n}\n");
+  llvm::LLVMContext Ctx;
+  Emitters E(M.Kernels.at(0), Ctx);
+  ScalarEmitter &S = E.Scalar;
+  // The builder leaves intrinsic calls alone; LLVM's constant folder gives
+  // the value the call computes.
+  auto Sat = [&](OpKind Kind, Type T, int64_t A, int64_t B) -> int64_t {
+    auto *Call = llvm::dyn_cast_or_null<llvm::IntrinsicInst>(
+        S.emitBinary(Kind, T, E.i32(A), E.i32(B)));
+    EXPECT_TRUE(Call) << "not an intrinsic call";
+    if (!Call)
+      return -999;
+    llvm::Constant *Args[] = {E.i32(A), E.i32(B)};
+    return folded(
+        llvm::ConstantFoldCall(Call, Call->getCalledFunction(), Args));
+  };
+  EXPECT_EQ(Sat(OpKind::AddSat, I32, INT32_MAX, 1), INT32_MAX);
+  EXPECT_EQ(Sat(OpKind::SubSat, I32, INT32_MIN, 1), INT32_MIN);
+  EXPECT_EQ(Sat(OpKind::AddSat, I32, -5, 3), -2);
+  // Unsigned: 0xffffffff (read back sign-extended as -1) and 0.
+  EXPECT_EQ(Sat(OpKind::AddSat, U32, -2, 7), -1);
+  EXPECT_EQ(Sat(OpKind::SubSat, U32, 1, 2), 0);
+  EXPECT_EQ(Sat(OpKind::SubSat, U32, 9, 2), 7);
   EXPECT_FALSE(E.Cx.Err);
 }
 

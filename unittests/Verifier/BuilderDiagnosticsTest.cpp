@@ -215,6 +215,41 @@ TEST(BuilderDiagnosticsTest, FieldsLeadBackToTheOperation) {
                      "sqrt %n : u32): sqrt needs float operands, found 'u32'");
 }
 
+TEST(BuilderDiagnosticsTest, SaturatingAndInverseHyperbolicOps) {
+  // op() implies the types of the operations of issue 11 and the verifier
+  // keeps add_sat/sub_sat/find_first_set to integers, asinh/acosh/atanh and
+  // rhypot to floats.
+  KernelBuilder B("small");
+  ValueId N = B.addScalar("n", U32);
+  ValueId X = B.addScalar("x", F32);
+  ValueId S = B.op(OpKind::AddSat, {N, N});
+  B.op(OpKind::SubSat, {S, N});
+  B.op(OpKind::FindFirstSet, {N});
+  ValueId H = B.op(OpKind::Asinh, {X});
+  B.op(OpKind::Acosh, {H});
+  B.op(OpKind::Atanh, {X});
+  B.op(OpKind::Rhypot, {X, H});
+  B.op(OpKind::AddSat, {X, X}); // #7
+  B.op(OpKind::Atanh, {N});     // #8
+  Kernel K = finishOk(B);
+  std::vector<Diagnostic> Diags =
+      takeDiagnostics(verifyKernel(K, DeviceLimits(), "small.kiln"));
+  ASSERT_EQ(Diags.size(), 2u);
+  EXPECT_EQ(Diags[0].OpText, "%7 = add_sat %x, %x : f32");
+  EXPECT_EQ(Diags[0].Message, "add_sat needs integer operands, found 'f32'");
+  EXPECT_EQ(Diags[1].OpText, "%8 = atanh %n : u32");
+  EXPECT_EQ(Diags[1].Message, "atanh needs float operands, found 'u32'");
+  EXPECT_NE(printKernel(K).find("%0 = add_sat %n, %n : u32\n"
+                                "  %1 = sub_sat %0, %n : u32\n"
+                                "  %2 = find_first_set %n : u32\n"
+                                "  %3 = asinh %x : f32\n"
+                                "  %4 = acosh %3 : f32\n"
+                                "  %5 = atanh %x : f32\n"
+                                "  %6 = rhypot %x, %3 : f32\n"),
+            std::string::npos)
+      << printKernel(K);
+}
+
 TEST(BuilderDiagnosticsTest, ParsedKernelsKeepTheirLocations) {
   llvm::Expected<Module> M = parseModule("kernel @k cube_dim(64) (%x: f32) {\n"
                                          "  %y = add %x, %x : i32\n"
