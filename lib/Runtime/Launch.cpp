@@ -516,8 +516,6 @@ Error Executor::launch(const LoadedKernel &Kernel,
     P->PrivatisedLaunches.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // About eight ranges per thread: enough to balance uneven cubes, few
-  // enough that the per-range call and task costs stay small.
   // As many threads as the work is worth, by what earlier launches of this
   // kernel measured (all of them until then); about eight ranges per
   // thread: enough to balance uneven cubes, few enough that the per-range
@@ -609,9 +607,6 @@ Error Executor::launch(const LoadedKernel &Kernel,
                                             std::memory_order_relaxed);
                       });
   };
-  // From a stream's task (already in the arena), isolate: the thread that
-  // waits for these cubes must not pick up another stream's task meanwhile,
-  // or this launch would finish only when that one does.
   // Isolated in any case: the thread waiting for these cubes must not take
   // a keep-warm task (it would spin until the next launch) or, from a
   // stream's task, another stream's task (this launch would then finish
