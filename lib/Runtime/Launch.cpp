@@ -503,16 +503,11 @@ Error Executor::launch(const LoadedKernel &Kernel,
   if (Total == 0)
     return Error::success(); // nothing to run (LangRef §2.1)
   CubeFunction Fn = Kernel.entry();
-  uint64_t ScratchBytes = M.ScratchBytes;
-  PrivatePlan Plan;
-  for (const ParamMetadata &PM : M.Params)
-    if (PM.Private != PrivateAtomic::None) {
-      Plan = planPrivatisation(M, KArgs, Total);
-      break;
-    }
+  // Nothing to privatise: an empty plan, and the kernel's own scratch.
+  PrivatePlan Plan = planPrivatisation(M, KArgs, Total);
+  uint64_t ScratchBytes = Plan.ScratchBytes;
   if (Plan) {
     LA.Reserved = Plan.Mask;
-    ScratchBytes = Plan.ScratchBytes;
     P->PrivatisedLaunches.fetch_add(1, std::memory_order_relaxed);
   }
 
