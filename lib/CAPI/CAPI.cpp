@@ -171,25 +171,37 @@ public:
   }
 
   /// The C++ handle behind \p Handle (argument \p Name) into \p Out.
-  template <typename T>
-  kiln_status lookup(Registry<T> &R, uint64_t Handle, ArgName Name,
-                     const char *KindName, T &Out) {
-    return explain(R.get(Handle, Out), Handle, Name, KindName);
+  kiln_status lookup(kiln_device Handle, ArgName Name,
+                     std::shared_ptr<api::Device> &Out) {
+    return lookupIn(devices(), bitsOf(Handle), Name, Out);
+  }
+  kiln_status lookup(kiln_kernel Handle, ArgName Name, api::Kernel &Out) {
+    return lookupIn(kernels(), bitsOf(Handle), Name, Out);
+  }
+  kiln_status lookup(kiln_buffer Handle, ArgName Name, api::Buffer &Out) {
+    return lookupIn(buffers(), bitsOf(Handle), Name, Out);
+  }
+  kiln_status lookup(kiln_stream Handle, ArgName Name, api::Stream &Out) {
+    return lookupIn(streams(), bitsOf(Handle), Name, Out);
+  }
+  kiln_status lookup(kiln_event Handle, ArgName Name, api::Event &Out) {
+    return lookupIn(events(), bitsOf(Handle), Name, Out);
   }
 
   /// Destroys \p Handle: its C++ handle is moved into \p Out.
   template <typename T>
   kiln_status take(Registry<T> &R, uint64_t Handle, ArgName Name,
-                   const char *KindName, std::optional<T> &Out) {
-    return explain(R.take(Handle, Out), Handle, Name, KindName);
+                   std::optional<T> &Out) {
+    return explain(R.take(Handle, Out), Handle, Name, R.kind());
   }
 
   /// A new handle for \p Value into \p Out.
   template <typename T, typename H>
-  kiln_status insert(Registry<T> &R, T Value, const char *KindName, H *Out) {
+  kiln_status insert(Registry<T> &R, T Value, H *Out) {
     uint64_t Bits = R.insert(std::move(Value));
     if (!Bits) {
-      setError(fmt::format("{}: too many live {} handles", Function, KindName));
+      setError(fmt::format("{}: too many live {} handles", Function,
+                           handleKindName(unsigned(R.kind()))));
       return KILN_ERROR_OUT_OF_MEMORY;
     }
     *Out = handleOf<H>(Bits);
@@ -197,8 +209,14 @@ public:
   }
 
 private:
+  template <typename T>
+  kiln_status lookupIn(Registry<T> &R, uint64_t Handle, ArgName Name, T &Out) {
+    return explain(R.get(Handle, Out), Handle, Name, R.kind());
+  }
+
   kiln_status explain(LookupResult R, uint64_t Handle, ArgName Name,
-                      const char *KindName) {
+                      HandleKind Kind) {
+    const char *KindName = handleKindName(unsigned(Kind));
     switch (R) {
     case LookupResult::Ok:
       return KILN_OK;
@@ -338,8 +356,7 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
       const kiln_buffer_view &V = A.view;
       api::Buffer B;
       api::Access Access;
-      if (kiln_status E = C.lookup(buffers(), bitsOf(V.buffer),
-                                   {I, ".view.buffer"}, "kiln_buffer", B))
+      if (kiln_status E = C.lookup(V.buffer, {I, ".view.buffer"}, B))
         return E;
       if (kiln_status E = toElementType(C, V.type, {I, ".view.type"}, Type))
         return E;
@@ -552,7 +569,7 @@ kiln_status kiln_device_create(const kiln_device_config *config,
     if (!D.ok())
       return C.status(D.status());
     return C.insert(devices(), std::make_shared<api::Device>(std::move(*D)),
-                    "kiln_device", out_device);
+                    out_device);
   });
 }
 
@@ -560,7 +577,7 @@ kiln_status kiln_device_destroy(kiln_device device) {
   // Dropped after guard() has released every lock: ~Device drains streams.
   std::optional<std::shared_ptr<api::Device>> Dead;
   kiln_status S = guard("kiln_device_destroy", [&](Call &C) {
-    return C.take(devices(), bitsOf(device), "device", "kiln_device", Dead);
+    return C.take(devices(), bitsOf(device), "device", Dead);
   });
   Dead.reset();
   return S;
@@ -570,8 +587,7 @@ kiln_status kiln_device_get_info(kiln_device device,
                                  kiln_device_info *out_info) {
   return guard("kiln_device_get_info", [&](Call &C) {
     std::shared_ptr<api::Device> D;
-    if (kiln_status E =
-            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
+    if (kiln_status E = C.lookup(device, "device", D))
       return E;
     if (kiln_status E = C.require(out_info, "out_info"))
       return E;
@@ -589,8 +605,7 @@ kiln_status kiln_device_get_info(kiln_device device,
 kiln_status kiln_device_synchronize(kiln_device device) {
   return guard("kiln_device_synchronize", [&](Call &C) {
     std::shared_ptr<api::Device> D;
-    if (kiln_status E =
-            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
+    if (kiln_status E = C.lookup(device, "device", D))
       return E;
     return C.status(D->synchronize());
   });
@@ -603,11 +618,9 @@ kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
     std::shared_ptr<api::Device> D;
     api::Kernel K;
     std::vector<api::Arg> Args;
-    if (kiln_status E =
-            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
+    if (kiln_status E = C.lookup(device, "device", D))
       return E;
-    if (kiln_status E =
-            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
     if (kiln_status E = toArgs(C, args, arg_count, Args))
       return E;
@@ -636,8 +649,7 @@ kiln_status kiln_device_load_kernel(kiln_device device, const char *text,
       return E;
     *out_kernel = nullptr;
     std::shared_ptr<api::Device> D;
-    if (kiln_status E =
-            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
+    if (kiln_status E = C.lookup(device, "device", D))
       return E;
     if (kiln_status E = C.require(text, "text"))
       return E;
@@ -654,7 +666,7 @@ kiln_status kiln_device_load_kernel(kiln_device device, const char *text,
         text, name ? std::string_view(name) : std::string_view(), Options);
     if (!K.ok())
       return C.status(K.status());
-    return C.insert(kernels(), std::move(*K), "kiln_kernel", out_kernel);
+    return C.insert(kernels(), std::move(*K), out_kernel);
   });
 }
 
@@ -666,8 +678,7 @@ kiln_status kiln_device_find_kernel(kiln_device device, const char *id,
       return E;
     *out_kernel = nullptr;
     std::shared_ptr<api::Device> D;
-    if (kiln_status E =
-            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
+    if (kiln_status E = C.lookup(device, "device", D))
       return E;
     if (kiln_status E = C.require(id, "id"))
       return E;
@@ -678,7 +689,7 @@ kiln_status kiln_device_find_kernel(kiln_device device, const char *id,
     api::Result<api::Kernel> K = D->findKernel(id, Checked);
     if (!K.ok())
       return C.status(K.status());
-    return C.insert(kernels(), std::move(*K), "kiln_kernel", out_kernel);
+    return C.insert(kernels(), std::move(*K), out_kernel);
   });
 }
 
@@ -687,15 +698,13 @@ kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel) {
   kiln_status S = guard("kiln_device_unload_kernel", [&](Call &C) {
     std::shared_ptr<api::Device> D;
     api::Kernel K;
-    if (kiln_status E =
-            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
+    if (kiln_status E = C.lookup(device, "device", D))
       return E;
-    if (kiln_status E =
-            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
     if (kiln_status E = C.status(D->unloadKernel(K)))
       return E;
-    return C.take(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", Dead);
+    return C.take(kernels(), bitsOf(kernel), "kernel", Dead);
   });
   Dead.reset();
   return S;
@@ -704,7 +713,7 @@ kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel) {
 kiln_status kiln_kernel_destroy(kiln_kernel kernel) {
   std::optional<api::Kernel> Dead;
   kiln_status S = guard("kiln_kernel_destroy", [&](Call &C) {
-    return C.take(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", Dead);
+    return C.take(kernels(), bitsOf(kernel), "kernel", Dead);
   });
   Dead.reset();
   return S;
@@ -714,8 +723,7 @@ kiln_status kiln_kernel_get_info(kiln_kernel kernel,
                                  kiln_kernel_info *out_info) {
   return guard("kiln_kernel_get_info", [&](Call &C) {
     api::Kernel K;
-    if (kiln_status E =
-            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
     if (kiln_status E = C.require(out_info, "out_info"))
       return E;
@@ -749,8 +757,7 @@ kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
                                       kiln_parameter_info *out_info) {
   return guard("kiln_kernel_get_parameter", [&](Call &C) {
     api::Kernel K;
-    if (kiln_status E =
-            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
     if (kiln_status E = C.require(out_info, "out_info"))
       return E;
@@ -781,7 +788,7 @@ kiln_status kiln_buffer_allocate(uint64_t size, kiln_buffer *out_buffer) {
     api::Result<api::Buffer> B = api::Buffer::allocate(size);
     if (!B.ok())
       return C.status(B.status());
-    return C.insert(buffers(), std::move(*B), "kiln_buffer", out_buffer);
+    return C.insert(buffers(), std::move(*B), out_buffer);
   });
 }
 
@@ -796,15 +803,14 @@ kiln_status kiln_buffer_wrap(void *data, uint64_t size,
     api::Result<api::Buffer> B = api::Buffer::wrap(data, size);
     if (!B.ok())
       return C.status(B.status());
-    return C.insert(buffers(), std::move(*B), "kiln_buffer", out_buffer);
+    return C.insert(buffers(), std::move(*B), out_buffer);
   });
 }
 
 kiln_status kiln_buffer_data(kiln_buffer buffer, void **out_data) {
   return guard("kiln_buffer_data", [&](Call &C) {
     api::Buffer B;
-    if (kiln_status E =
-            C.lookup(buffers(), bitsOf(buffer), "buffer", "kiln_buffer", B))
+    if (kiln_status E = C.lookup(buffer, "buffer", B))
       return E;
     if (kiln_status E = C.require(out_data, "out_data"))
       return E;
@@ -816,8 +822,7 @@ kiln_status kiln_buffer_data(kiln_buffer buffer, void **out_data) {
 kiln_status kiln_buffer_size(kiln_buffer buffer, uint64_t *out_size) {
   return guard("kiln_buffer_size", [&](Call &C) {
     api::Buffer B;
-    if (kiln_status E =
-            C.lookup(buffers(), bitsOf(buffer), "buffer", "kiln_buffer", B))
+    if (kiln_status E = C.lookup(buffer, "buffer", B))
       return E;
     if (kiln_status E = C.require(out_size, "out_size"))
       return E;
@@ -829,7 +834,7 @@ kiln_status kiln_buffer_size(kiln_buffer buffer, uint64_t *out_size) {
 kiln_status kiln_buffer_destroy(kiln_buffer buffer) {
   std::optional<api::Buffer> Dead;
   kiln_status S = guard("kiln_buffer_destroy", [&](Call &C) {
-    return C.take(buffers(), bitsOf(buffer), "buffer", "kiln_buffer", Dead);
+    return C.take(buffers(), bitsOf(buffer), "buffer", Dead);
   });
   Dead.reset();
   return S;
@@ -843,20 +848,19 @@ kiln_status kiln_stream_create(kiln_device device, kiln_stream *out_stream) {
       return E;
     *out_stream = nullptr;
     std::shared_ptr<api::Device> D;
-    if (kiln_status E =
-            C.lookup(devices(), bitsOf(device), "device", "kiln_device", D))
+    if (kiln_status E = C.lookup(device, "device", D))
       return E;
     api::Result<api::Stream> S = D->createStream();
     if (!S.ok())
       return C.status(S.status());
-    return C.insert(streams(), std::move(*S), "kiln_stream", out_stream);
+    return C.insert(streams(), std::move(*S), out_stream);
   });
 }
 
 kiln_status kiln_stream_destroy(kiln_stream stream) {
   std::optional<api::Stream> Dead;
   kiln_status S = guard("kiln_stream_destroy", [&](Call &C) {
-    return C.take(streams(), bitsOf(stream), "stream", "kiln_stream", Dead);
+    return C.take(streams(), bitsOf(stream), "stream", Dead);
   });
   Dead.reset();
   return S;
@@ -869,11 +873,9 @@ kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
     api::Stream S;
     api::Kernel K;
     std::vector<api::Arg> Args;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
-    if (kiln_status E =
-            C.lookup(kernels(), bitsOf(kernel), "kernel", "kiln_kernel", K))
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
     if (kiln_status E = toArgs(C, args, arg_count, Args))
       return E;
@@ -887,11 +889,9 @@ kiln_status kiln_stream_copy_to_buffer(kiln_stream stream, kiln_buffer dst,
   return guard("kiln_stream_copy_to_buffer", [&](Call &C) {
     api::Stream S;
     api::Buffer B;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
-    if (kiln_status E =
-            C.lookup(buffers(), bitsOf(dst), "dst", "kiln_buffer", B))
+    if (kiln_status E = C.lookup(dst, "dst", B))
       return E;
     if (!src && size)
       return C.invalid("src is NULL but size is {}", size);
@@ -905,11 +905,9 @@ kiln_status kiln_stream_copy_from_buffer(kiln_stream stream, void *dst,
   return guard("kiln_stream_copy_from_buffer", [&](Call &C) {
     api::Stream S;
     api::Buffer B;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
-    if (kiln_status E =
-            C.lookup(buffers(), bitsOf(src), "src", "kiln_buffer", B))
+    if (kiln_status E = C.lookup(src, "src", B))
       return E;
     if (!dst && size)
       return C.invalid("dst is NULL but size is {}", size);
@@ -923,14 +921,11 @@ kiln_status kiln_stream_copy_buffer(kiln_stream stream, kiln_buffer dst,
   return guard("kiln_stream_copy_buffer", [&](Call &C) {
     api::Stream S;
     api::Buffer Dst, Src;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
-    if (kiln_status E =
-            C.lookup(buffers(), bitsOf(dst), "dst", "kiln_buffer", Dst))
+    if (kiln_status E = C.lookup(dst, "dst", Dst))
       return E;
-    if (kiln_status E =
-            C.lookup(buffers(), bitsOf(src), "src", "kiln_buffer", Src))
+    if (kiln_status E = C.lookup(src, "src", Src))
       return E;
     return C.status(S.copyBuffer(Dst, dst_offset, Src, src_offset, size));
   });
@@ -943,13 +938,12 @@ kiln_status kiln_stream_record_event(kiln_stream stream,
       return E;
     *out_event = nullptr;
     api::Stream S;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
     api::Result<api::Event> Ev = S.record();
     if (!Ev.ok())
       return C.status(Ev.status());
-    return C.insert(events(), std::move(*Ev), "kiln_event", out_event);
+    return C.insert(events(), std::move(*Ev), out_event);
   });
 }
 
@@ -957,11 +951,9 @@ kiln_status kiln_stream_wait_event(kiln_stream stream, kiln_event event) {
   return guard("kiln_stream_wait_event", [&](Call &C) {
     api::Stream S;
     api::Event Ev;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
-    if (kiln_status E =
-            C.lookup(events(), bitsOf(event), "event", "kiln_event", Ev))
+    if (kiln_status E = C.lookup(event, "event", Ev))
       return E;
     return C.status(S.wait(Ev));
   });
@@ -970,8 +962,7 @@ kiln_status kiln_stream_wait_event(kiln_stream stream, kiln_event event) {
 kiln_status kiln_stream_synchronize(kiln_stream stream) {
   return guard("kiln_stream_synchronize", [&](Call &C) {
     api::Stream S;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
     return C.status(S.synchronize());
   });
@@ -980,8 +971,7 @@ kiln_status kiln_stream_synchronize(kiln_stream stream) {
 kiln_status kiln_stream_status(kiln_stream stream) {
   return guard("kiln_stream_status", [&](Call &C) {
     api::Stream S;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
     return C.status(S.status());
   });
@@ -991,8 +981,7 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
                                     kiln_status *out_cleared) {
   return guard("kiln_stream_reset_error", [&](Call &C) {
     api::Stream S;
-    if (kiln_status E =
-            C.lookup(streams(), bitsOf(stream), "stream", "kiln_stream", S))
+    if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
     api::Status Cleared = S.resetError();
     if (out_cleared)
@@ -1006,7 +995,7 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
 kiln_status kiln_event_destroy(kiln_event event) {
   std::optional<api::Event> Dead;
   kiln_status S = guard("kiln_event_destroy", [&](Call &C) {
-    return C.take(events(), bitsOf(event), "event", "kiln_event", Dead);
+    return C.take(events(), bitsOf(event), "event", Dead);
   });
   Dead.reset();
   return S;
@@ -1015,8 +1004,7 @@ kiln_status kiln_event_destroy(kiln_event event) {
 kiln_status kiln_event_synchronize(kiln_event event) {
   return guard("kiln_event_synchronize", [&](Call &C) {
     api::Event Ev;
-    if (kiln_status E =
-            C.lookup(events(), bitsOf(event), "event", "kiln_event", Ev))
+    if (kiln_status E = C.lookup(event, "event", Ev))
       return E;
     return C.status(Ev.synchronize());
   });
@@ -1025,8 +1013,7 @@ kiln_status kiln_event_synchronize(kiln_event event) {
 kiln_status kiln_event_query(kiln_event event, bool *out_complete) {
   return guard("kiln_event_query", [&](Call &C) {
     api::Event Ev;
-    if (kiln_status E =
-            C.lookup(events(), bitsOf(event), "event", "kiln_event", Ev))
+    if (kiln_status E = C.lookup(event, "event", Ev))
       return E;
     if (kiln_status E = C.require(out_complete, "out_complete"))
       return E;

@@ -104,6 +104,8 @@ public:
   Registry(const Registry &) = delete;
   Registry &operator=(const Registry &) = delete;
 
+  HandleKind kind() const { return Kind; }
+
   /// A new handle holding \p Value; 0 when the table is full. Throws
   /// std::bad_alloc when a chunk cannot be had.
   uint64_t insert(T Value) {
