@@ -220,11 +220,13 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
   std::vector<KernelRequest> Requests;
   std::vector<size_t> Pending;
   for (size_t I = 0; I != Kernels.size(); ++I) {
-    // A kernel this device holds under the runtime's id: no hashing.
-    if (!Ids[I].empty()) {
+    // A kernel this device holds under the runtime's id (no hashing), or
+    // the same text loaded again: the handle it got the first time.
+    std::string Id = Ids[I].empty() ? kernelIdFromIR(*Kernels[I]) : Ids[I];
+    {
       std::lock_guard<std::mutex> L(D->KernelsLock);
       auto &Map = D->ById[Options.BoundsChecked ? 1 : 0];
-      if (auto It = Map.find(Ids[I]); It != Map.end()) {
+      if (auto It = Map.find(Id); It != Map.end()) {
         Handles[I] = KernelState::make(It->second);
         continue;
       }
@@ -235,16 +237,7 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
                                        Options.BoundsChecked);
     R.FileName = FileName;
     R.IRHash = hashKernel(*Kernels[I]);
-    R.Id = Ids[I].empty() ? kernelIdFromIR(*Kernels[I]) : Ids[I];
-    if (Ids[I].empty()) {
-      // The same text loaded again: the handle it got the first time.
-      std::lock_guard<std::mutex> L(D->KernelsLock);
-      auto &Map = D->ById[Options.BoundsChecked ? 1 : 0];
-      if (auto It = Map.find(R.Id); It != Map.end()) {
-        Handles[I] = KernelState::make(It->second);
-        continue;
-      }
-    }
+    R.Id = std::move(Id);
     Requests.push_back(std::move(R));
     Pending.push_back(I);
   }
