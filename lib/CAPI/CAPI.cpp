@@ -263,6 +263,19 @@ kiln_status guard(const char *Function, Fn &&Body) noexcept {
   }
 }
 
+/// Destroys \p Handle (argument \p Name) for entry point \p Function. Its
+/// C++ handle is dropped after guard() has released every lock: ~Device
+/// drains streams.
+template <typename T, typename H>
+kiln_status destroyHandle(const char *Function, Registry<T> &R, H Handle,
+                          const char *Name) {
+  std::optional<T> Dead;
+  kiln_status S = guard(
+      Function, [&](Call &C) { return C.take(R, bitsOf(Handle), Name, Dead); });
+  Dead.reset();
+  return S;
+}
+
 //===-- Conversions -------------------------------------------------------===//
 
 bool validLanes(uint32_t Lanes) {
@@ -574,13 +587,7 @@ kiln_status kiln_device_create(const kiln_device_config *config,
 }
 
 kiln_status kiln_device_destroy(kiln_device device) {
-  // Dropped after guard() has released every lock: ~Device drains streams.
-  std::optional<std::shared_ptr<api::Device>> Dead;
-  kiln_status S = guard("kiln_device_destroy", [&](Call &C) {
-    return C.take(devices(), bitsOf(device), "device", Dead);
-  });
-  Dead.reset();
-  return S;
+  return destroyHandle("kiln_device_destroy", devices(), device, "device");
 }
 
 kiln_status kiln_device_get_info(kiln_device device,
@@ -711,12 +718,7 @@ kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel) {
 }
 
 kiln_status kiln_kernel_destroy(kiln_kernel kernel) {
-  std::optional<api::Kernel> Dead;
-  kiln_status S = guard("kiln_kernel_destroy", [&](Call &C) {
-    return C.take(kernels(), bitsOf(kernel), "kernel", Dead);
-  });
-  Dead.reset();
-  return S;
+  return destroyHandle("kiln_kernel_destroy", kernels(), kernel, "kernel");
 }
 
 kiln_status kiln_kernel_get_info(kiln_kernel kernel,
@@ -832,12 +834,7 @@ kiln_status kiln_buffer_size(kiln_buffer buffer, uint64_t *out_size) {
 }
 
 kiln_status kiln_buffer_destroy(kiln_buffer buffer) {
-  std::optional<api::Buffer> Dead;
-  kiln_status S = guard("kiln_buffer_destroy", [&](Call &C) {
-    return C.take(buffers(), bitsOf(buffer), "buffer", Dead);
-  });
-  Dead.reset();
-  return S;
+  return destroyHandle("kiln_buffer_destroy", buffers(), buffer, "buffer");
 }
 
 //===-- Streams -----------------------------------------------------------===//
@@ -858,12 +855,7 @@ kiln_status kiln_stream_create(kiln_device device, kiln_stream *out_stream) {
 }
 
 kiln_status kiln_stream_destroy(kiln_stream stream) {
-  std::optional<api::Stream> Dead;
-  kiln_status S = guard("kiln_stream_destroy", [&](Call &C) {
-    return C.take(streams(), bitsOf(stream), "stream", Dead);
-  });
-  Dead.reset();
-  return S;
+  return destroyHandle("kiln_stream_destroy", streams(), stream, "stream");
 }
 
 kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
@@ -993,12 +985,7 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
 //===-- Events ------------------------------------------------------------===//
 
 kiln_status kiln_event_destroy(kiln_event event) {
-  std::optional<api::Event> Dead;
-  kiln_status S = guard("kiln_event_destroy", [&](Call &C) {
-    return C.take(events(), bitsOf(event), "event", Dead);
-  });
-  Dead.reset();
-  return S;
+  return destroyHandle("kiln_event_destroy", events(), event, "event");
 }
 
 kiln_status kiln_event_synchronize(kiln_event event) {
