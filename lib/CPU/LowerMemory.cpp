@@ -58,7 +58,7 @@ Value *MemoryEmitter::loadSlot(ValueId Id, Value *U) {
 
 void MemoryEmitter::storeSlot(ValueId Id, Value *U, Value *V) {
   if (!U) {
-    Cx.fail({}, "internal error: a per-unit Values.value is stored outside a "
+    Cx.fail({}, "internal error: a per-unit value is stored outside a "
                 "unit loop");
     return;
   }
@@ -344,7 +344,7 @@ Value *MemoryEmitter::lowerMemoryOp(const Operation &Op) {
         Op.Operands[I].Value >= Cx.K.Values.size() ||
         !Cx.K.value(Op.Operands[I].Value).isMemory()) {
       Cx.fail(Op.Loc,
-              "'" + opName(Op.Kind) + "' needs a memory Values.operand");
+              "'" + opName(Op.Kind) + "' needs a memory operand");
       return NoValue;
     }
     return Op.Operands[I].Value;
@@ -374,7 +374,7 @@ Value *MemoryEmitter::lowerMemoryOp(const Operation &Op) {
       return Types.fromMem(L, T);
     }
     if (Op.Operands.size() < 2) {
-      Cx.fail(Op.Loc, "'set' needs a Values.value");
+      Cx.fail(Op.Loc, "'set' needs a value");
       return nullptr;
     }
     auto *S = B.CreateAlignedStore(Types.toMem(Values.operand(Op, 1), T),

@@ -193,7 +193,7 @@ Value *ScalarEmitter::lowerValueOp(const Operation &Op) {
     return Pos.emitBuiltin(Op);
   case OpClass::Const: {
     if (Op.ConstBits.empty()) {
-      Cx.fail(Op.Loc, "constant without a Values.value");
+      Cx.fail(Op.Loc, "constant without a value");
       return nullptr;
     }
     if (!T.isLine())

@@ -75,11 +75,11 @@ void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
   }
   bool NeedsOperand = Op.opClass() != OpClass::PlaneElect;
   if (NeedsOperand && Op.Operands.empty()) {
-    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs an Values.operand");
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs an operand");
     return;
   }
   if (Op.opClass() == OpClass::PlaneLane && Op.Operands.size() < 2) {
-    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a lane Values.operand");
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a lane operand");
     return;
   }
   Type T = Op.ResultType;

@@ -8,7 +8,8 @@
 //   ScratchLayout.h     offsets in the per-worker scratch area
 //   the emitters        this header: classes that share a LoweringContext
 //     KernelLowering  Lowering.cpp          driver: function, cube loop,
-//     metadata TypeLowering    LowerTypes.cpp        LLVM types and constants
+//                                           metadata
+//     TypeLowering    LowerTypes.cpp        LLVM types and constants
 //     AliasScopes     LowerAliasScopes.cpp  alias.scope / noalias lists
 //     UnitLoops       LowerUnitLoops.cpp    unit loop nests, return flags,
 //                                           builtins (the current position)
