@@ -13,6 +13,7 @@
 #include "kiln/IR/Parser.h"
 
 #include <new>
+#include <optional>
 
 using namespace kiln;
 using namespace kiln::api;
@@ -222,7 +223,10 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
   for (size_t I = 0; I != Kernels.size(); ++I) {
     // A kernel this device holds under the runtime's id (no hashing), or
     // the same text loaded again: the handle it got the first time.
-    std::string Id = Ids[I].empty() ? kernelIdFromIR(*Kernels[I]) : Ids[I];
+    std::optional<uint64_t> Hash;
+    if (Ids[I].empty())
+      Hash = hashKernel(*Kernels[I]);
+    std::string Id = Hash ? kernelIdFromIR(*Kernels[I], *Hash) : Ids[I];
     {
       std::lock_guard<std::mutex> L(D->KernelsLock);
       auto &Map = D->ById[Options.BoundsChecked ? 1 : 0];
@@ -236,7 +240,7 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
     R.Variant = KernelState::variantOf(variantIndex(true, false),
                                        Options.BoundsChecked);
     R.FileName = FileName;
-    R.IRHash = hashKernel(*Kernels[I]);
+    R.IRHash = Hash ? *Hash : hashKernel(*Kernels[I]);
     R.Id = std::move(Id);
     Requests.push_back(std::move(R));
     Pending.push_back(I);

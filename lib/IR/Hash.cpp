@@ -19,8 +19,12 @@ uint64_t kiln::hashKernel(const Kernel &K) {
 }
 
 std::string kiln::kernelIdFromIR(const Kernel &K) {
+  return kernelIdFromIR(K, hashKernel(K));
+}
+
+std::string kiln::kernelIdFromIR(const Kernel &K, uint64_t Hash) {
   std::string Id = K.Name + "-";
   llvm::raw_string_ostream OS(Id);
-  OS << llvm::format_hex_no_prefix(hashKernel(K), 16);
+  OS << llvm::format_hex_no_prefix(Hash, 16);
   return Id;
 }

@@ -15,7 +15,6 @@
 
 #include "llvm/Support/raw_ostream.h"
 
-#include <mutex>
 #include <sys/auxv.h>
 #include <unordered_map>
 
@@ -179,7 +178,7 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
     }
     Sources.push_back(CpuSource{*R.K, R.FileName});
     uint64_t Hash = R.IRHash ? *R.IRHash : hashKernel(*R.K);
-    std::string Id = R.Id.empty() ? kernelIdFromIR(*R.K) : R.Id;
+    std::string Id = R.Id.empty() ? kernelIdFromIR(*R.K, Hash) : R.Id;
     LR.push_back({CpuTarget::Id{KernelId(std::move(Id), Hash), R.Variant},
                   &Sources.back()});
   }
@@ -311,7 +310,8 @@ Error Device::launch(const LoadedKernel &Kernel,
 
 bool Device::unloadKernel(const Kernel &K, llvm::StringRef KernelId,
                           uint64_t IRHash, const CpuVariant &Variant) {
-  std::string Id = KernelId.empty() ? kernelIdFromIR(K) : KernelId.str();
+  std::string Id =
+      KernelId.empty() ? kernelIdFromIR(K, IRHash) : KernelId.str();
   return P->Loader.erase(
       CpuTarget::Id{kiln::KernelId(std::move(Id), IRHash), Variant});
 }

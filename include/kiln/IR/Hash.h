@@ -17,6 +17,8 @@ uint64_t hashKernel(const Kernel &K);
 /// The id the tools derive for a kernel: "NAME-" + 16 hex digits of
 /// hashKernel(K). A GPU runtime may pass its own id instead.
 std::string kernelIdFromIR(const Kernel &K);
+/// The same id from \p Hash, hashKernel(K) already computed.
+std::string kernelIdFromIR(const Kernel &K, uint64_t Hash);
 
 } // namespace kiln
 
