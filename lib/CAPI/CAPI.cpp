@@ -144,7 +144,6 @@ namespace {
 class Call {
 public:
   explicit Call(const char *Function) : Function(Function) {}
-  const char *function() const { return Function; }
 
   /// KILN_ERROR_INVALID_ARGUMENT, "FUNCTION: MESSAGE".
   template <typename... Ts>
