@@ -976,7 +976,7 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
       return E;
     api::Status Cleared = S.resetError();
     if (out_cleared)
-      *out_cleared = Cleared.ok() ? KILN_OK : toStatus(Cleared.code());
+      *out_cleared = toStatus(Cleared.code());
     return KILN_OK;
   });
 }
