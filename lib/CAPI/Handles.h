@@ -16,7 +16,8 @@
 // handle whose slot was reused, a handle of another kind and a made-up value
 // are all told apart from a live handle, soundly, even when a destroy races
 // with a use. Freed slots are reused first in, first out, and only once
-// QuarantineSlots of them wait: a slot's generation grows slowly.
+// more than QuarantineSlots of them wait (or every slot has been made): a
+// slot's generation grows slowly.
 //
 //===----------------------------------------------------------------------===//
 
