@@ -413,8 +413,8 @@ kiln_status kiln_device_create(const kiln_device_config *config,
 kiln_status kiln_device_destroy(kiln_device device);
 
 /** The device's concurrency, whether a store is in use (see
- * kiln_device_info.has_store) and how many kernels it holds, into
- * *out_info.
+ * kiln_device_info.has_store), how many kernels it holds and how many
+ * warnings it met, into *out_info.
  * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, out_info NULL. */
 kiln_status kiln_device_get_info(kiln_device device,
                                  kiln_device_info *out_info);
