@@ -114,7 +114,7 @@ cl::opt<bool> MayAlias(
 cl::opt<unsigned> BufferAlignment(
     "buffer-alignment",
     cl::desc("The alignment in bytes the code may assume of every buffer, a "
-             "power of two (default 64, as Kiln allocates them; 1: only each "
+             "power of two up to 4096 (default 64, as Kiln allocates them; 1: only each "
              "element's own, as for views at any offset of a pool)"),
     cl::value_desc("BYTES"), cl::init(64), cl::cat(Category));
 

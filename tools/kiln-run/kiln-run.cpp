@@ -45,7 +45,8 @@ cl::opt<std::string> KernelName("kernel",
                                 cl::value_desc("NAME"), cl::Required,
                                 cl::cat(Category));
 cl::opt<std::string> Cubes("cubes",
-                           cl::desc("Cube count of the launch: X[,Y[,Z]]"),
+                           cl::desc("Cube count of the launch: X[,Y[,Z]]; a zero in "
+                                    "any dimension runs nothing"),
                            cl::value_desc("X[,Y[,Z]]"), cl::Required,
                            cl::cat(Category));
 cl::list<std::string> Args(
