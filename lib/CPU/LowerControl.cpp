@@ -72,8 +72,7 @@ bool ControlEmitter::emitNarrowedSegment(
       if (Value *V = Scalar.lowerValueOp(*Op))
         Values.SegValues[Op->Result] = V;
   Value *Bound = Values.value(G->Bound);
-  Pos.Unit = nullptr;
-  Values.SegValues.clear();
+  Pos.Unit = nullptr; // emitSegmentWith clears SegValues
 
   // unit + c OP bound, exactly: in 64 bits (128 for 64-bit types), then
   // clamped to [0, units].

@@ -112,9 +112,9 @@ public:
     std::optional<int64_t> C;
     switch (D->Kind) {
     case OpKind::UnitPos:
-      // The linear index, or .x when it is the linear index.
-      if (D->Component == 0 ||
-          (D->Component == 1 && K.CubeDim[1] == 1 && K.CubeDim[2] == 1))
+      // The linear index, or .x: the same in the one-dimensional cubes
+      // findUnitRangeGuards looks at.
+      if (D->Component <= 1)
         C = 0;
       break;
     case OpKind::Cast:
