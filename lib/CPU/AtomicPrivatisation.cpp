@@ -8,7 +8,9 @@
 using namespace kiln;
 using namespace kiln::lowering;
 
-PrivateAtomic kiln::lowering::privateAtomicOf(OpKind Kind, Type T) {
+/// The merge of atomic operation \p Kind on elements of \p T, or None when
+/// it cannot be privatised.
+static PrivateAtomic privateAtomicOf(OpKind Kind, Type T) {
   if (T.isLine())
     return PrivateAtomic::None;
   switch (T.elementKind()) {

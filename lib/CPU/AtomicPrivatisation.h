@@ -36,10 +36,6 @@ inline constexpr unsigned MaxPrivatised = 32;
 std::vector<PrivateAtomic> findPrivatisableBuffers(const Kernel &K,
                                                    const CpuVariant &Variant);
 
-/// The merge of atomic operation \p Kind on elements of \p T, or None when
-/// it cannot be privatised.
-PrivateAtomic privateAtomicOf(OpKind Kind, Type T);
-
 } // namespace kiln::lowering
 
 #endif // KILN_LIB_CPU_ATOMICPRIVATISATION_H
