@@ -34,6 +34,20 @@ CpuTarget::CpuTarget(CpuCompiler Compiler, JITLinker &Linker,
     : Comp(std::move(Compiler)), Linker(Linker),
       Store(withHostCheck(std::move(Store))) {}
 
+std::optional<CpuArtifact> CpuTarget::stored(const Id &Key) {
+  std::optional<CpuArtifact> A = Store.takeVariant(Key);
+  if (A && FileStore::lastReadCameFromRemote()) {
+    std::lock_guard<std::mutex> L(OutcomesLock);
+    RemoteHits.insert(Key);
+  }
+  return A;
+}
+
+bool CpuTarget::takeRemoteHit(const Id &Key) {
+  std::lock_guard<std::mutex> L(OutcomesLock);
+  return RemoteHits.erase(Key) != 0;
+}
+
 Expected<LoadedKernel> CpuTarget::load(const Id &Key, const CpuArtifact &A) {
   ArrayRef<char> Object(reinterpret_cast<const char *>(A.Object.data()),
                         A.Object.size());

@@ -52,7 +52,14 @@ StoreEnvironment storeEnvironmentOf(const DeviceOptions &O) {
     Config.Mode = *Mode;
   std::optional<std::string> Root =
       O.StoreDir.empty() ? Defaults.root() : std::optional(O.StoreDir);
-  return StoreEnvironment(std::move(Root), Config, std::move(Warnings));
+  StoreEnvironment Env(std::move(Root), Config, std::move(Warnings));
+  if (!O.Remote)
+    Env.setRemote(Defaults.remote());
+  else if (!O.Remote->Url.empty())
+    if (llvm::Error E = Env.useRemote(*O.Remote))
+      Env.warnings().warn("not using the remote store " + O.Remote->Url +
+                          ": " + llvm::toString(std::move(E)));
+  return Env;
 }
 
 CodeGenOptions codeGenOf(const DeviceOptions &O) {
@@ -214,6 +221,7 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
         S.Origin = KernelOrigin::Memory;
         S.Memoised = true;
       }
+      S.RemoteHit = S.StoreHit && Target.takeRemoteHit(Key);
       auto [It, New] = StoredOf.try_emplace(Key, false);
       if (New)
         It->second = Target.takeStoreOutcome(Key).value_or(false);
@@ -223,8 +231,10 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
     Results.push_back(std::move(L));
   }
   if (!Stats)
-    for (const auto &R : LR)
+    for (const auto &R : LR) {
       Target.takeStoreOutcome(R.Key);
+      Target.takeRemoteHit(R.Key);
+    }
   return Results;
 }
 

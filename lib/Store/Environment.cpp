@@ -1,6 +1,7 @@
 //===- Environment.cpp - Where the store lives, and how it is configured -===//
 
 #include "kiln/Store/Environment.h"
+#include "kiln/Store/RemoteTier.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
@@ -111,6 +112,11 @@ const DefaultStoreSettings &defaultStoreSettings() {
     StoreWarnings W;
     S.Root = defaultStoreRoot();
     S.Config = StoreConfig::fromEnvironment(&W);
+    // A setuid or setgid process takes no code from where its caller's
+    // environment points, as it keeps no store (StoreConfig::fromEnvironment).
+    if (!getauxval(AT_SECURE))
+      if (std::optional<RemoteConfig> R = RemoteConfig::fromEnvironment(&W))
+        S.Remote = std::make_shared<const RemoteConfig>(std::move(*R));
     S.Warnings = W.recent();
     return S;
   }();
@@ -168,7 +174,20 @@ StoreEnvironment::fromDefaults(std::shared_ptr<StoreWarnings> Warnings) {
   StoreEnvironment E(D.Root, D.Config, std::move(Warnings));
   for (const std::string &W : D.Warnings)
     E.warnings().warn(W);
+  if (D.Remote)
+    if (Error Err = E.useRemote(*D.Remote))
+      E.warnings().warn("not using the remote store (KILN_REMOTE): " +
+                        toString(std::move(Err)));
   return E;
+}
+
+Error StoreEnvironment::useRemote(const RemoteConfig &C) {
+  Remote.reset();
+  Expected<std::shared_ptr<RemoteTier>> T = RemoteTier::create(C, Warnings);
+  if (!T)
+    return T.takeError();
+  Remote = std::move(*T);
+  return Error::success();
 }
 
 } // namespace kiln

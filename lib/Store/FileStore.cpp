@@ -86,6 +86,12 @@ constexpr CounterField CounterFields[] = {
     {"corrupt-purged", &StoreCounters::CorruptPurged},
     {"bytes-uncompressed", &StoreCounters::BytesUncompressed},
     {"bytes-compressed", &StoreCounters::BytesCompressed},
+    {"remote-hits", &StoreCounters::RemoteHits},
+    {"remote-misses", &StoreCounters::RemoteMisses},
+    {"remote-errors", &StoreCounters::RemoteErrors},
+    {"remote-rejected", &StoreCounters::RemoteRejected},
+    {"remote-queued", &StoreCounters::RemoteQueued},
+    {"remote-dropped", &StoreCounters::RemoteDropped},
 };
 
 StoreCounters parseCounters(StringRef Text) {
@@ -205,9 +211,26 @@ std::unique_ptr<FileStore> FileStore::open(StringRef Backend,
                                            const StoreEnvironment &Env) {
   if (!Env.enabled())
     return nullptr;
-  return openAt(*Env.root(), Backend, Fingerprint, Env.config(),
-                Env.sharedWarnings());
+  std::unique_ptr<FileStore> S = openAt(*Env.root(), Backend, Fingerprint,
+                                        Env.config(), Env.sharedWarnings());
+  if (S)
+    S->setRemote(Env.remote());
+  return S;
 }
+
+void FileStore::setRemote(std::shared_ptr<RemoteTier> Tier) {
+  std::lock_guard<std::mutex> L(Lock);
+  Remote = std::move(Tier);
+}
+
+std::string FileStore::remoteName(const KernelCacheKey &Key) const {
+  return remoteEntryName(Remote ? StringRef(Remote->config().Prefix) : "kiln",
+                         Backend, NamespaceHash, Key);
+}
+
+static thread_local bool LastReadRemote = false;
+
+bool FileStore::lastReadCameFromRemote() { return LastReadRemote; }
 
 std::unique_ptr<FileStore> FileStore::openAt(StringRef Root, StringRef Backend,
                                              StringRef Fingerprint,
@@ -220,7 +243,13 @@ std::unique_ptr<FileStore> FileStore::openAt(StringRef Root, StringRef Backend,
       new FileStore(Root.str(), Backend, Fingerprint, Config, std::move(W)));
 }
 
-FileStore::~FileStore() { flushCounters(); }
+FileStore::~FileStore() {
+  // What this namespace queued is published before its counters are
+  // written, within the tier's bound (a dead server: at once).
+  if (Remote)
+    Remote->drain(std::chrono::milliseconds(1000));
+  flushCounters();
+}
 
 void FileStore::setMissingFeature(std::function<std::string(StringRef)> F) {
   std::lock_guard<std::mutex> L(Lock);
@@ -387,34 +416,90 @@ static bool readFile(const std::string &Path, std::vector<uint8_t> &Out) {
 
 std::optional<std::vector<uint8_t>>
 FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
-  std::lock_guard<std::mutex> L(Lock);
-  if (!ready())
-    return std::nullopt;
-  SmallString<256> PathBuf(Folder);
-  sys::path::append(PathBuf, entryFileName(Key));
-  std::string Path(PathBuf);
-  std::vector<uint8_t> File;
-  if (!readFile(Path, File)) {
-    if (errno != ENOENT)
-      warnBadEntry(Path,
-                   std::string("cannot read it: ") + std::strerror(errno));
-    bump(&StoreCounters::Misses);
-    return std::nullopt;
-  }
+  LastReadRemote = false;
+  std::unique_lock<std::mutex> L(Lock);
   EntryExpectations Expect;
   Expect.Key = Key;
   Expect.NamespaceHash = NamespaceHash;
   Expect.IRHash = IRHash;
   Expect.MissingFeature = MissingFeature;
-  Expected<std::vector<uint8_t>> Payload = decodeEntry(File, Expect);
-  if (!Payload) {
-    warnBadEntry(Path, toString(Payload.takeError()));
+  bool LocalUsable = ready();
+  if (LocalUsable) {
+    SmallString<256> PathBuf(Folder);
+    sys::path::append(PathBuf, entryFileName(Key));
+    std::string Path(PathBuf);
+    std::vector<uint8_t> File;
+    if (readFile(Path, File)) {
+      Expected<std::vector<uint8_t>> Payload = decodeEntry(File, Expect);
+      if (Payload) {
+        if (Config.Mode == StoreModeKind::ReadWrite)
+          (void)::utimensat(AT_FDCWD, Path.c_str(), nullptr, 0); // last use
+        bump(&StoreCounters::Hits);
+        return std::move(*Payload);
+      }
+      warnBadEntry(Path, toString(Payload.takeError()));
+    } else if (errno != ENOENT) {
+      warnBadEntry(Path,
+                   std::string("cannot read it: ") + std::strerror(errno));
+    }
     bump(&StoreCounters::Misses);
+  }
+  if (!Remote)
+    return std::nullopt;
+  return readRemote(L, Key, Expect, LocalUsable);
+}
+
+std::optional<std::vector<uint8_t>>
+FileStore::readRemote(std::unique_lock<std::mutex> &L,
+                      const KernelCacheKey &Key,
+                      const EntryExpectations &Expect, bool LocalUsable) {
+  std::shared_ptr<RemoteTier> Tier = Remote;
+  std::string Name = remoteName(Key);
+  // Other threads use the local store while this one waits for the server.
+  L.unlock();
+  RemoteFetch F = Tier->fetch(Name);
+  L.lock();
+  switch (F.Status) {
+  case RemoteFetchStatus::Hit:
+    break;
+  case RemoteFetchStatus::Miss:
+    bump(&StoreCounters::RemoteMisses);
+    return std::nullopt;
+  case RemoteFetchStatus::Rejected:
+    bump(&StoreCounters::RemoteRejected);
+    return std::nullopt;
+  case RemoteFetchStatus::Error:
+  case RemoteFetchStatus::Skipped:
+    bump(&StoreCounters::RemoteErrors);
     return std::nullopt;
   }
-  if (Config.Mode == StoreModeKind::ReadWrite)
-    (void)::utimensat(AT_FDCWD, Path.c_str(), nullptr, 0); // last use
-  bump(&StoreCounters::Hits);
+  // The tag says the fleet made it; the entry's own checks say it is this
+  // kernel, for this namespace and CPU, and intact.
+  Expected<std::vector<uint8_t>> Payload = decodeEntry(F.Bytes, Expect);
+  if (!Payload) {
+    Tier->countRejected(Name, toString(Payload.takeError()));
+    bump(&StoreCounters::RemoteRejected);
+    return std::nullopt;
+  }
+  bump(&StoreCounters::RemoteHits);
+  LastReadRemote = true;
+  if (LocalUsable && Config.Mode == StoreModeKind::ReadWrite &&
+      !WritesStopped) {
+    SmallString<256> Final(Folder);
+    sys::path::append(Final, entryFileName(Key));
+    if (Error E = installEntryFile(std::string(Final), F.Bytes)) {
+      // Served all the same; a failure stops local writes with one warning.
+      handleAllErrors(std::move(E), [&](const StoreRefusal &SR) {
+        if (!SR.quiet())
+          Warnings->warn(SR.reason());
+      });
+    } else {
+      bump(&StoreCounters::Writes);
+      bump(&StoreCounters::BytesUncompressed, Payload->size());
+      bump(&StoreCounters::BytesCompressed, F.Bytes.size());
+      maybePrune(F.Bytes.size());
+    }
+  }
   return std::move(*Payload);
 }
 
@@ -478,11 +563,28 @@ Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
     return make_error<StoreRefusal>(toString(Bytes.takeError()), false);
   }
 
+  if (Remote && !Remote->readOnly()) {
+    if (Remote->publish(remoteName(Key), *Bytes))
+      bump(&StoreCounters::RemoteQueued);
+    else
+      bump(&StoreCounters::RemoteDropped);
+  }
+  if (Error E = installEntryFile(std::string(Final), *Bytes))
+    return E;
+  bump(&StoreCounters::Writes);
+  bump(&StoreCounters::BytesUncompressed, Payload.size());
+  bump(&StoreCounters::BytesCompressed, Bytes->size());
+  maybePrune(Bytes->size());
+  return Error::success();
+}
+
+Error FileStore::installEntryFile(const std::string &Final,
+                                  ArrayRef<uint8_t> Bytes) {
   // A unique temporary name in the same folder, so that the link below is
   // atomic and a reader never sees a partial entry.
   static std::atomic<uint64_t> Counter{0};
-  std::string Tmp = std::string(Final) + ".tmp-" + std::to_string(::getpid()) +
-                    "-" + std::to_string(Counter.fetch_add(1));
+  std::string Tmp = Final + ".tmp-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(Counter.fetch_add(1));
   auto Fail = [&](const char *What) {
     int Err = errno;
     ::unlink(Tmp.c_str());
@@ -497,7 +599,7 @@ Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
   int FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (FD < 0)
     return Fail("create");
-  bool OK = writeAllFd(FD, Bytes->data(), Bytes->size());
+  bool OK = writeAllFd(FD, Bytes.data(), Bytes.size());
   if (OK && Config.Sync)
     OK = ::fsync(FD) == 0;
   int Err = errno;
@@ -513,7 +615,9 @@ Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
   if (::link(Tmp.c_str(), Final.c_str()) != 0) {
     if (errno == EEXIST) {
       ::unlink(Tmp.c_str());
-      return Quiet("another writer kept the entry first");
+      bump(&StoreCounters::Refusals);
+      return make_error<StoreRefusal>("another writer kept the entry first",
+                                      /*Quiet=*/true);
     }
     // A file system without hard links: rename, which may replace an
     // equivalent entry of the same key.
@@ -522,10 +626,6 @@ Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
   } else {
     ::unlink(Tmp.c_str());
   }
-  bump(&StoreCounters::Writes);
-  bump(&StoreCounters::BytesUncompressed, Payload.size());
-  bump(&StoreCounters::BytesCompressed, Bytes->size());
-  maybePrune(Bytes->size());
   return Error::success();
 }
 

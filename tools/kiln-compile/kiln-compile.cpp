@@ -25,6 +25,7 @@
 #include "kiln/IR/Verifier.h"
 #include "kiln/Runtime/Device.h"
 #include "kiln/Store/Environment.h"
+#include "support/RemoteOptions.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -332,6 +333,11 @@ int compileIntoStore() {
   DO.StoreMode = kiln::DeviceStoreMode::ReadWrite;
   DO.BatchThreads = Jobs;
   DO.Threads = 1;
+  Expected<std::optional<kiln::RemoteConfig>> Remote =
+      kiln::tools::remoteConfigFromOptions();
+  if (!Remote)
+    return fail(Tool, toString(Remote.takeError()));
+  DO.Remote = std::move(*Remote);
   // The library is silent: the tool prints the store's warnings, and each
   // kernel's log with KILN_LOG=1.
   DO.WarningSink = kiln::printWarningToStderr;
@@ -359,7 +365,7 @@ int compileIntoStore() {
     errs() << "\n";
 
   // Duplicates (same id and variant) were compiled once: count them once.
-  unsigned Compiled = 0, Stored = 0, Failed = 0;
+  unsigned Compiled = 0, Stored = 0, FromRemote = 0, Failed = 0;
   std::set<std::string> Seen;
   for (const Item &I : Items) {
     if (!I.Request) {
@@ -379,13 +385,18 @@ int compileIntoStore() {
     }
     if (!First)
       continue;
-    if (Stats[R].Origin == kiln::KernelOrigin::Store)
+    if (Stats[R].RemoteHit)
+      ++FromRemote;
+    else if (Stats[R].Origin == kiln::KernelOrigin::Store)
       ++Stored;
     else
       ++Compiled;
   }
   errs() << Tool << ": " << Compiled << " compiled, " << Stored
-         << " already stored, " << Failed << " failed\n";
+         << " already stored, ";
+  if (FromRemote)
+    errs() << FromRemote << " from the remote tier, ";
+  errs() << Failed << " failed\n";
   return Failed ? 1 : 0;
 }
 
@@ -396,7 +407,8 @@ int main(int argc, char **argv) {
   // Over a file size limit a write must fail (EFBIG) and the store warn,
   // not kill the process: InitLLVM made SIGXFSZ a crash.
   std::signal(SIGXFSZ, SIG_IGN);
-  cl::HideUnrelatedOptions(Category);
+  cl::HideUnrelatedOptions(
+      {&Category, &kiln::tools::remoteOptionCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln kernel compiler: parse, verify and "
                               "compile .kiln files\n");

@@ -18,6 +18,7 @@
 #include "kiln/Runtime/Device.h"
 #include "kiln/Store/Environment.h"
 #include "support/ArgSpec.h"
+#include "support/RemoteOptions.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -131,7 +132,8 @@ void stat(std::string_view Phase, double Ms) {
 const char *originText(const kiln::KernelStats &KS) {
   switch (KS.Origin) {
   case kiln::KernelOrigin::Store:
-    return "loaded from the store";
+    return KS.RemoteHit ? "loaded from the store (remote hit)"
+                        : "loaded from the store";
   case kiln::KernelOrigin::Compiled:
     return KS.Stored     ? "compiled, stored"
            : KS.HasStore ? "compiled, not stored"
@@ -250,6 +252,11 @@ int run() {
     // (off, read-only) still applies to it.
     DO.StoreDir = StoreDir;
   }
+  Expected<std::optional<kiln::RemoteConfig>> Remote =
+      kiln::tools::remoteConfigFromOptions();
+  if (!Remote)
+    return fail(Remote.takeError());
+  DO.Remote = std::move(*Remote);
   auto Dev = kiln::Device::create(DO);
   if (!Dev)
     return fail(Dev.takeError());
@@ -330,7 +337,8 @@ int main(int argc, char **argv) {
                "each phase"),
       cl::cat(Category));
   StatsOpt = &StatsFlag;
-  cl::HideUnrelatedOptions(Category);
+  cl::HideUnrelatedOptions(
+      {&Category, &kiln::tools::remoteOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "Kiln kernel runner: compile a kernel of a .kiln file for this CPU and "

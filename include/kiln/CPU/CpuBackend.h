@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace kiln {
@@ -151,9 +152,7 @@ public:
   /// Whether artifacts are kept between runs (a store is enabled).
   bool persists() const { return Store.persists(); }
 
-  std::optional<CpuArtifact> stored(const Id &Key) {
-    return Store.takeVariant(Key);
-  }
+  std::optional<CpuArtifact> stored(const Id &Key);
   /// Links \p A. An artifact whose metadata does not name a symbol of its
   /// object fails here, and the loader then discards and recompiles it.
   llvm::Expected<LoadedKernel> load(const Id &Key, const CpuArtifact &A);
@@ -165,6 +164,9 @@ public:
   /// Whether the last store() of \p Key was taken, and forgets it; nullopt
   /// when store() was not called for it since.
   std::optional<bool> takeStoreOutcome(const Id &Key);
+  /// Whether the last stored() of \p Key that found it was answered by the
+  /// store's remote tier, and forgets it.
+  bool takeRemoteHit(const Id &Key);
 
   ArtifactStore<CpuArtifact> &artifactStore() { return Store; }
 
@@ -174,6 +176,7 @@ private:
   ArtifactStore<CpuArtifact> Store;
   std::mutex OutcomesLock;
   std::unordered_map<Id, bool> Outcomes;
+  std::unordered_set<Id> RemoteHits;
 };
 
 } // namespace kiln

@@ -22,6 +22,7 @@
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Kernel.h"
 #include "kiln/Runtime/Launch.h"
+#include "kiln/Store/RemoteTier.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -59,6 +60,11 @@ struct DeviceOptions {
   /// it.
   std::string StoreDir;
   DeviceStoreMode StoreMode = DeviceStoreMode::Environment;
+  /// The remote tier behind the store (docs/Store.md, "The remote tier").
+  /// nullopt: the environment's (KILN_REMOTE, KILN_REMOTE_KEY, ...); a
+  /// config with an empty Url: none. A tier that cannot be made (no key
+  /// file, a bad address) is one warning, and the device runs without it.
+  std::optional<RemoteConfig> Remote;
   /// Receives each store warning (a bad entry removed, a store that cannot
   /// be written) besides the device's count (storeWarnings()). Empty: the
   /// warning is only counted; the library never prints. The tools pass
@@ -95,6 +101,8 @@ struct KernelStats {
   KernelOrigin Origin = KernelOrigin::Failed;
   bool Memoised = false; ///< Origin == Memory
   bool StoreHit = false; ///< Origin == Store
+  /// A store hit answered by the remote tier (then written locally).
+  bool RemoteHit = false;
   bool Compiled = false; ///< Origin == Compiled
   /// For a compiled kernel: whether the store took it (false without one).
   bool Stored = false;

@@ -43,6 +43,8 @@ enum class StoreModeKind {
 };
 
 class StoreWarnings;
+class RemoteTier;
+struct RemoteConfig;
 
 /// The store's mode and limits.
 struct StoreConfig {
@@ -76,6 +78,9 @@ std::optional<std::string> defaultStoreRoot();
 struct DefaultStoreSettings {
   std::optional<std::string> Root;
   StoreConfig Config;
+  /// KILN_REMOTE and its companions (RemoteConfig::fromEnvironment); null
+  /// without KILN_REMOTE.
+  std::shared_ptr<const RemoteConfig> Remote;
   std::vector<std::string> Warnings;
 };
 const DefaultStoreSettings &defaultStoreSettings();
@@ -121,8 +126,18 @@ public:
 
   /// The default environment (defaultStoreSettings()); the warnings reading
   /// the variables produced are replayed into \p Warnings (made when null).
+  /// With KILN_REMOTE set, it has a remote tier of its own (a warning, and
+  /// none, when the tier cannot be made: no key file, a bad address).
   static StoreEnvironment fromDefaults(
       std::shared_ptr<StoreWarnings> Warnings = nullptr);
+
+  /// The remote tier behind the stores opened in this environment (null:
+  /// none). Shared by copies of the environment.
+  const std::shared_ptr<RemoteTier> &remote() const { return Remote; }
+  void setRemote(std::shared_ptr<RemoteTier> R) { Remote = std::move(R); }
+  /// Makes a tier for \p Config (its warnings go to this environment's)
+  /// and sets it; an error (and no tier) when it cannot be made.
+  llvm::Error useRemote(const RemoteConfig &Config);
 
   const std::optional<std::string> &root() const { return Root; }
   const StoreConfig &config() const { return Config; }
@@ -139,6 +154,7 @@ private:
   std::optional<std::string> Root;
   StoreConfig Config;
   std::shared_ptr<StoreWarnings> Warnings;
+  std::shared_ptr<RemoteTier> Remote;
 };
 
 } // namespace kiln

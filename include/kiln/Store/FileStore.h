@@ -21,6 +21,7 @@
 
 #include "kiln/Store/EntryFormat.h"
 #include "kiln/Store/Environment.h"
+#include "kiln/Store/RemoteTier.h"
 
 #include "llvm/Support/Error.h"
 
@@ -42,6 +43,16 @@ struct StoreCounters {
   uint64_t CorruptPurged = 0;
   uint64_t BytesUncompressed = 0; ///< payload bytes written, before zstd
   uint64_t BytesCompressed = 0;   ///< the same, after zstd
+  /// The remote tier (RemoteTier), as this namespace saw it: local misses
+  /// it answered with a valid entry, had nothing for, could not answer
+  /// (an error, or skipped while backing off), answered with an entry
+  /// that was refused; entries queued for publication, and dropped.
+  uint64_t RemoteHits = 0;
+  uint64_t RemoteMisses = 0;
+  uint64_t RemoteErrors = 0;
+  uint64_t RemoteRejected = 0;
+  uint64_t RemoteQueued = 0;
+  uint64_t RemoteDropped = 0;
 
   StoreCounters &operator+=(const StoreCounters &O);
   bool empty() const;
@@ -111,13 +122,21 @@ public:
   /// \p IRHash, an entry recording another IR hash is stale: deleted, miss.
   /// A hit touches the file's modification time (least recently used
   /// pruning) unless the store is read-only.
+  ///
+  /// With a remote tier, a local miss asks it (without holding the store's
+  /// lock); an entry it returns passes the same checks as a local one and
+  /// is then written to the local store (read-write mode).
   std::optional<std::vector<uint8_t>> read(const KernelCacheKey &Key,
                                            std::optional<uint64_t> IRHash = {});
+  /// Whether the last read() on this thread was answered by the remote
+  /// tier.
+  static bool lastReadCameFromRemote();
 
   /// The EntryInfo of the entry under \p Key without decompressing it.
   std::optional<EntryInfo> info(const KernelCacheKey &Key);
 
-  /// Keeps \p Payload under \p Key. A StoreRefusal when not taken.
+  /// Keeps \p Payload under \p Key. A StoreRefusal when not taken. A new
+  /// entry is also queued for the remote tier (read-write mode).
   llvm::Error write(const KernelCacheKey &Key, llvm::ArrayRef<uint8_t> Payload,
                     const EntryInfo &Info);
 
@@ -152,6 +171,13 @@ public:
   /// checks nothing until one is installed.
   void setMissingFeature(std::function<std::string(llvm::StringRef)> F);
 
+  /// Puts \p Tier behind this namespace (null: none). open() installs the
+  /// environment's.
+  void setRemote(std::shared_ptr<RemoteTier> Tier);
+  RemoteTier *remote() const { return Remote.get(); }
+  /// The remote key of \p Key's entry.
+  std::string remoteName(const KernelCacheKey &Key) const;
+
 private:
   FileStore(std::string Root, llvm::StringRef Backend,
             llvm::StringRef Fingerprint, const StoreConfig &Config,
@@ -163,6 +189,16 @@ private:
   void warnBadEntry(const std::string &Path, llvm::StringRef Why);
   void bump(uint64_t StoreCounters::*Field, uint64_t By = 1);
   void maybePrune(uint64_t BytesWritten);
+  /// Links the encoded entry \p Bytes into place as \p Final, through a
+  /// temporary file. Called with Lock held and the folder ready.
+  llvm::Error installEntryFile(const std::string &Final,
+                               llvm::ArrayRef<uint8_t> Bytes);
+  /// The payload of the remote tier's entry for \p Key, checked, kept
+  /// locally when possible. Called with \p L (Lock) held; releases it
+  /// while the tier is asked.
+  std::optional<std::vector<uint8_t>>
+  readRemote(std::unique_lock<std::mutex> &L, const KernelCacheKey &Key,
+             const EntryExpectations &Expect, bool LocalUsable);
 
   std::string Root;
   std::string Backend;
@@ -171,6 +207,7 @@ private:
   StoreConfig Config;
   std::shared_ptr<StoreWarnings> Warnings;
   std::function<std::string(llvm::StringRef)> MissingFeature;
+  std::shared_ptr<RemoteTier> Remote;
 
   mutable std::mutex Lock;
   bool Resolved = false;
