@@ -322,7 +322,8 @@ typedef enum kiln_store_mode {
  * min_work_per_thread_us 0. Strings are copied by kiln_device_create; NULL
  * and "" mean the default. A binding that declares the struct itself must
  * declare every field, in this order (keep_warm_us, min_work_per_thread_us,
- * warning_callback and warning_user_data were added last; kiln_device_info
+ * warning_callback and warning_user_data were added, then the four remote_
+ * fields last; kiln_device_info
  * gained warning_count): kiln_device_config_init writes,
  * and kiln_device_create reads, the whole struct. */
 typedef struct kiln_device_config {
@@ -366,6 +367,19 @@ typedef struct kiln_device_config {
    * only counts them (kiln_device_info.warning_count). */
   void (*warning_callback)(const char *message, void *user_data);
   void *warning_user_data;
+  /** The store's remote tier, shared by a fleet of machines (docs/Store.md,
+   * "The remote tier"): NULL or "" takes KILN_REMOTE and its companion
+   * variables (none when unset); "off": none; else the server's address,
+   * "redis://HOST[:PORT][/DB]" or "unix:///PATH[?db=N]". */
+  const char *remote_store;
+  /** The fleet key file (NULL or "": KILN_REMOTE_KEY); required with a
+   * tier, there is no default key. */
+  const char *remote_key_file;
+  /** Take entries from the tier, never publish to it. */
+  bool remote_read_only;
+  /** Connect and request timeout of the tier in ms; 0:
+   * KILN_REMOTE_TIMEOUT_MS, else 20. */
+  uint32_t remote_timeout_ms;
 } kiln_device_config;
 
 /** What kiln_device_get_info reports. */
@@ -390,7 +404,8 @@ kiln_status kiln_device_config_init(kiln_device_config *config);
  * defaults of kiln_device_config_init). Owned by the caller: release it with
  * kiln_device_destroy.
  * KILN_ERROR_INVALID_ARGUMENT: out_device NULL, opt_level above 3, a
- * store_mode out of range. KILN_ERROR_STORE: store_mode is
+ * store_mode out of range, remote settings that cannot work (a bad address,
+ * a key file missing or readable by others; the message says which). KILN_ERROR_STORE: store_mode is
  * KILN_STORE_READ_WRITE, store_dir is not NULL or "", and the store folder
  * under it cannot be made or trusted (not a folder, not this user's, or
  * writable by others); the message names store_dir. (Any other store that

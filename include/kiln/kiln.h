@@ -439,6 +439,20 @@ struct DeviceConfig {
   /// writes to stderr itself: without a sink, warnings are only counted and
   /// the last few kept (Device::warningCount, Device::recentWarnings).
   std::function<void(std::string_view)> WarningSink;
+  /// The store's remote tier, shared by a fleet of machines (docs/Store.md,
+  /// "The remote tier"): "" takes KILN_REMOTE and its companion variables
+  /// (none when unset); "off": none; else the server's address,
+  /// "redis://HOST[:PORT][/DB]" or "unix:///PATH[?db=N]". A tier is only
+  /// used behind a persistent store.
+  std::string RemoteStore;
+  /// The fleet key file that signs and checks remote entries ("":
+  /// KILN_REMOTE_KEY). Required with a tier: there is no default key.
+  std::string RemoteKeyFile;
+  /// Take entries from the tier, never publish to it.
+  bool RemoteReadOnly = false;
+  /// Connect and request timeout of the tier; 0: KILN_REMOTE_TIMEOUT_MS,
+  /// else 20.
+  uint32_t RemoteTimeoutMilliseconds = 0;
 };
 
 /// The CPU device. Move-only; destroying it *drains* its streams (waits for
@@ -449,8 +463,11 @@ struct DeviceConfig {
 /// what its work did; a kernel handle still answers name(), parameters()...
 class Device {
 public:
-  /// InvalidArgument for an OptLevel above 3; Internal for a host without
-  /// a JIT.
+  /// InvalidArgument for an OptLevel above 3, or remote-tier settings that
+  /// cannot work (a bad address, a key file missing or readable by others:
+  /// the message says which); Internal for a host without a JIT. (A tier
+  /// set up by the environment alone that cannot work is a warning, and
+  /// none.) An unreachable server is no error: only slowness, bounded.
   static Result<Device> create(const DeviceConfig &Config = {});
   Device() = default;
   Device(Device &&) noexcept;

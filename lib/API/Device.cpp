@@ -76,6 +76,43 @@ Result<LoadedKernel> KernelState::variant(unsigned Index) {
 
 //===-- Devices -----------------------------------------------------------===//
 
+/// The remote tier \p Config asks for: nullopt for the environment's, an
+/// empty Url for none. Settings that cannot work are an InvalidArgument.
+static Result<std::optional<RemoteConfig>>
+remoteConfigOf(const DeviceConfig &Config) {
+  using Out = std::optional<RemoteConfig>;
+  if (Config.RemoteStore == "off")
+    return Out(RemoteConfig());
+  if (Config.RemoteStore.empty() && Config.RemoteKeyFile.empty() &&
+      !Config.RemoteReadOnly && !Config.RemoteTimeoutMilliseconds)
+    return Out();
+  RemoteConfig R = RemoteConfig::fromEnvironment().value_or(RemoteConfig());
+  if (!Config.RemoteStore.empty())
+    R.Url = Config.RemoteStore;
+  if (!Config.RemoteKeyFile.empty())
+    R.KeyFile = Config.RemoteKeyFile;
+  if (Config.RemoteReadOnly)
+    R.Mode = RemoteModeKind::ReadOnly;
+  if (Config.RemoteTimeoutMilliseconds) {
+    if (Config.RemoteTimeoutMilliseconds > 60000)
+      return Status(ErrorCode::InvalidArgument,
+                    "RemoteTimeoutMilliseconds " +
+                        std::to_string(Config.RemoteTimeoutMilliseconds) +
+                        " is out of range 1..60000");
+    R.ConnectTimeout = R.RequestTimeout =
+        std::chrono::milliseconds(Config.RemoteTimeoutMilliseconds);
+  }
+  if (R.Url.empty())
+    return Status(ErrorCode::InvalidArgument,
+                  "remote tier settings without an address (RemoteStore, "
+                  "KILN_REMOTE)");
+  if (llvm::Expected<RemoteAddress> A = RemoteAddress::parse(R.Url); !A)
+    return Status(ErrorCode::InvalidArgument, llvm::toString(A.takeError()));
+  if (llvm::Expected<FleetKey> K = FleetKey::load(R.KeyFile); !K)
+    return Status(ErrorCode::InvalidArgument, llvm::toString(K.takeError()));
+  return Out(std::move(R));
+}
+
 Result<api::Device> api::Device::create(const DeviceConfig &Config) {
   if (Config.OptLevel > 3)
     return Status(ErrorCode::InvalidArgument,
@@ -108,6 +145,10 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
     O.StoreMode = DeviceStoreMode::ReadOnly;
     break;
   }
+  Result<std::optional<RemoteConfig>> Remote = remoteConfigOf(Config);
+  if (!Remote.ok())
+    return Remote.status();
+  O.Remote = std::move(*Remote);
   if (Config.MaxSharedBytes)
     O.Limits.MaxSharedBytes = Config.MaxSharedBytes;
   if (Config.MaxUnitsPerCube)

@@ -569,6 +569,11 @@ kiln_status kiln_device_create(const kiln_device_config *config,
       Config.MaxUnitsPerCube = config->max_units_per_cube;
       Config.KeepWarmMicroseconds = config->keep_warm_us;
       Config.MinWorkPerThreadMicroseconds = config->min_work_per_thread_us;
+      Config.RemoteStore = config->remote_store ? config->remote_store : "";
+      Config.RemoteKeyFile =
+          config->remote_key_file ? config->remote_key_file : "";
+      Config.RemoteReadOnly = config->remote_read_only;
+      Config.RemoteTimeoutMilliseconds = config->remote_timeout_ms;
       if (config->warning_callback)
         Config.WarningSink = [Fn = config->warning_callback,
                               Data = config->warning_user_data](

@@ -364,6 +364,59 @@ TEST(DeviceTest, LookupsDoNotWaitBehindACompile) {
 
 namespace {
 
+TEST(DeviceTest, RemoteSettingsThatCannotWorkAreInvalidArguments) {
+  std::filesystem::path Dir =
+      std::filesystem::temp_directory_path() /
+      ("kiln-api-remote-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(Dir);
+  std::string Key = (Dir / "key").string();
+  {
+    FILE *F = std::fopen(Key.c_str(), "w");
+    ASSERT_NE(F, nullptr);
+    std::fputs("0123456789abcdef0123456789abcdef0123", F);
+    std::fclose(F);
+  }
+  std::filesystem::permissions(Key, std::filesystem::perms::owner_read |
+                                        std::filesystem::perms::owner_write);
+  auto Create = [&](const DeviceConfig &C) {
+    Result<Device> D = Device::create(C);
+    return D.ok() ? Status() : D.status();
+  };
+  DeviceConfig C;
+  C.Store = StoreMode::Off;
+  C.RemoteStore = "http://example";
+  C.RemoteKeyFile = Key;
+  Status S = Create(C);
+  EXPECT_EQ(S.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(S.message().find("expected redis://"), std::string::npos)
+      << S.message();
+  C.RemoteStore = "unix:///nonexistent/redis.sock";
+  C.RemoteKeyFile = (Dir / "missing").string();
+  S = Create(C);
+  EXPECT_EQ(S.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(S.message().find("fleet key file"), std::string::npos)
+      << S.message();
+  // A key others may read is refused, naming the rule.
+  std::filesystem::permissions(Key, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  C.RemoteKeyFile = Key;
+  S = Create(C);
+  EXPECT_EQ(S.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(S.message().find("chmod 600"), std::string::npos) << S.message();
+  std::filesystem::permissions(Key, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::remove);
+  // A server that is not there is no error: only slowness, later.
+  EXPECT_TRUE(Create(C).ok());
+  C.RemoteTimeoutMilliseconds = 70000;
+  EXPECT_EQ(Create(C).code(), ErrorCode::InvalidArgument);
+  // "off" needs nothing else.
+  DeviceConfig Off;
+  Off.Store = StoreMode::Off;
+  Off.RemoteStore = "off";
+  EXPECT_TRUE(Create(Off).ok());
+  std::filesystem::remove_all(Dir);
+}
+
 TEST(DeviceTest, AStoreThatCannotBeUsedIsAStoreFailure) {
   // A store folder under a regular file cannot be created.
   std::string File = ::testing::TempDir() + "kiln-api-not-a-folder";

@@ -339,6 +339,24 @@ TEST(CAPIDeviceTest, CreateErrors) {
                                   "7, not a kiln_store_mode");
   EXPECT_EQ(kiln_device_create(nullptr, nullptr), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(), "kiln_device_create: out_device is NULL");
+
+  // Remote settings reach the C++ API: a bad address, a missing key.
+  ASSERT_KILN_OK(kiln_device_config_init(&Config));
+  EXPECT_EQ(Config.remote_store, nullptr);
+  EXPECT_EQ(Config.remote_key_file, nullptr);
+  EXPECT_FALSE(Config.remote_read_only);
+  EXPECT_EQ(Config.remote_timeout_ms, 0u);
+  Config.store_mode = KILN_STORE_OFF;
+  Config.remote_store = "tcp://nowhere";
+  Config.remote_key_file = "/nonexistent/kiln-fleet-key";
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("expected redis://"));
+  Config.remote_store = "unix:///nonexistent/redis.sock";
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("fleet key file /nonexistent/kiln-fleet-key"));
+  Config.remote_store = "off";
+  ASSERT_KILN_OK(kiln_device_create(&Config, &D));
+  EXPECT_KILN_OK(kiln_device_destroy(D));
 }
 
 TEST(CAPIDeviceTest, AStoreThatCannotBeUsedIsAStoreError) {
