@@ -1,6 +1,7 @@
 //===- Bundle.cpp - A store's namespaces in one file ---------------------===//
 
 #include "kiln/Store/Bundle.h"
+#include "kiln/Store/Dictionary.h"
 #include "kiln/Store/Environment.h"
 #include "kiln/Store/FileStore.h"
 #include "kiln/Store/StoreScan.h"
@@ -16,6 +17,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,7 +28,11 @@ using namespace llvm::support::endian;
 namespace kiln {
 
 static constexpr char BundleMagic[8] = {'K', 'I', 'L', 'N', 'B', 'N', 'D', 'L'};
-static constexpr uint32_t BundleVersion = 1;
+/// Version 1 has no dictionaries; version 2 carries, per namespace, the
+/// dictionaries its entries need. A bundle without any is written as
+/// version 1, which older readers take too.
+static constexpr uint32_t BundleVersionPlain = 1;
+static constexpr uint32_t BundleVersionDictionaries = 2;
 
 namespace {
 void put32(std::string &S, uint32_t V) {
@@ -127,30 +134,33 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
                                      StringRef Filter) {
   BundleSummary Sum;
   std::vector<NamespaceDir> All = scanStore(Root);
-  std::string Body;
-  std::vector<std::pair<const NamespaceDir *, std::vector<std::string>>> Chosen;
-  for (const NamespaceDir &NS : All) {
-    if (!StringRef(NS.Backend + "/" + NS.Hex).starts_with(Filter))
-      continue;
-    Chosen.push_back({&NS, {}});
-  }
+  std::vector<const NamespaceDir *> Chosen;
+  for (const NamespaceDir &NS : All)
+    if (StringRef(NS.Backend + "/" + NS.Hex).starts_with(Filter))
+      Chosen.push_back(&NS);
   if (Chosen.empty())
     return createStringError(
         std::errc::no_such_file_or_directory,
         Filter.empty() ? "no namespace in the store at '%s'"
                        : "no namespace matching '%s' in the store",
         Filter.empty() ? Root.str().c_str() : Filter.str().c_str());
-  std::string Out(BundleMagic, 8);
-  put32(Out, BundleVersion);
-  put32(Out, uint32_t(Chosen.size()));
-  for (auto &[NS, Unused] : Chosen) {
-    putStr(Out, NS->Backend);
-    putStr(Out, NS->Hex);
-    putStr(Out, NS->Description);
+
+  // Each namespace's entries, and the dictionaries they need: those travel
+  // with them, so the entries are shipped as they are stored.
+  struct Part {
+    const NamespaceDir *NS;
     std::string Entries;
     uint32_t Count = 0;
+    std::vector<std::shared_ptr<const EntryDictionary>> Dicts;
+  };
+  std::vector<Part> Parts;
+  bool AnyDictionary = false;
+  for (const NamespaceDir *NS : Chosen) {
+    Part P{NS, {}, 0, {}};
+    std::set<uint32_t> Needed;
     for (const EntryFile &E : NS->Entries) {
-      if (Error Err = verifyEntryFile(*NS, E)) {
+      EntryHeader H;
+      if (Error Err = verifyEntryFile(*NS, E, &H)) {
         consumeError(std::move(Err));
         ++Sum.Skipped;
         continue;
@@ -161,14 +171,55 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
         ++Sum.Skipped;
         continue;
       }
-      putStr(Entries, E.Name);
-      put64(Entries, (*Buf)->getBufferSize());
-      Entries.append((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
-      ++Count;
+      // The file read again may not be the one verified (a concurrent
+      // retraining): ship it only if it names the same dictionary.
+      Expected<EntryHeader> Again = parseEntryHeader(ArrayRef<uint8_t>(
+          reinterpret_cast<const uint8_t *>((*Buf)->getBufferStart()),
+          (*Buf)->getBufferSize()));
+      if (!Again || Again->DictionaryId != H.DictionaryId) {
+        if (!Again)
+          consumeError(Again.takeError());
+        ++Sum.Skipped;
+        continue;
+      }
+      if (H.DictionaryId)
+        Needed.insert(H.DictionaryId);
+      putStr(P.Entries, E.Name);
+      put64(P.Entries, (*Buf)->getBufferSize());
+      P.Entries.append((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
+      ++P.Count;
     }
-    put32(Out, Count);
-    Out += Entries;
-    Sum.Entries += Count;
+    for (uint32_t Id : Needed) {
+      // verifyEntryFile loaded it through NS->Dictionaries: cached.
+      Expected<std::shared_ptr<const EntryDictionary>> D =
+          NS->Dictionaries->load(Id);
+      if (!D)
+        return D.takeError();
+      P.Dicts.push_back(*D);
+    }
+    AnyDictionary |= !P.Dicts.empty();
+    Parts.push_back(std::move(P));
+  }
+
+  std::string Out(BundleMagic, 8);
+  put32(Out, AnyDictionary ? BundleVersionDictionaries : BundleVersionPlain);
+  put32(Out, uint32_t(Parts.size()));
+  for (const Part &P : Parts) {
+    putStr(Out, P.NS->Backend);
+    putStr(Out, P.NS->Hex);
+    putStr(Out, P.NS->Description);
+    if (AnyDictionary) {
+      put32(Out, uint32_t(P.Dicts.size()));
+      for (const auto &D : P.Dicts) {
+        put32(Out, D->id());
+        putStr(Out, StringRef(reinterpret_cast<const char *>(D->bytes().data()),
+                              D->bytes().size()));
+      }
+      Sum.Dictionaries += P.Dicts.size();
+    }
+    put32(Out, P.Count);
+    Out += P.Entries;
+    Sum.Entries += P.Count;
     ++Sum.Namespaces;
   }
   put64(Out, xxh3_64bits(Out));
@@ -205,12 +256,14 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
   if (read64le(Data.data() + Data.size() - 8) != xxh3_64bits(Data.drop_back(8)))
     return Invalid("checksum mismatch");
   Reader R{Data.drop_back(8), 8};
-  if (uint32_t V = R.u32(); V != BundleVersion)
-    return Invalid("unsupported version " + Twine(V));
+  uint32_t Version = R.u32();
+  if (Version != BundleVersionPlain && Version != BundleVersionDictionaries)
+    return Invalid("unsupported version " + Twine(Version));
 
   // Parse everything first: a bad bundle writes nothing.
   struct Item {
     std::string Backend, Hex, Description;
+    std::vector<std::pair<uint32_t, StringRef>> Dicts;
     std::vector<std::pair<std::string, StringRef>> Entries;
   };
   std::vector<Item> Items;
@@ -227,6 +280,14 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
           return isDigit(C) || (C >= 'a' && C <= 'f');
         }))
       return Invalid("bad namespace name '" + It.Backend + "/" + It.Hex + "'");
+    if (Version == BundleVersionDictionaries) {
+      uint32_t ND = R.u32();
+      for (uint32_t J = 0; J != ND && !R.Bad; ++J) {
+        uint32_t Id = R.u32();
+        StringRef Bytes = R.str();
+        It.Dicts.push_back({Id, Bytes});
+      }
+    }
     uint32_t N = R.u32();
     for (uint32_t J = 0; J != N && !R.Bad; ++J) {
       std::string Name = R.str().str();
@@ -259,24 +320,74 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
     NS.Hex = It.Hex;
     NS.Path = Dir;
     uint64_t NSHash = NS.namespaceHash();
+    std::string Where = It.Backend + "/" + It.Hex + "/";
+    auto Warn = [&](const Twine &Message) {
+      if (Warnings)
+        Warnings->warn(Message);
+    };
+    // The bundle's dictionaries, checked; a bad one is left out, and so
+    // are the entries that need it.
+    std::map<uint32_t, std::shared_ptr<const EntryDictionary>> Carried;
+    for (const auto &[Id, Bytes] : It.Dicts) {
+      Expected<std::shared_ptr<const EntryDictionary>> D =
+          EntryDictionary::fromBytes(ArrayRef<uint8_t>(
+              reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size()));
+      if (!D) {
+        Warn("bundle dictionary " + Where + dictionaryFileName(Id) +
+             " left out: " + toString(D.takeError()));
+        continue;
+      }
+      if ((*D)->id() != Id) {
+        Warn("bundle dictionary " + Where + dictionaryFileName(Id) +
+             " left out: it holds dictionary " + dictionaryFileName((*D)->id()));
+        continue;
+      }
+      Carried[Id] = *D;
+    }
+    NamespaceDictionaries Local(Dir);
+    std::set<uint32_t> Installed;
     for (const auto &[Name, Bytes] : It.Entries) {
+      std::string Path = Dir + "/" + Name;
+      if (::access(Path.c_str(), F_OK) == 0) {
+        ++Sum.Skipped; // kept as it is
+        continue;
+      }
       EntryExpectations Expect;
       Expect.Key = keyFromEntryFileName(Name);
       Expect.NamespaceHash = NSHash;
+      Expect.Dictionary =
+          [&](uint32_t Id) -> std::shared_ptr<const EntryDictionary> {
+        auto C = Carried.find(Id);
+        return C != Carried.end() ? C->second : Local.byId(Id);
+      };
+      EntryHeader H;
       Expected<std::vector<uint8_t>> P = decodeEntry(
           ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(Bytes.data()),
                             Bytes.size()),
-          Expect);
+          Expect, &H);
       if (!P) {
-        std::string Why = toString(P.takeError());
-        if (Warnings)
-          Warnings->warn("bundle entry " + It.Backend + "/" + It.Hex + "/" +
-                         Name + " left out: " + Why);
+        Warn("bundle entry " + Where + Name +
+             " left out: " + toString(P.takeError()));
         ++Sum.Skipped;
         continue;
       }
+      // Its dictionary is in place before the entry is: an entry in the
+      // store is always readable. One of the same id already there must
+      // be the same one.
+      if (H.DictionaryId && Carried.count(H.DictionaryId) &&
+          !Installed.count(H.DictionaryId)) {
+        Expected<std::shared_ptr<const EntryDictionary>> D = Local.install(
+            Carried[H.DictionaryId]->bytes(), /*MakeCurrent=*/false);
+        if (!D) {
+          Warn("bundle entry " + Where + Name +
+               " left out: " + toString(D.takeError()));
+          ++Sum.Skipped;
+          continue;
+        }
+        Installed.insert(H.DictionaryId);
+        ++Sum.Dictionaries;
+      }
       bool Existed;
-      std::string Path = Dir + "/" + Name;
       if (!writeNew(Path, Bytes, Existed))
         return createStringError(
             std::error_code(errno, std::generic_category()),

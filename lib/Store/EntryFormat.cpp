@@ -1,7 +1,9 @@
 //===- EntryFormat.cpp - The bytes of one store entry --------------------===//
 
 #include "kiln/Store/EntryFormat.h"
+#include "kiln/Store/Dictionary.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/xxhash.h"
@@ -39,10 +41,55 @@ static Error bad(const Twine &Why) {
       std::make_error_code(std::errc::illegal_byte_sequence), Why);
 }
 
+char MissingDictionaryError::ID = 0;
+
+void MissingDictionaryError::log(raw_ostream &OS) const {
+  OS << "needs zstd dictionary " << utohexstr(DictId, /*LowerCase=*/true, 8);
+}
+
+std::error_code MissingDictionaryError::convertToErrorCode() const {
+  return std::make_error_code(std::errc::no_such_file_or_directory);
+}
+
+namespace {
+/// One compression and one decompression context per thread, reused: the
+/// dictionary paths would otherwise make one per entry.
+struct ZstdContexts {
+  ZSTD_CCtx *C = ZSTD_createCCtx();
+  ZSTD_DCtx *D = ZSTD_createDCtx();
+  ~ZstdContexts() {
+    ZSTD_freeCCtx(C);
+    ZSTD_freeDCtx(D);
+  }
+};
+ZstdContexts &contexts() {
+  thread_local ZstdContexts Ctx;
+  return Ctx;
+}
+
+/// The "+feature" items of \p Features, in their order.
+std::string requiredFeatures(StringRef Features) {
+  SmallVector<StringRef, 64> Parts;
+  Features.split(Parts, ',', -1, /*KeepEmpty=*/false);
+  std::string Out;
+  for (StringRef F : Parts) {
+    if (!F.trim().starts_with("+"))
+      continue;
+    if (!Out.empty())
+      Out += ',';
+    Out += F.trim();
+  }
+  return Out;
+}
+} // namespace
+
 Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
                                            uint64_t NamespaceHash,
-                                           const EntryInfo &Info,
-                                           ArrayRef<uint8_t> Payload) {
+                                           const EntryInfo &InfoIn,
+                                           ArrayRef<uint8_t> Payload,
+                                           const EntryDictionary *Dict) {
+  EntryInfo Info = InfoIn;
+  Info.Features = requiredFeatures(InfoIn.Features);
   for (const std::string *S : {&Info.KernelId, &Info.Variant, &Info.Features})
     if (S->size() > EntryMaxStringSize)
       return bad("entry text of " + Twine(S->size()) + " bytes is too long");
@@ -50,11 +97,37 @@ Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
     return bad("payload of " + Twine(Payload.size()) + " bytes is too large");
   size_t Bound = ZSTD_compressBound(Payload.size());
   std::vector<uint8_t> Z(Bound);
-  size_t ZSize = ZSTD_compress(Z.data(), Bound, Payload.data(), Payload.size(),
-                               EntryCompressionLevel);
+  size_t ZSize;
+  if (Dict) {
+    ZstdContexts &Ctx = contexts();
+    const ZSTD_CDict *CDict = Dict->compressionDict();
+    if (!Ctx.C || !CDict)
+      return bad("zstd compression failed: out of memory");
+    // Content size and dictionary id written (the defaults), and the
+    // content's checksum: the payload checksum covers the compressed bytes
+    // only, and a wrong dictionary carrying the right id would otherwise
+    // decompress to bad bytes unnoticed. Four bytes.
+    ZSize = ZSTD_CCtx_reset(Ctx.C, ZSTD_reset_session_and_parameters);
+    if (!ZSTD_isError(ZSize))
+      ZSize = ZSTD_CCtx_setParameter(Ctx.C, ZSTD_c_checksumFlag, 1);
+    if (!ZSTD_isError(ZSize))
+      ZSize = ZSTD_CCtx_refCDict(Ctx.C, CDict);
+    if (!ZSTD_isError(ZSize))
+      ZSize = ZSTD_compress2(Ctx.C, Z.data(), Bound, Payload.data(),
+                             Payload.size());
+    (void)ZSTD_CCtx_refCDict(Ctx.C, nullptr); // holds no dictionary after
+  } else {
+    ZSize = ZSTD_compress(Z.data(), Bound, Payload.data(), Payload.size(),
+                          EntryCompressionLevel);
+  }
   if (ZSTD_isError(ZSize))
     return bad(Twine("zstd compression failed: ") + ZSTD_getErrorName(ZSize));
   Z.resize(ZSize);
+  // A reader finds the dictionary by the id in the frame: make sure it is
+  // there.
+  if (Dict && ZSTD_getDictID_fromFrame(Z.data(), Z.size()) != Dict->id())
+    return bad("zstd frame does not name dictionary " +
+               utohexstr(Dict->id(), /*LowerCase=*/true, 8));
 
   size_t Strings =
       Info.KernelId.size() + Info.Variant.size() + Info.Features.size();
@@ -74,7 +147,7 @@ Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
   write32le(P + off::KernelLen, uint32_t(Info.KernelId.size()));
   write32le(P + off::VariantLen, uint32_t(Info.Variant.size()));
   write32le(P + off::FeaturesLen, uint32_t(Info.Features.size()));
-  write32le(P + off::Flags, 0);
+  write32le(P + off::Flags, Dict ? EntryFlagDictionary : 0);
   size_t Pos = EntryFixedHeaderSize;
   for (const std::string *S : {&Info.KernelId, &Info.Variant, &Info.Features}) {
     std::memcpy(P + Pos, S->data(), S->size());
@@ -111,7 +184,8 @@ Expected<EntryHeader> parseEntryHeader(ArrayRef<uint8_t> File) {
   size_t StringsEnd = H.HeaderSize - 8;
   if (read64le(P + StringsEnd) != xxh3_64bits(File.take_front(StringsEnd)))
     return bad("header checksum mismatch");
-  if (read32le(P + off::Flags) != 0)
+  H.Flags = read32le(P + off::Flags);
+  if (H.Flags & ~EntryFlagDictionary)
     return bad("unknown header flags");
   H.Key = {read64le(P + off::KeyId), read64le(P + off::KeyBuild)};
   H.NamespaceHash = read64le(P + off::Namespace);
@@ -129,6 +203,12 @@ Expected<EntryHeader> parseEntryHeader(ArrayRef<uint8_t> File) {
     return bad(File.size() - H.HeaderSize < H.CompressedSize
                    ? "truncated entry (" + Twine(File.size()) + " bytes)"
                    : Twine("trailing bytes after the payload"));
+  if (H.Flags & EntryFlagDictionary) {
+    H.DictionaryId = ZSTD_getDictID_fromFrame(P + H.HeaderSize,
+                                              H.CompressedSize);
+    if (H.DictionaryId == 0)
+      return bad("dictionary flag set but the zstd frame names no dictionary");
+  }
   return H;
 }
 
@@ -156,8 +236,30 @@ Expected<std::vector<uint8_t>> decodeEntry(ArrayRef<uint8_t> File,
   unsigned long long Content = ZSTD_getFrameContentSize(Z.data(), Z.size());
   if (Content != H->UncompressedSize)
     return bad("payload size mismatch");
+  std::shared_ptr<const EntryDictionary> Dict;
+  if (H->DictionaryId) {
+    if (Expect.Dictionary)
+      Dict = Expect.Dictionary(H->DictionaryId);
+    if (!Dict)
+      return make_error<MissingDictionaryError>(H->DictionaryId);
+    if (Dict->id() != H->DictionaryId)
+      return bad("zstd dictionary " + utohexstr(Dict->id(), true, 8) +
+                 " given for an entry that needs zstd dictionary " +
+                 utohexstr(H->DictionaryId, true, 8));
+  } else if (ZSTD_getDictID_fromFrame(Z.data(), Z.size()) != 0) {
+    return bad("the zstd frame needs a dictionary the header does not flag");
+  }
   std::vector<uint8_t> Out(H->UncompressedSize);
-  size_t N = ZSTD_decompress(Out.data(), Out.size(), Z.data(), Z.size());
+  size_t N;
+  if (Dict) {
+    ZstdContexts &Ctx = contexts();
+    if (!Ctx.D)
+      return bad("zstd decompression failed: out of memory");
+    N = ZSTD_decompress_usingDDict(Ctx.D, Out.data(), Out.size(), Z.data(),
+                                   Z.size(), Dict->decompressionDict());
+  } else {
+    N = ZSTD_decompress(Out.data(), Out.size(), Z.data(), Z.size());
+  }
   if (ZSTD_isError(N))
     return bad(Twine("zstd decompression failed: ") + ZSTD_getErrorName(N));
   if (N != H->UncompressedSize)

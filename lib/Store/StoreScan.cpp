@@ -82,6 +82,7 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef) {
       NS.Hex = Hex;
       NS.Path = NDir;
       NS.Description = readText(NDir + "/" + FingerprintFileName);
+      NS.Dictionaries = std::make_shared<NamespaceDictionaries>(NDir);
       for (const std::string &Name : listFolder(NDir)) {
         if (!keyFromEntryFileName(Name))
           continue;
@@ -121,6 +122,10 @@ Error verifyEntryFile(const NamespaceDir &NS, const EntryFile &E,
   EntryExpectations Expect;
   Expect.Key = keyFromEntryFileName(E.Name);
   Expect.NamespaceHash = NS.namespaceHash();
+  std::shared_ptr<NamespaceDictionaries> Dicts =
+      NS.Dictionaries ? NS.Dictionaries
+                      : std::make_shared<NamespaceDictionaries>(NS.Path);
+  Expect.Dictionary = Dicts->lookup();
   Expected<std::vector<uint8_t>> P = decodeEntry(File, Expect, Header);
   if (!P)
     return P.takeError();
@@ -144,10 +149,12 @@ PruneResult pruneStore(StringRef Root, uint64_t Target) {
       R.BytesBefore += E.Size;
       All.push_back(std::move(E));
     }
-    // Temporary files a crashed writer left behind.
+    // Temporary files a crashed writer left behind (of an entry, or of a
+    // dictionary being installed).
     for (const std::string &Name : listFolder(NS.Path)) {
-      if (!StringRef(Name).starts_with("kiln-") ||
-          !StringRef(Name).contains(".tmp-"))
+      StringRef N(Name);
+      if (!(N.starts_with("kiln-") || N.starts_with("zdict-")) ||
+          !N.contains(".tmp-"))
         continue;
       std::string P = NS.Path + "/" + Name;
       struct stat St;

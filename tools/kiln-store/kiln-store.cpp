@@ -2,11 +2,13 @@
 //
 // kiln-store [--store=DIR] stats|list|verify [--purge]|prune [--max-size=SIZE]
 //            |clear|export BUNDLE|import BUNDLE
+//            |train-dict [--namespace=BACKEND/HEX] [--dict-size=SIZE]
 // (docs/Tools.md §4). The work is in kiln/Store; this is the command line.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Store/Bundle.h"
+#include "kiln/Store/Dictionary.h"
 #include "kiln/Store/Environment.h"
 #include "kiln/Store/FileStore.h"
 #include "kiln/Store/StoreScan.h"
@@ -46,11 +48,17 @@ static cl::opt<std::string> MaxSize(
     cl::value_desc("SIZE"), cl::cat(Cat));
 static cl::opt<std::string> NamespaceFilter(
     "namespace",
-    cl::desc("export: only the namespaces whose BACKEND/HEX starts with this"),
+    cl::desc("export, train-dict: only the namespaces whose BACKEND/HEX "
+             "starts with this"),
     cl::value_desc("BACKEND/HEX"), cl::cat(Cat));
+static cl::opt<std::string> DictSize(
+    "dict-size",
+    cl::desc("train-dict: the dictionary size to aim for, in bytes with an "
+             "optional K/M suffix, 1K to 1M (default 16K)"),
+    cl::value_desc("SIZE"), cl::cat(Cat));
 static cl::opt<std::string>
     Command(cl::Positional, cl::Required,
-            cl::desc("<stats|list|verify|prune|clear|export|import>"),
+            cl::desc("<stats|list|verify|prune|clear|export|import|train-dict>"),
             cl::cat(Cat));
 static cl::list<std::string> Args(cl::Positional, cl::desc("[BUNDLE]"),
                                   cl::cat(Cat));
@@ -106,6 +114,15 @@ static int runStats(StringRef Root) {
         consumeError(H.takeError());
     }
     StoreCounters C = readStoreCounters(NS.Path + "/" + StatsFileName);
+    std::string Dict = "none";
+    if (Expected<std::shared_ptr<const EntryDictionary>> D =
+            NS.Dictionaries->loadCurrent()) {
+      if (*D)
+        Dict = fmt::format("{:08x} ({} bytes)", (*D)->id(),
+                           (*D)->bytes().size());
+    } else {
+      Dict = "unusable: " + toString(D.takeError());
+    }
     fmt::print("namespace {}/{}\n"
                "  fingerprint: {}\n"
                "  entries: {}\n"
@@ -115,11 +132,12 @@ static int runStats(StringRef Root) {
                "  misses: {}\n"
                "  writes: {}\n"
                "  refusals: {}\n"
-               "  corrupt entries purged: {}\n",
+               "  corrupt entries purged: {}\n"
+               "  dictionary: {}\n",
                NS.Backend, NS.Hex,
                NS.Description.empty() ? "(unknown)" : NS.Description,
                NS.Entries.size(), Disk, Before, C.Hits, C.Misses, C.Writes,
-               C.Refusals, C.CorruptPurged);
+               C.Refusals, C.CorruptPurged, Dict);
     Entries += NS.Entries.size();
     Bytes += Disk;
   }
@@ -138,9 +156,12 @@ static int runList(StringRef Root) {
                    NS.Backend, NS.Hex);
         continue;
       }
-      fmt::print("{} {} {} {} {}/{}\n", H->Info.KernelId,
+      fmt::print("{} {} {} {} {}/{}{}\n", H->Info.KernelId,
                  H->Info.Variant.empty() ? "-" : H->Info.Variant, E.Size,
-                 timeText(E.LastUseNs), NS.Backend, NS.Hex);
+                 timeText(E.LastUseNs), NS.Backend, NS.Hex,
+                 H->DictionaryId
+                     ? fmt::format(" dict={:08x}", H->DictionaryId)
+                     : std::string());
     }
   return 0;
 }
@@ -179,7 +200,7 @@ static int runPrune(StringRef Root) {
 }
 
 /// Removes Kiln's files from \p Dir (entries, temporaries, stats,
-/// fingerprint), then \p Dir itself if that leaves it empty.
+/// fingerprint, dictionaries), then \p Dir itself if that leaves it empty.
 static size_t clearFolder(const std::string &Dir) {
   size_t Entries = 0;
   if (DIR *D = ::opendir(Dir.c_str())) {
@@ -191,7 +212,8 @@ static size_t clearFolder(const std::string &Dir) {
       StringRef S(N);
       bool Entry = keyFromEntryFileName(S).has_value();
       if (Entry || (S.starts_with("kiln-") && S.contains(".tmp-")) ||
-          S == StatsFileName || S == FingerprintFileName ||
+          isDictionaryFileName(S) || S == StatsFileName ||
+          S == FingerprintFileName ||
           S.starts_with(std::string(FingerprintFileName) + ".tmp-"))
         if (::unlink((Dir + "/" + N).c_str()) == 0 && Entry)
           ++Entries;
@@ -212,6 +234,63 @@ static int runClear(StringRef Root) {
   return 0;
 }
 
+/// Trains a dictionary for each namespace (of --namespace) and recompresses
+/// its entries with it. A namespace with too few entries is reported and
+/// left as it is; any other failure makes the exit status 1.
+static int runTrainDict(StringRef Root) {
+  size_t Size = 0;
+  if (!DictSize.empty()) {
+    Expected<uint64_t> N = parseStoreSize(DictSize);
+    if (!N)
+      fail("--dict-size: " + toString(N.takeError()));
+    if (*N < 1024 || *N > DictionaryMaxSize)
+      fail("--dict-size must be between 1K and 1M");
+    Size = size_t(*N);
+  }
+  size_t Matched = 0, Trained = 0, Failed = 0;
+  for (const NamespaceDir &NS : scanStore(Root)) {
+    if (!StringRef(NS.Backend + "/" + NS.Hex).starts_with(NamespaceFilter))
+      continue;
+    ++Matched;
+    Expected<RetrainSummary> R =
+        retrainNamespace(NS.Path, NS.namespaceHash(), Size);
+    if (!R) {
+      Error E = handleErrors(R.takeError(), [&](const TooFewSamplesError &T) {
+        fmt::print("namespace {}/{}: not trained: {} of {} entries decode, "
+                   "a dictionary needs at least {}\n",
+                   NS.Backend, NS.Hex, T.samples(), NS.Entries.size(),
+                   DictionaryMinSamples);
+      });
+      if (E) {
+        ++Failed;
+        WithColor::error(errs(), ToolName)
+            << "namespace " << NS.Backend << "/" << NS.Hex << ": "
+            << toString(std::move(E)) << '\n';
+      }
+      continue;
+    }
+    ++Trained;
+    size_t Pruned = pruneDictionaries(NS.Path);
+    std::string Notes;
+    if (R->LeftAlone)
+      Notes += fmt::format(", {} left alone (they do not decode)", R->LeftAlone);
+    if (R->Changed)
+      Notes += fmt::format(", {} changed meanwhile (skipped)", R->Changed);
+    if (Pruned)
+      Notes += fmt::format(", {} unused dictionaries removed", Pruned);
+    fmt::print("namespace {}/{}: {} entries recompressed, {} -> {} bytes, "
+               "dictionary {:08x} ({} bytes){}\n",
+               NS.Backend, NS.Hex, R->Entries, R->BytesBefore, R->BytesAfter,
+               R->DictionaryId, R->DictionarySize, Notes);
+  }
+  if (!Matched)
+    fail(NamespaceFilter.empty()
+             ? "no namespace in the store at '" + Root.str() + "'"
+             : "no namespace matching '" + NamespaceFilter + "' in the store");
+  fmt::print("trained {} of {} namespaces\n", Trained, Matched);
+  return Failed ? 1 : 0;
+}
+
 static int run(int argc, char **argv) {
   cl::HideUnrelatedOptions(Cat);
   cl::ParseCommandLineOptions(
@@ -225,7 +304,11 @@ static int run(int argc, char **argv) {
       "  clear            remove every entry\n"
       "  export BUNDLE    write the store's namespaces to one file\n"
       "  import BUNDLE    add a bundle's entries, each under its own "
-      "namespace\n");
+      "namespace\n"
+      "  train-dict       per namespace: train a zstd dictionary on its "
+      "entries,\n"
+      "                   make it the one new entries use, recompress the "
+      "entries\n");
 
   std::string Root = StoreDir;
   if (Root.empty()) {
@@ -241,8 +324,11 @@ static int run(int argc, char **argv) {
     fail("--purge applies to verify only");
   if (!MaxSize.empty() && Command != "prune")
     fail("--max-size applies to prune only");
-  if (!NamespaceFilter.empty() && Command != "export")
-    fail("--namespace applies to export only");
+  if (!NamespaceFilter.empty() && Command != "export" &&
+      Command != "train-dict")
+    fail("--namespace applies to export and train-dict only");
+  if (!DictSize.empty() && Command != "train-dict")
+    fail("--dict-size applies to train-dict only");
 
   if (Command == "stats") {
     expectArgs(0);
@@ -269,8 +355,11 @@ static int run(int argc, char **argv) {
     Expected<BundleSummary> S = exportBundle(Root, Args[0], NamespaceFilter);
     if (!S)
       fail(toString(S.takeError()));
-    fmt::print("exported {} entries of {} namespaces to {}{}\n", S->Entries,
+    fmt::print("exported {} entries of {} namespaces to {}{}{}\n", S->Entries,
                S->Namespaces, Args[0],
+               S->Dictionaries
+                   ? fmt::format(" with {} dictionaries", S->Dictionaries)
+                   : "",
                S->Skipped
                    ? fmt::format(" ({} bad entries left out)", S->Skipped)
                    : "");
@@ -283,13 +372,21 @@ static int run(int argc, char **argv) {
     if (!S)
       fail(toString(S.takeError()));
     fmt::print(
-        "imported {} entries into {} namespaces{}\n", S->Entries, S->Namespaces,
+        "imported {} entries into {} namespaces{}{}\n", S->Entries,
+        S->Namespaces,
+        S->Dictionaries ? fmt::format(" with {} dictionaries", S->Dictionaries)
+                        : "",
         S->Skipped ? fmt::format(" ({} already present or bad)", S->Skipped)
                    : "");
     return 0;
   }
-  fail("unknown command '" + Command +
-       "' (expected stats, list, verify, prune, clear, export or import)");
+  if (Command == "train-dict") {
+    expectArgs(0);
+    return runTrainDict(Root);
+  }
+  fail("unknown command '" + Command + "' (expected stats, list, verify, "
+                                       "prune, clear, export, import or "
+                                       "train-dict)");
 }
 
 int main(int argc, char **argv) {

@@ -2,9 +2,11 @@
 //
 // A bundle ships a warm store to machines with the same CPU fingerprint:
 // "KILNBNDL", a version, then per namespace its backend, folder name,
-// fingerprint text and entry files, and an xxh3 of everything before it
-// (docs/Store.md). Importing keeps each entry under its own namespace, so a
-// bundle made for another CPU is never served to this one.
+// fingerprint text, the zstd dictionaries its entries need (version 2) and
+// entry files, and an xxh3 of everything before it (docs/Store.md).
+// Importing keeps each entry under its own namespace, so a bundle made for
+// another CPU is never served to this one, and installs the dictionaries
+// the imported entries need (never as the namespace's current one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,18 +26,24 @@ struct BundleSummary {
   size_t Namespaces = 0;
   size_t Entries = 0;
   size_t Skipped = 0; ///< bad entries left out (export) or refused (import)
+  /// Dictionaries carried (export) or installed (import).
+  size_t Dictionaries = 0;
 };
 
 /// Writes the namespaces of \p Root whose "backend/hex" starts with
-/// \p Filter (all when empty) to \p BundlePath. Bad entries are left out.
+/// \p Filter (all when empty) to \p BundlePath. Bad entries are left out
+/// (an entry whose dictionary is missing is bad). Written as version 1 when
+/// no entry needs a dictionary, else as version 2.
 llvm::Expected<BundleSummary> exportBundle(llvm::StringRef Root,
                                            llvm::StringRef BundlePath,
                                            llvm::StringRef Filter = "");
 
-/// Adds the entries of \p BundlePath to \p Root, each checked first; an
-/// entry already present is kept as it is. An error for a file that is not
-/// a valid bundle (nothing is written then). Each bad entry left out is
-/// one warning into \p Warnings, when given.
+/// Adds the entries of \p BundlePath (version 1 or 2) to \p Root, each
+/// checked first (decoded with the bundle's dictionaries, else the store's);
+/// an entry already present is kept as it is, and the dictionary an entry
+/// needs is installed before it. An error for a file that is not a valid
+/// bundle (nothing is written then). Each bad entry or dictionary left out
+/// is one warning into \p Warnings, when given.
 llvm::Expected<BundleSummary> importBundle(llvm::StringRef Root,
                                            llvm::StringRef BundlePath,
                                            StoreWarnings *Warnings = nullptr);
