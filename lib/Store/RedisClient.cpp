@@ -7,8 +7,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <csignal>
 #include <hiredis/hiredis.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/time.h>
+#include <time.h>
 
 using namespace llvm;
 
@@ -24,6 +28,52 @@ static timeval toTimeval(std::chrono::milliseconds D) {
 static Error failure(const Twine &Why) {
   return createStringError(std::make_error_code(std::errc::io_error), Why);
 }
+
+namespace {
+/// Keeps a write to a connection whose server went away from killing the
+/// process: hiredis writes with write(2), which raises SIGPIPE (default
+/// action: terminate) on a closed socket. While a guard lives, SIGPIPE is
+/// blocked on this thread (a socket's SIGPIPE goes to the thread that
+/// wrote), so the write fails with EPIPE instead; one it left pending is
+/// consumed before the thread's mask is restored.
+class SigpipeGuard {
+public:
+  SigpipeGuard() {
+    sigset_t Pending;
+    sigemptyset(&Pending);
+    WasPending = sigpending(&Pending) == 0 && sigismember(&Pending, SIGPIPE);
+    sigset_t Block;
+    sigemptyset(&Block);
+    sigaddset(&Block, SIGPIPE);
+    Blocked = pthread_sigmask(SIG_BLOCK, &Block, &Old) == 0;
+  }
+  ~SigpipeGuard() {
+    if (!Blocked)
+      return;
+    int SavedErrno = errno;
+    sigset_t Pending;
+    sigemptyset(&Pending);
+    if (!WasPending && sigpending(&Pending) == 0 &&
+        sigismember(&Pending, SIGPIPE)) {
+      sigset_t Pipe;
+      sigemptyset(&Pipe);
+      sigaddset(&Pipe, SIGPIPE);
+      timespec Zero{0, 0};
+      while (sigtimedwait(&Pipe, nullptr, &Zero) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &Old, nullptr);
+    errno = SavedErrno;
+  }
+  SigpipeGuard(const SigpipeGuard &) = delete;
+  SigpipeGuard &operator=(const SigpipeGuard &) = delete;
+
+private:
+  sigset_t Old;
+  bool Blocked = false;
+  bool WasPending = false;
+};
+} // namespace
 
 /// Owns a hiredis reply.
 struct RedisConnection::Reply {
@@ -83,6 +133,19 @@ RedisConnection::connect(const RemoteAddress &Where,
 
 RedisConnection::~RedisConnection() { redisFree(Ctx); }
 
+bool RedisConnection::closedByServer() const {
+  if (Broken || !Ctx || Ctx->fd < 0)
+    return true;
+  pollfd P{Ctx->fd, POLLIN, 0};
+  int N;
+  do
+    N = ::poll(&P, 1, 0);
+  while (N < 0 && errno == EINTR);
+  // Between requests nothing is due from the server: readable means closed
+  // (or out of step, which is as bad).
+  return N != 0;
+}
+
 Expected<RedisConnection::Reply>
 RedisConnection::command(ArrayRef<StringRef> Argv) {
   if (Broken)
@@ -93,6 +156,7 @@ RedisConnection::command(ArrayRef<StringRef> Argv) {
     Ptrs.push_back(A.data());
     Lens.push_back(A.size());
   }
+  SigpipeGuard NoSigpipe;
   errno = 0;
   void *Raw = redisCommandArgv(Ctx, int(Argv.size()), Ptrs.data(), Lens.data());
   if (!Raw) {

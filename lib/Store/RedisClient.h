@@ -64,6 +64,12 @@ public:
   /// Whether an earlier request failed in a way that leaves the
   /// connection unusable (I/O error, timeout, protocol error).
   bool broken() const { return Broken; }
+  /// Whether the server closed this idle connection (it was restarted, or
+  /// dropped idle clients): the socket is readable, at its end or with
+  /// bytes no request asked for. Does not block. Such a connection is
+  /// dropped before use, so that a request does not fail, and count as a
+  /// failure of the server, only because the connection was old.
+  bool closedByServer() const;
 
 private:
   explicit RedisConnection(redisContext *C, std::string Where)

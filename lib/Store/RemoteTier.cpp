@@ -3,8 +3,11 @@
 // Fetches run on the caller's thread over a small pool of connections;
 // publications go through a bounded queue to one publisher thread, so a
 // launch never waits for a remote write. Every failure is counted; enough
-// of them in a row make the tier skip requests for a back-off period (one
-// warning), after which a single request tries the server again.
+// of them in a row (no answer: a timeout, a connection that fails; not a
+// refusal the server answers with) make the tier skip requests for a
+// back-off period (one warning), after which a single request tries the
+// server again. An idle connection the server closed (a restart) is
+// replaced before use, and is no failure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,7 @@
 
 #include "RedisClient.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -39,6 +43,7 @@ public:
   Impl(RemoteConfig C, RemoteAddress A, FleetKey K,
        std::shared_ptr<StoreWarnings> W)
       : Config(std::move(C)), Address(std::move(A)), Key(std::move(K)),
+        SealOverhead(sealRemoteValue(Key, "", {}).size()),
         Warnings(W ? std::move(W) : std::make_shared<StoreWarnings>()) {}
   ~Impl();
 
@@ -85,7 +90,17 @@ public:
   const RemoteConfig Config;
   const RemoteAddress Address;
   const FleetKey Key;
+  /// What sealing adds to a payload: MaxValueBytes bounds the sealed
+  /// value, as stored and as fetched.
+  const size_t SealOverhead;
   std::shared_ptr<StoreWarnings> Warnings;
+
+  /// Whether a payload of \p PayloadBytes, sealed, is over MaxValueBytes:
+  /// readers would refuse it.
+  bool tooLarge(size_t PayloadBytes) const {
+    return PayloadBytes > Config.MaxValueBytes ||
+           Config.MaxValueBytes - PayloadBytes < SealOverhead;
+  }
 
 private:
   /// A connection from the pool or a new one; null when backing off or the
@@ -115,6 +130,7 @@ private:
   bool Busy = false;
   bool Stopping = false;
   bool WarnedPublishError = false;
+  std::atomic<bool> WarnedFetchRefusal{false};
   std::thread Publisher;
 };
 
@@ -132,13 +148,19 @@ RemoteTier::Impl::~Impl() {
 }
 
 std::unique_ptr<RedisConnection> RemoteTier::Impl::acquire(Error &Err) {
-  {
-    std::lock_guard<std::mutex> L(PoolLock);
-    if (!Idle.empty()) {
-      std::unique_ptr<RedisConnection> C = std::move(Idle.back());
+  for (;;) {
+    std::unique_ptr<RedisConnection> C;
+    {
+      std::lock_guard<std::mutex> L(PoolLock);
+      if (Idle.empty())
+        break;
+      C = std::move(Idle.back());
       Idle.pop_back();
-      return C;
     }
+    // One the server closed while it was idle (a restart) is no failure of
+    // the server: a new connection is made instead.
+    if (!C->closedByServer())
+      return C;
   }
   Expected<std::unique_ptr<RedisConnection>> C = RedisConnection::connect(
       Address, Config.ConnectTimeout, Config.RequestTimeout);
@@ -207,6 +229,18 @@ RemoteFetch RemoteTier::Impl::fetch(StringRef Name) {
       Out.Status = RemoteFetchStatus::Rejected;
       return Out;
     }
+    if (!Broken) {
+      // The server answered, with a refusal (a value of another type
+      // under the key: WRONGTYPE): it is alive, so this is no reason to
+      // back off, as for a refused publication; else a few bad keys would
+      // switch the tier off for everyone.
+      count(&RemoteCounters::Errors);
+      if (!WarnedFetchRefusal.exchange(true))
+        Warnings->warn("remote store refused to read " + Name + ": " + Why +
+                       " (further refusals are only counted)");
+      Out.Status = RemoteFetchStatus::Error;
+      return Out;
+    }
     noteFailure(Why);
     Out.Status = RemoteFetchStatus::Error;
     return Out;
@@ -235,7 +269,7 @@ RemoteFetch RemoteTier::Impl::fetch(StringRef Name) {
 bool RemoteTier::Impl::publish(std::string Name, std::vector<uint8_t> Payload) {
   if (Config.Mode == RemoteModeKind::ReadOnly)
     return false;
-  if (backingOff() || Payload.size() > Config.MaxValueBytes) {
+  if (backingOff() || tooLarge(Payload.size())) {
     count(&RemoteCounters::Dropped);
     return false;
   }
@@ -262,7 +296,7 @@ void RemoteTier::Impl::publishOne(std::unique_ptr<RedisConnection> &Conn,
     count(&RemoteCounters::Dropped);
     return;
   }
-  if (!Conn || Conn->broken()) {
+  if (!Conn || Conn->broken() || Conn->closedByServer()) {
     Conn.reset();
     Expected<std::unique_ptr<RedisConnection>> C = RedisConnection::connect(
         Address, Config.ConnectTimeout, Config.RequestTimeout);
@@ -329,6 +363,12 @@ Expected<bool> RemoteTier::Impl::publishNow(StringRef Name,
   if (Config.Mode == RemoteModeKind::ReadOnly)
     return createStringError(std::make_error_code(std::errc::permission_denied),
                              "the remote tier is read-only");
+  if (tooLarge(Payload.size()))
+    return createStringError(
+        std::make_error_code(std::errc::value_too_large),
+        "a value of " + Twine(Payload.size() + SealOverhead) +
+            " bytes sealed is over the remote tier's limit of " +
+            Twine(Config.MaxValueBytes));
   Error Err = Error::success();
   std::unique_ptr<RedisConnection> C = acquire(Err);
   if (!C)
