@@ -332,6 +332,8 @@ bool FileStore::ready() {
       }
     }
   }
+  if (!Dicts || Dicts->folder() != Folder)
+    Dicts = std::make_unique<NamespaceDictionaries>(Folder);
   Usable = true;
   return true;
 }
@@ -414,16 +416,78 @@ static bool readFile(const std::string &Path, std::vector<uint8_t> &Out) {
   return true;
 }
 
-std::optional<std::vector<uint8_t>>
-FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
-  LastReadRemote = false;
-  std::unique_lock<std::mutex> L(Lock);
+/// The dictionary a failed decode (\p Payload) is missing, when that is
+/// its only fault; the error stays in \p Payload either way.
+static std::optional<uint32_t>
+missingDictionaryOf(Expected<std::vector<uint8_t>> &Payload) {
+  std::optional<uint32_t> Id;
+  Error E = handleErrors(
+      Payload.takeError(),
+      [&](std::unique_ptr<MissingDictionaryError> M) -> Error {
+        Id = M->dictionaryId();
+        return Error(std::move(M));
+      });
+  Payload = Expected<std::vector<uint8_t>>(std::move(E));
+  return Id;
+}
+
+EntryExpectations FileStore::expectationsFor(const KernelCacheKey &Key,
+                                             std::optional<uint64_t> IRHash) {
   EntryExpectations Expect;
   Expect.Key = Key;
   Expect.NamespaceHash = NamespaceHash;
   Expect.IRHash = IRHash;
   Expect.MissingFeature = MissingFeature;
+  // Called with Lock held, as decodeEntry is: RemoteDicts is only read
+  // under it.
+  Expect.Dictionary = [this](uint32_t Id)
+      -> std::shared_ptr<const EntryDictionary> {
+    if (Dicts)
+      if (std::shared_ptr<const EntryDictionary> D = Dicts->byId(Id))
+        return D;
+    auto It = RemoteDicts.find(Id);
+    return It == RemoteDicts.end() ? nullptr : It->second;
+  };
+  return Expect;
+}
+
+bool FileStore::fetchRemoteDictionary(std::unique_lock<std::mutex> &L,
+                                      uint32_t Id, bool LocalUsable) {
+  if (!Remote)
+    return false;
+  std::shared_ptr<RemoteTier> Tier = Remote;
+  std::string Name = remoteDictionaryName(Tier->config().Prefix, Backend,
+                                          NamespaceHash, Id);
+  L.unlock();
+  RemoteFetch F = Tier->fetch(Name);
+  L.lock();
+  if (F.Status != RemoteFetchStatus::Hit)
+    return false;
+  Expected<std::shared_ptr<const EntryDictionary>> D =
+      EntryDictionary::fromBytes(F.Bytes);
+  if (!D || (*D)->id() != Id) {
+    Tier->countRejected(Name, D ? "dictionary " +
+                                      utohexstr((*D)->id(), true, 8) +
+                                      " stored under another id"
+                                : toString(D.takeError()));
+    return false;
+  }
+  RemoteDicts[Id] = *D;
+  if (LocalUsable && Dicts && Config.Mode == StoreModeKind::ReadWrite) {
+    Expected<std::shared_ptr<const EntryDictionary>> Installed =
+        Dicts->install(F.Bytes, /*MakeCurrent=*/false);
+    if (!Installed)
+      consumeError(Installed.takeError()); // served from memory all the same
+  }
+  return true;
+}
+
+std::optional<std::vector<uint8_t>>
+FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
+  LastReadRemote = false;
+  std::unique_lock<std::mutex> L(Lock);
   bool LocalUsable = ready();
+  EntryExpectations Expect = expectationsFor(Key, IRHash);
   if (LocalUsable) {
     SmallString<256> PathBuf(Folder);
     sys::path::append(PathBuf, entryFileName(Key));
@@ -431,6 +495,12 @@ FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
     std::vector<uint8_t> File;
     if (readFile(Path, File)) {
       Expected<std::vector<uint8_t>> Payload = decodeEntry(File, Expect);
+      // A good entry whose dictionary is not here: the remote tier may
+      // have it (another machine trained it).
+      if (!Payload && Remote)
+        if (std::optional<uint32_t> Missing = missingDictionaryOf(Payload))
+          if (fetchRemoteDictionary(L, *Missing, LocalUsable))
+            Payload = decodeEntry(File, expectationsFor(Key, IRHash));
       if (Payload) {
         if (Config.Mode == StoreModeKind::ReadWrite)
           (void)::utimensat(AT_FDCWD, Path.c_str(), nullptr, 0); // last use
@@ -476,6 +546,10 @@ FileStore::readRemote(std::unique_lock<std::mutex> &L,
   // The tag says the fleet made it; the entry's own checks say it is this
   // kernel, for this namespace and CPU, and intact.
   Expected<std::vector<uint8_t>> Payload = decodeEntry(F.Bytes, Expect);
+  if (!Payload)
+    if (std::optional<uint32_t> Missing = missingDictionaryOf(Payload))
+      if (fetchRemoteDictionary(L, *Missing, LocalUsable))
+        Payload = decodeEntry(F.Bytes, expectationsFor(Key, Expect.IRHash));
   if (!Payload) {
     Tier->countRejected(Name, toString(Payload.takeError()));
     bump(&StoreCounters::RemoteRejected);
@@ -556,14 +630,24 @@ Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
   if (::access(Final.c_str(), F_OK) == 0)
     return Quiet("the entry exists already");
 
+  std::shared_ptr<const EntryDictionary> Dict =
+      Dicts ? Dicts->current() : nullptr;
   Expected<std::vector<uint8_t>> Bytes =
-      encodeEntry(Key, NamespaceHash, Info, Payload);
+      encodeEntry(Key, NamespaceHash, Info, Payload, Dict.get());
   if (!Bytes) {
     bump(&StoreCounters::Refusals);
     return make_error<StoreRefusal>(toString(Bytes.takeError()), false);
   }
 
   if (Remote && !Remote->readOnly()) {
+    // The dictionary goes first (the queue is in order), so a machine that
+    // fetches the entry finds the dictionary it names.
+    if (Dict && PublishedDicts.insert(Dict->id()).second) {
+      ArrayRef<uint8_t> DB = Dict->bytes();
+      Remote->publish(remoteDictionaryName(Remote->config().Prefix, Backend,
+                                           NamespaceHash, Dict->id()),
+                      std::vector<uint8_t>(DB.begin(), DB.end()));
+    }
     if (Remote->publish(remoteName(Key), *Bytes))
       bump(&StoreCounters::RemoteQueued);
     else

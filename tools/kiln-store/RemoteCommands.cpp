@@ -10,6 +10,7 @@
 #include "RemoteCommands.h"
 
 #include "kiln/Store/Bundle.h"
+#include "kiln/Store/Dictionary.h"
 #include "kiln/Store/FileStore.h"
 #include "kiln/Store/StoreScan.h"
 #include "support/RemoteOptions.h"
@@ -23,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 using namespace llvm;
 
@@ -51,7 +53,7 @@ Expected<std::vector<uint8_t>> readEntryBytes(const EntryFile &E, size_t Max) {
 }
 
 struct PushSummary {
-  size_t Pushed = 0, AlreadyThere = 0, Bad = 0, Failed = 0;
+  size_t Pushed = 0, AlreadyThere = 0, Bad = 0, Failed = 0, Dictionaries = 0;
 };
 
 /// Publishes every valid entry under \p Root whose "backend/hex" starts
@@ -62,6 +64,7 @@ PushSummary pushStore(RemoteTier &Tier, StringRef Root, StringRef Filter,
   for (const NamespaceDir &NS : scanStore(Root)) {
     if (!StringRef(NS.Backend + "/" + NS.Hex).starts_with(Filter))
       continue;
+    std::set<uint32_t> PushedDicts;
     for (const EntryFile &E : NS.Entries) {
       EntryHeader H;
       if (Error Err = verifyEntryFile(NS, E, &H)) {
@@ -81,6 +84,26 @@ PushSummary pushStore(RemoteTier &Tier, StringRef Root, StringRef Filter,
                << "\n";
         ++S.Bad;
         continue;
+      }
+      // The dictionary the entry needs goes first, once per namespace.
+      if (H.DictionaryId && PushedDicts.insert(H.DictionaryId).second) {
+        Expected<std::shared_ptr<const EntryDictionary>> D =
+            NS.Dictionaries->load(H.DictionaryId);
+        Expected<bool> Set =
+            D ? Tier.publishNow(remoteDictionaryName(
+                                    Tier.config().Prefix, NS.Backend,
+                                    H.NamespaceHash, H.DictionaryId),
+                                (*D)->bytes())
+              : Expected<bool>(D.takeError());
+        if (!Set) {
+          errs() << ToolName << ": error: pushing dictionary "
+                 << utohexstr(H.DictionaryId, true, 8) << " of " << NS.Path
+                 << ": " << toString(Set.takeError()) << "\n";
+          PushedDicts.erase(H.DictionaryId);
+          ++S.Failed;
+          continue;
+        }
+        ++S.Dictionaries;
       }
       std::string Name = remoteEntryName(Tier.config().Prefix, NS.Backend,
                                          H.NamespaceHash, H.Key);
@@ -123,8 +146,11 @@ int push(RemoteTier &Tier, StringRef Root, ArrayRef<std::string> Args,
   if (!Temp.empty())
     sys::fs::remove_directories(Temp);
   fmt::print("pushed {} entries to {} ({} there already, {} bad left out, "
-             "{} failed)\n",
-             S.Pushed, Tier.where(), S.AlreadyThere, S.Bad, S.Failed);
+             "{} failed){}\n",
+             S.Pushed, Tier.where(), S.AlreadyThere, S.Bad, S.Failed,
+             S.Dictionaries
+                 ? fmt::format(" with {} dictionaries", S.Dictionaries)
+                 : "");
   return S.Failed ? 1 : 0;
 }
 

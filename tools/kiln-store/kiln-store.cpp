@@ -3,9 +3,13 @@
 // kiln-store [--store=DIR] stats|list|verify [--purge]|prune [--max-size=SIZE]
 //            |clear|export BUNDLE|import BUNDLE
 //            |train-dict [--namespace=BACKEND/HEX] [--dict-size=SIZE]
+//            |remote push [BUNDLE]|remote stats   [--remote=URL ...]
 // (docs/Tools.md §4). The work is in kiln/Store; this is the command line.
 //
 //===----------------------------------------------------------------------===//
+
+#include "RemoteCommands.h"
+#include "support/RemoteOptions.h"
 
 #include "kiln/Store/Bundle.h"
 #include "kiln/Store/Dictionary.h"
@@ -58,7 +62,7 @@ static cl::opt<std::string> DictSize(
     cl::value_desc("SIZE"), cl::cat(Cat));
 static cl::opt<std::string>
     Command(cl::Positional, cl::Required,
-            cl::desc("<stats|list|verify|prune|clear|export|import|train-dict>"),
+            cl::desc("<stats|list|verify|prune|clear|export|import|train-dict|remote>"),
             cl::cat(Cat));
 static cl::list<std::string> Args(cl::Positional, cl::desc("[BUNDLE]"),
                                   cl::cat(Cat));
@@ -138,6 +142,12 @@ static int runStats(StringRef Root) {
                NS.Description.empty() ? "(unknown)" : NS.Description,
                NS.Entries.size(), Disk, Before, C.Hits, C.Misses, C.Writes,
                C.Refusals, C.CorruptPurged, Dict);
+    if (C.RemoteHits || C.RemoteMisses || C.RemoteErrors || C.RemoteRejected ||
+        C.RemoteQueued || C.RemoteDropped)
+      fmt::print("  remote tier: hits {}, misses {}, errors {}, rejected {}, "
+                 "queued for publication {}, dropped {}\n",
+                 C.RemoteHits, C.RemoteMisses, C.RemoteErrors,
+                 C.RemoteRejected, C.RemoteQueued, C.RemoteDropped);
     Entries += NS.Entries.size();
     Bytes += Disk;
   }
@@ -292,7 +302,7 @@ static int runTrainDict(StringRef Root) {
 }
 
 static int run(int argc, char **argv) {
-  cl::HideUnrelatedOptions(Cat);
+  cl::HideUnrelatedOptions({&Cat, &kiln::tools::remoteOptionCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "kiln-store: inspect and maintain a Kiln kernel store\n\n"
@@ -308,7 +318,16 @@ static int run(int argc, char **argv) {
       "  train-dict       per namespace: train a zstd dictionary on its "
       "entries,\n"
       "                   make it the one new entries use, recompress the "
-      "entries\n");
+      "entries\n"
+      "  remote push [BUNDLE]\n"
+      "                   publish every valid entry (and the dictionaries "
+      "they need)\n"
+      "                   of the store, or of BUNDLE, to the remote tier\n"
+      "  remote stats     what the remote tier holds, what the server says, "
+      "and what\n"
+      "                   this store counted of the tier\n"
+      "The remote tier is the one --remote/--remote-key name, else "
+      "KILN_REMOTE/KILN_REMOTE_KEY.\n");
 
   std::string Root = StoreDir;
   if (Root.empty()) {
@@ -325,8 +344,8 @@ static int run(int argc, char **argv) {
   if (!MaxSize.empty() && Command != "prune")
     fail("--max-size applies to prune only");
   if (!NamespaceFilter.empty() && Command != "export" &&
-      Command != "train-dict")
-    fail("--namespace applies to export and train-dict only");
+      Command != "train-dict" && Command != "remote")
+    fail("--namespace applies to export, train-dict and remote push only");
   if (!DictSize.empty() && Command != "train-dict")
     fail("--dict-size applies to train-dict only");
 
@@ -384,9 +403,13 @@ static int run(int argc, char **argv) {
     expectArgs(0);
     return runTrainDict(Root);
   }
+  if (Command == "remote")
+    return kiln::tools::runRemoteCommand(
+        Root, std::vector<std::string>(Args.begin(), Args.end()),
+        NamespaceFilter, ToolName);
   fail("unknown command '" + Command + "' (expected stats, list, verify, "
-                                       "prune, clear, export, import or "
-                                       "train-dict)");
+                                       "prune, clear, export, import, "
+                                       "train-dict or remote)");
 }
 
 int main(int argc, char **argv) {

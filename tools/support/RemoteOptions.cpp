@@ -71,6 +71,12 @@ Expected<std::optional<RemoteConfig>> remoteConfigFromOptions() {
   if (C.Url.empty())
     return usage("the --remote options need an address: --remote=URL or "
                  "KILN_REMOTE");
+  // Options given on the command line that cannot work are an error, not
+  // a warning: the user asked for this tier.
+  if (Expected<RemoteAddress> A = RemoteAddress::parse(C.Url); !A)
+    return A.takeError();
+  if (Expected<FleetKey> K = FleetKey::load(C.KeyFile); !K)
+    return K.takeError();
   return std::optional<RemoteConfig>(std::move(C));
 }
 

@@ -28,7 +28,8 @@ llvm::cl::OptionCategory &remoteOptionCategory();
 /// What the options ask for: nullopt when none was given (the
 /// environment's tier, if any), a config with an empty Url for --no-remote,
 /// else the environment's settings with the options on top. An error for
-/// options that contradict each other.
+/// options that contradict each other or cannot work (a bad address, a key
+/// file that FleetKey refuses).
 llvm::Expected<std::optional<RemoteConfig>> remoteConfigFromOptions();
 
 /// The tier the options and the environment name together (for kiln-store,

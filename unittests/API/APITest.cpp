@@ -390,7 +390,7 @@ TEST(DeviceTest, RemoteSettingsThatCannotWorkAreInvalidArguments) {
   EXPECT_EQ(S.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(S.message().find("expected redis://"), std::string::npos)
       << S.message();
-  C.RemoteStore = "unix:///nonexistent/redis.sock";
+  C.RemoteStore = "unix:///tmp/kiln-no-such-folder/redis.sock";
   C.RemoteKeyFile = (Dir / "missing").string();
   S = Create(C);
   EXPECT_EQ(S.code(), ErrorCode::InvalidArgument);

@@ -348,12 +348,12 @@ TEST(CAPIDeviceTest, CreateErrors) {
   EXPECT_EQ(Config.remote_timeout_ms, 0u);
   Config.store_mode = KILN_STORE_OFF;
   Config.remote_store = "tcp://nowhere";
-  Config.remote_key_file = "/nonexistent/kiln-fleet-key";
+  Config.remote_key_file = "/tmp/kiln-no-such-folder/kiln-fleet-key";
   EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorHas("expected redis://"));
-  Config.remote_store = "unix:///nonexistent/redis.sock";
+  Config.remote_store = "unix:///tmp/kiln-no-such-folder/redis.sock";
   EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(lastErrorHas("fleet key file /nonexistent/kiln-fleet-key"));
+  EXPECT_TRUE(lastErrorHas("fleet key file /tmp/kiln-no-such-folder/kiln-fleet-key"));
   Config.remote_store = "off";
   ASSERT_KILN_OK(kiln_device_create(&Config, &D));
   EXPECT_KILN_OK(kiln_device_destroy(D));

@@ -19,6 +19,7 @@
 #ifndef KILN_STORE_FILESTORE_H
 #define KILN_STORE_FILESTORE_H
 
+#include "kiln/Store/Dictionary.h"
 #include "kiln/Store/EntryFormat.h"
 #include "kiln/Store/Environment.h"
 #include "kiln/Store/RemoteTier.h"
@@ -26,9 +27,11 @@
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -199,6 +202,15 @@ private:
   std::optional<std::vector<uint8_t>>
   readRemote(std::unique_lock<std::mutex> &L, const KernelCacheKey &Key,
              const EntryExpectations &Expect, bool LocalUsable);
+  /// The expectations of a read of \p Key; its dictionary lookup asks the
+  /// namespace's files, then the dictionaries fetched from the remote tier.
+  EntryExpectations expectationsFor(const KernelCacheKey &Key,
+                                    std::optional<uint64_t> IRHash);
+  /// Fetches dictionary \p Id from the remote tier (Lock released while
+  /// asking), keeps it in memory and, when possible, in the namespace
+  /// folder. Whether it is now available.
+  bool fetchRemoteDictionary(std::unique_lock<std::mutex> &L, uint32_t Id,
+                             bool LocalUsable);
 
   std::string Root;
   std::string Backend;
@@ -208,6 +220,13 @@ private:
   std::shared_ptr<StoreWarnings> Warnings;
   std::function<std::string(llvm::StringRef)> MissingFeature;
   std::shared_ptr<RemoteTier> Remote;
+  /// The namespace's zstd dictionaries (made with the folder).
+  std::unique_ptr<NamespaceDictionaries> Dicts;
+  /// Dictionaries fetched from the remote tier (also installed in the
+  /// folder when it can be written).
+  std::map<uint32_t, std::shared_ptr<const EntryDictionary>> RemoteDicts;
+  /// Dictionaries this store has queued for the remote tier.
+  std::set<uint32_t> PublishedDicts;
 
   mutable std::mutex Lock;
   bool Resolved = false;
