@@ -508,9 +508,11 @@ Expected<RetrainSummary> retrainNamespace(StringRef FolderRef,
     Entries.push_back(std::move(E));
   }
 
-  std::vector<ArrayRef<uint8_t>> Samples;
+  // Trained on what the frames hold (the feature list, then the payload).
+  std::vector<std::vector<uint8_t>> Contents;
   for (const ReadEntry &E : Entries)
-    Samples.push_back(E.Payload);
+    Contents.push_back(entryFrameContent(E.Header.Info.Features, E.Payload));
+  std::vector<ArrayRef<uint8_t>> Samples(Contents.begin(), Contents.end());
   Expected<std::vector<uint8_t>> Bytes =
       trainEntryDictionary(Samples, DictionarySize);
   if (!Bytes)

@@ -83,6 +83,20 @@ std::string requiredFeatures(StringRef Features) {
 }
 } // namespace
 
+std::vector<uint8_t> entryFrameContent(StringRef Features,
+                                       ArrayRef<uint8_t> Payload) {
+  std::string Required = requiredFeatures(Features);
+  if (Required.empty())
+    return std::vector<uint8_t>(Payload.begin(), Payload.end());
+  std::vector<uint8_t> Out(4 + Required.size() + Payload.size());
+  write32le(Out.data(), uint32_t(Required.size()));
+  std::memcpy(Out.data() + 4, Required.data(), Required.size());
+  if (!Payload.empty())
+    std::memcpy(Out.data() + 4 + Required.size(), Payload.data(),
+                Payload.size());
+  return Out;
+}
+
 Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
                                            uint64_t NamespaceHash,
                                            const EntryInfo &InfoIn,
@@ -95,6 +109,17 @@ Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
       return bad("entry text of " + Twine(S->size()) + " bytes is too long");
   if (Payload.size() > EntryMaxPayloadSize)
     return bad("payload of " + Twine(Payload.size()) + " bytes is too large");
+  // The feature list goes into the frame, where a dictionary (or the
+  // payload's own copy of it) compresses it to a few bytes, rather than
+  // into the header, where it was most of a small entry.
+  uint32_t Flags = Dict ? EntryFlagDictionary : 0;
+  std::vector<uint8_t> Content;
+  if (!Info.Features.empty()) {
+    Content = entryFrameContent(Info.Features, Payload);
+    Payload = Content;
+    Info.Features.clear();
+    Flags |= EntryFlagFeaturesInFrame;
+  }
   size_t Bound = ZSTD_compressBound(Payload.size());
   std::vector<uint8_t> Z(Bound);
   size_t ZSize;
@@ -147,7 +172,7 @@ Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
   write32le(P + off::KernelLen, uint32_t(Info.KernelId.size()));
   write32le(P + off::VariantLen, uint32_t(Info.Variant.size()));
   write32le(P + off::FeaturesLen, uint32_t(Info.Features.size()));
-  write32le(P + off::Flags, Dict ? EntryFlagDictionary : 0);
+  write32le(P + off::Flags, Flags);
   size_t Pos = EntryFixedHeaderSize;
   for (const std::string *S : {&Info.KernelId, &Info.Variant, &Info.Features}) {
     std::memcpy(P + Pos, S->data(), S->size());
@@ -185,8 +210,11 @@ Expected<EntryHeader> parseEntryHeader(ArrayRef<uint8_t> File) {
   if (read64le(P + StringsEnd) != xxh3_64bits(File.take_front(StringsEnd)))
     return bad("header checksum mismatch");
   H.Flags = read32le(P + off::Flags);
-  if (H.Flags & ~EntryFlagDictionary)
+  if (H.Flags & ~(EntryFlagDictionary | EntryFlagFeaturesInFrame))
     return bad("unknown header flags");
+  if ((H.Flags & EntryFlagFeaturesInFrame) &&
+      read32le(P + off::FeaturesLen) != 0)
+    return bad("feature list both in the header and in the frame");
   H.Key = {read64le(P + off::KeyId), read64le(P + off::KeyBuild)};
   H.NamespaceHash = read64le(P + off::Namespace);
   H.Info.IRHash = read64le(P + off::IRHash);
@@ -264,6 +292,21 @@ Expected<std::vector<uint8_t>> decodeEntry(ArrayRef<uint8_t> File,
     return bad(Twine("zstd decompression failed: ") + ZSTD_getErrorName(N));
   if (N != H->UncompressedSize)
     return bad("payload size mismatch");
+  if (H->Flags & EntryFlagFeaturesInFrame) {
+    // u32 length, the "+a,+b" list, then the payload.
+    uint32_t Len = Out.size() >= 4 ? read32le(Out.data()) : 0;
+    if (Out.size() < 4 || Len == 0 || Len > EntryMaxStringSize ||
+        Len > Out.size() - 4)
+      return bad("bad feature list in the frame");
+    H->Info.Features.assign(reinterpret_cast<const char *>(Out.data() + 4),
+                            Len);
+    if (Expect.MissingFeature) {
+      std::string Missing = Expect.MissingFeature(H->Info.Features);
+      if (!Missing.empty())
+        return bad("needs CPU feature " + Missing + " the host lacks");
+    }
+    Out.erase(Out.begin(), Out.begin() + 4 + Len);
+  }
   if (HeaderOut)
     *HeaderOut = std::move(*H);
   return Out;

@@ -106,18 +106,28 @@ EntryExpectations expecting(std::shared_ptr<const EntryDictionary> D) {
 // The entry format
 //===----------------------------------------------------------------------===//
 
-TEST(DictionaryEntry, WithoutDictionaryFlagsStayZero) {
+TEST(DictionaryEntry, WithoutDictionaryOnlyTheFeaturesFlag) {
   std::vector<uint8_t> P = samples(1, 1)[0];
   auto File = encodeEntry(Key, NSHash, Info, P);
   ASSERT_TRUE(!!File) << llvm::toString(File.takeError());
-  EXPECT_EQ(llvm::support::endian::read32le(File->data() + 84), 0u);
+  EXPECT_EQ(llvm::support::endian::read32le(File->data() + 84),
+            EntryFlagFeaturesInFrame);
   EntryHeader H;
   auto Back = decodeEntry(*File, expecting(nullptr), &H);
   ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
   EXPECT_EQ(*Back, P);
-  EXPECT_EQ(H.Flags, 0u);
+  EXPECT_EQ(H.Flags, EntryFlagFeaturesInFrame);
   EXPECT_EQ(H.DictionaryId, 0u);
   EXPECT_EQ(H.Info.Features, "+avx2");
+  // Without features, no flag at all: the layout of the first entries.
+  EntryInfo NoFeatures = Info;
+  NoFeatures.Features = "";
+  auto Bare = encodeEntry(Key, NSHash, NoFeatures, P);
+  ASSERT_TRUE(!!Bare);
+  EXPECT_EQ(llvm::support::endian::read32le(Bare->data() + 84), 0u);
+  auto BareBack = decodeEntry(*Bare, expecting(nullptr));
+  ASSERT_TRUE(!!BareBack) << llvm::toString(BareBack.takeError());
+  EXPECT_EQ(*BareBack, P);
 }
 
 TEST(DictionaryEntry, WithDictionaryRoundTripsAndShrinks) {
@@ -132,7 +142,7 @@ TEST(DictionaryEntry, WithDictionaryRoundTripsAndShrinks) {
   auto File = encodeEntry(Key, NSHash, Info, P, D.get());
   ASSERT_TRUE(Plain && File);
   EXPECT_EQ(llvm::support::endian::read32le(File->data() + 84),
-            EntryFlagDictionary);
+            EntryFlagDictionary | EntryFlagFeaturesInFrame);
   EXPECT_LT(File->size() * 2, Plain->size())
       << "plain " << Plain->size() << ", with the dictionary " << File->size();
 
@@ -144,14 +154,31 @@ TEST(DictionaryEntry, WithDictionaryRoundTripsAndShrinks) {
   EXPECT_EQ(*Back, P);
 }
 
-TEST(DictionaryEntry, HeaderKeepsOnlyTheFeaturesTheCodeNeeds) {
+TEST(DictionaryEntry, TheFrameKeepsOnlyTheFeaturesTheCodeNeeds) {
   EntryInfo I = Info;
   I.Features = "+avx2,-avx512f,+fma,-amx-tile";
-  auto File = encodeEntry(Key, NSHash, I, samples(1, 2)[0]);
+  std::vector<uint8_t> P = samples(1, 2)[0];
+  auto File = encodeEntry(Key, NSHash, I, P);
   ASSERT_TRUE(!!File);
+  // Not in the header (its feature length is 0)...
   auto H = parseEntryHeader(*File);
   ASSERT_TRUE(!!H);
-  EXPECT_EQ(H->Info.Features, "+avx2,+fma");
+  EXPECT_EQ(H->Info.Features, "");
+  EXPECT_EQ(llvm::support::endian::read32le(File->data() + 80), 0u);
+  // ...but at the start of the frame, and checked after decompression.
+  EntryHeader Out;
+  EntryExpectations E = expecting(nullptr);
+  auto Back = decodeEntry(*File, E, &Out);
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_EQ(*Back, P);
+  EXPECT_EQ(Out.Info.Features, "+avx2,+fma");
+  E.MissingFeature = [](llvm::StringRef Needed) -> std::string {
+    return Needed.contains("+fma") ? "+fma" : "";
+  };
+  EXPECT_EQ(errorOf(decodeEntry(*File, E)),
+            "needs CPU feature +fma the host lacks");
+  EXPECT_EQ(entryFrameContent(I.Features, P).size(),
+            4 + std::string("+avx2,+fma").size() + P.size());
 }
 
 TEST(DictionaryEntry, MissingDictionaryIsAnErrorNamingIt) {
@@ -218,8 +245,8 @@ TEST(DictionaryEntry, FlagsMustMatchTheFrame) {
   auto WithDict = encodeEntry(Key, NSHash, Info, P, D.get());
   ASSERT_TRUE(Plain && WithDict);
 
-  // Every flag bit but bit 0 is an error.
-  for (uint32_t Bit = 1; Bit != 32; ++Bit) {
+  // Every flag bit but bits 0 and 1 is an error.
+  for (uint32_t Bit = 2; Bit != 32; ++Bit) {
     std::vector<uint8_t> F = *Plain;
     setFlags(F, 1u << Bit);
     EXPECT_EQ(errorOf(parseEntryHeader(F)), "unknown header flags") << Bit;

@@ -156,4 +156,30 @@ TEST(GoldenEntries, ValidOnesDecodeAndCorruptOnesDoNot) {
   }
 }
 
+// An entry of the first layout (flags 0, the feature list in the header),
+// as Kiln wrote them before the list moved into the frame: kept as a file,
+// it must still decode, with its features checked.
+TEST(GoldenEntries, HeaderFeatureEntriesStillDecode) {
+  std::vector<uint8_t> File = readFile(
+      std::string(KILN_STORE_GOLDEN_DIR) +
+      "-header-features/kiln-0123456789abcdef6b696c6e676f6c64.entry");
+  ASSERT_FALSE(File.empty());
+  std::vector<Golden> Good = goodEntries();
+  llvm::Expected<EntryHeader> H = parseEntryHeader(File);
+  ASSERT_TRUE(!!H) << llvm::toString(H.takeError());
+  EXPECT_EQ(H->Flags, 0u);
+  EXPECT_EQ(H->Info.Features, "+avx2,+fma");
+  EntryExpectations E;
+  E.Key = Good[0].Key;
+  E.NamespaceHash = fingerprintHash(Fingerprint);
+  llvm::Expected<std::vector<uint8_t>> P = decodeEntry(File, E);
+  ASSERT_TRUE(!!P) << llvm::toString(P.takeError());
+  EXPECT_EQ(*P, Good[0].Payload);
+  E.MissingFeature = [](llvm::StringRef) -> std::string { return "+fma"; };
+  llvm::Expected<std::vector<uint8_t>> Refused = decodeEntry(File, E);
+  ASSERT_FALSE(!!Refused);
+  EXPECT_EQ(llvm::toString(Refused.takeError()),
+            "needs CPU feature +fma the host lacks");
+}
+
 } // namespace

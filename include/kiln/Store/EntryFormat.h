@@ -40,6 +40,10 @@ inline constexpr int EntryCompressionLevel = 3;
 /// Header flag: the zstd frame was compressed with a dictionary, whose id the
 /// frame header holds. Every other flag bit is an error.
 inline constexpr uint32_t EntryFlagDictionary = 1u << 0;
+/// Flag bit 1: the entry's "+feature" list is at the start of the frame's
+/// content (a u32 length, then the text), not in the header (whose feature
+/// length is then 0). Every entry with features is written so.
+inline constexpr uint32_t EntryFlagFeaturesInFrame = 1u << 1;
 
 /// What an entry says about itself besides its payload.
 struct EntryInfo {
@@ -122,6 +126,11 @@ struct EntryExpectations {
 /// decompressed size, and returns the payload. Never returns bad bytes. A
 /// dictionary the lookup returns with another id than the frame's is an
 /// error, as is a frame naming a dictionary without the header's flag.
+/// What the zstd frame of an entry with \p Features (its "+feature" items)
+/// and \p Payload holds: what a namespace's dictionary is trained on.
+std::vector<uint8_t> entryFrameContent(llvm::StringRef Features,
+                                       llvm::ArrayRef<uint8_t> Payload);
+
 llvm::Expected<std::vector<uint8_t>>
 decodeEntry(llvm::ArrayRef<uint8_t> File, const EntryExpectations &Expect,
             EntryHeader *Header = nullptr);
