@@ -231,8 +231,11 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
       }
       auto *Old = B.CreateAlignedLoad(MT, A.Ptr, Al);
       tagAccess(Old, VI.Kind, Mem, false);
+      // Floats compare by bit pattern, as cmpxchg does for a buffer.
+      llvm::Type *IT = B.getIntNTy(T.storeSize() * 8);
       Value *Eq = Old->getType()->isFloatingPointTy()
-                      ? B.CreateFCmpOEQ(Old, Expected)
+                      ? B.CreateICmpEQ(B.CreateBitCast(Old, IT),
+                                       B.CreateBitCast(Expected, IT))
                       : B.CreateICmpEQ(Old, Expected);
       auto *S = B.CreateAlignedStore(B.CreateSelect(Eq, New, Old), A.Ptr, Al);
       tagAccess(S, VI.Kind, Mem, false);

@@ -19,7 +19,10 @@ using llvm::Value;
 llvm::Constant *PlaneEmitter::identity(OpKind Kind, Type T) {
   llvm::Type *Ty = Types.valueType(T);
   if (T.elementKind() == ScalarKind::BF16) { // bit patterns (LowerBF16.cpp)
-    uint16_t Bits = Kind == OpKind::PlaneProd  ? 0x3F80  // 1.0
+    bool Prod = Kind == OpKind::PlaneProd ||
+                Kind == OpKind::PlaneInclusiveProd ||
+                Kind == OpKind::PlaneExclusiveProd;
+    uint16_t Bits = Prod                       ? 0x3F80  // 1.0
                     : Kind == OpKind::PlaneMin ? 0x7F80  // +inf
                     : Kind == OpKind::PlaneMax ? 0xFF80  // -inf
                                                : 0x0000; // +0.0
@@ -28,6 +31,8 @@ llvm::Constant *PlaneEmitter::identity(OpKind Kind, Type T) {
   unsigned W = Ty->getScalarSizeInBits();
   switch (Kind) {
   case OpKind::PlaneProd:
+  case OpKind::PlaneInclusiveProd:
+  case OpKind::PlaneExclusiveProd:
     return T.isFloat() ? llvm::ConstantFP::get(Ty, 1.0)
                        : llvm::ConstantInt::get(Ty, 1);
   case OpKind::PlaneMin:
@@ -53,6 +58,8 @@ Value *PlaneEmitter::combine(OpKind Kind, Type T, Value *Acc, Value *X) {
   llvm::IRBuilder<> &B = Cx.B;
   switch (Kind) {
   case OpKind::PlaneProd:
+  case OpKind::PlaneInclusiveProd:
+  case OpKind::PlaneExclusiveProd:
     return Scalar.emitBinary(OpKind::Mul, T, Acc, X);
   case OpKind::PlaneMin:
     return Scalar.emitMinMax(false, T, Acc, X);
@@ -192,8 +199,10 @@ void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
         llvm::Type *VT = Types.valueType(T);
         llvm::AllocaInst *Acc = Cx.entryAlloca(VT, "plane.acc");
         B.CreateStore(identity(Op.Kind, T), Acc);
-        bool Scan = Op.Kind == OpKind::PlaneInclusiveSum ||
-                    Op.Kind == OpKind::PlaneExclusiveSum;
+        bool Inclusive = Op.Kind == OpKind::PlaneInclusiveSum ||
+                         Op.Kind == OpKind::PlaneInclusiveProd;
+        bool Scan = Inclusive || Op.Kind == OpKind::PlaneExclusiveSum ||
+                    Op.Kind == OpKind::PlaneExclusiveProd;
         Pos.emitCountedLoop(
             Base, End,
             [&](Value *U) {
@@ -203,8 +212,7 @@ void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
               New = B.CreateSelect(Active(U), New, Old);
               B.CreateStore(New, Acc);
               if (Scan)
-                Memory.storeSlot(
-                    R, U, Op.Kind == OpKind::PlaneInclusiveSum ? New : Old);
+                Memory.storeSlot(R, U, Inclusive ? New : Old);
             },
             "plane.reduce");
         if (!Scan) {

@@ -376,6 +376,14 @@ void KernelBuilder::syncCube() {
   append(std::move(Op));
 }
 
+void KernelBuilder::syncPlane() {
+  if (checkArgs({}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::SyncPlane;
+  append(std::move(Op));
+}
+
 void KernelBuilder::jump(OpKind Kind) {
   if (checkArgs({}))
     return;

@@ -745,16 +745,19 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
   Ok &= verifyIndex(Op, 1);
   if (Mem && Atomic) {
     ScalarKind E = Mem->Ty.elementKind();
+    // Floats: every atomic but the bitwise ones (and, or, xor).
+    bool Bitwise = Op.Kind == OpKind::AtomicAnd ||
+                   Op.Kind == OpKind::AtomicOr || Op.Kind == OpKind::AtomicXor;
+    bool Float = E == ScalarKind::F32 || E == ScalarKind::F64;
     bool TypeOk = !Mem->Ty.isLine() &&
                   (E == ScalarKind::I32 || E == ScalarKind::U32 ||
                    E == ScalarKind::I64 || E == ScalarKind::U64 ||
-                   (Op.Kind == OpKind::AtomicAdd && E == ScalarKind::F32));
+                   (Float && !Bitwise));
     if (!TypeOk) {
       error(locOf(Op, 0),
             op(Op) + " on %" + Mem->Name + " of " + quoted(Mem->Ty) +
                 "; atomics work on 'i32', 'u32', 'i64' and 'u64'" +
-                (Op.Kind == OpKind::AtomicAdd ? ", and atomic_add on 'f32'"
-                                              : ""));
+                (Bitwise ? "" : ", and 'f32' and 'f64'"));
       Ok = false;
     }
   }

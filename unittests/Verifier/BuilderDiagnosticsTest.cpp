@@ -312,4 +312,21 @@ TEST(BuilderDiagnosticsTest, OperationNumbers) {
   EXPECT_EQ(printOperationSummary(K, K.Body.Ops[1]), "sync_cube");
 }
 
+TEST(BuilderDiagnosticsTest, SyncPlaneAndProductScans) {
+  KernelBuilder B("scan");
+  ValueId X = B.addScalar("x", U32);
+  ValueId Inc = B.op(OpKind::PlaneInclusiveProd, {X});
+  B.syncPlane();
+  ValueId Exc = B.op(OpKind::PlaneExclusiveProd, {Inc});
+  (void)Exc;
+  Kernel K = finishOk(B);
+  std::vector<std::string> Seen;
+  forEachOperation(K, [&](const Operation &Op, unsigned Number) {
+    Seen.push_back(opName(Op.Kind).str());
+  });
+  EXPECT_THAT(Seen, ElementsAre("plane_inclusive_prod", "sync_plane",
+                                "plane_exclusive_prod"));
+  EXPECT_EQ(K.value(Inc).Ty, U32);
+}
+
 } // namespace

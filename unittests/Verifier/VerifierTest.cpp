@@ -186,7 +186,7 @@ TEST(VerifierTest, AtomicTypesAndMemory) {
   ValueId L = B.array(OpKind::LocalArray, "l", U32, 4);
   ValueId S = B.array(OpKind::Shared, "s", I32, 4);
   B.op(OpKind::AtomicAdd, F32, {KB::v(F), KB::u32(0), KB::lit(F32, 0)});
-  B.op(OpKind::AtomicSub, F32, {KB::v(F), KB::u32(0), KB::lit(F32, 0)});
+  B.op(OpKind::AtomicAnd, F32, {KB::v(F), KB::u32(0), KB::lit(F32, 0)});
   B.op(OpKind::AtomicOr, Type::scalar(ScalarKind::U16),
        {KB::v(H), KB::u32(0), KB::lit(Type::scalar(ScalarKind::U16), 1)});
   B.op(OpKind::AtomicMax, U32, {KB::v(L), KB::u32(0), KB::u32(1)});
@@ -196,7 +196,7 @@ TEST(VerifierTest, AtomicTypesAndMemory) {
   EXPECT_THAT(
       diagnose(B.kernel()),
       ElementsAre(
-          "t.kiln:5:20: error: atomic_sub on %f of 'f32'; atomics work on "
+          "t.kiln:5:20: error: atomic_and on %f of 'f32'; atomics work on "
           "'i32', 'u32', 'i64' and 'u64'",
           "t.kiln:6:20: error: atomic_or on %h of 'u16'; atomics work on "
           "'i32', 'u32', 'i64' and 'u64'",

@@ -127,6 +127,9 @@ public:
   void atomicStore(Arg Mem, Arg Index, Arg Value);
 
   void syncCube();
+  /// sync_plane: orders the memory operations of a plane's units (lowered
+  /// as sync_cube, whose placement rules it shares).
+  void syncPlane();
   /// Plane operations are value operations: op(OpKind::PlaneSum, {X}).
 
   // Control flow: every begin* is closed by end().
