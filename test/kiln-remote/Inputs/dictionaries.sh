@@ -2,7 +2,7 @@
 # folder: $1 is the example kernels' folder.
 set -u
 k=$1
-R="--remote=unix://$PWD/redis.sock --remote-key=$PWD/key"
+R="--remote=unix://$PWD/redis.sock --remote-key=$PWD/key --remote-timeout-ms=5000"
 echo "== warm and train"
 kiln-compile $k/*.kiln --store=a --no-remote 2>&1
 kiln-store --store=a train-dict
