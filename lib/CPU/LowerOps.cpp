@@ -273,6 +273,19 @@ Value *ScalarEmitter::lowerValueOp(const Operation &Op) {
     if (!Need(2))
       return nullptr;
     return emitDot(OpTy(0), Opd(0), Opd(1));
+  case OpClass::LineReduce: {
+    if (!Need(1))
+      return nullptr;
+    // Lanes summed in order 0..N-1, each sum rounded in the element type
+    // (as emitDot sums its products).
+    Type LT = OpTy(0);
+    Value *A = Opd(0);
+    Value *Sum = B.CreateExtractElement(A, uint64_t(0));
+    for (unsigned L = 1; L < LT.lanes(); ++L)
+      Sum = emitBinary(OpKind::Add, LT.elementType(), Sum,
+                       B.CreateExtractElement(A, L));
+    return Sum;
+  }
   case OpClass::Magnitude: {
     if (!Need(1))
       return nullptr;

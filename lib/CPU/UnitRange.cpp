@@ -30,6 +30,7 @@ bool kiln::lowering::isPureValueOp(OpClass Class) {
   case OpClass::FloatPredicate:
   case OpClass::Dot:
   case OpClass::Magnitude:
+  case OpClass::LineReduce:
   case OpClass::Normalize:
   case OpClass::Extract:
   case OpClass::Insert:

@@ -199,6 +199,7 @@ KernelBuilder::impliedType(OpKind Kind,
     return BoolLike(TypeOf(0));
   case OpClass::Dot:
   case OpClass::Magnitude:
+  case OpClass::LineReduce:
   case OpClass::Extract:
     if (auto T = TypeOf(0))
       return T->elementType();

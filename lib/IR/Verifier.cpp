@@ -517,12 +517,14 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
   switch (Op.opClass()) {
   case OpClass::Dot:
   case OpClass::Magnitude:
+  case OpClass::LineReduce:
   case OpClass::Normalize: {
     std::optional<Type> T =
         verifyElementwise(Op, Op.opClass() == OpClass::Dot ? 2 : 1);
     if (!T)
       return std::nullopt;
-    bool IntOk = Op.opClass() == OpClass::Dot;
+    bool IntOk = Op.opClass() == OpClass::Dot ||
+                 Op.opClass() == OpClass::LineReduce;
     if (!T->isLine() || !(T->isFloat() || (IntOk && T->isInteger()))) {
       error(locOf(Op, 0), op(Op) + " needs " +
                               (IntOk ? "integer or float" : "float") +
@@ -879,6 +881,7 @@ std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
   }
   case OpClass::Dot:
   case OpClass::Magnitude:
+  case OpClass::LineReduce:
   case OpClass::Normalize:
   case OpClass::Extract:
   case OpClass::Insert:

@@ -42,6 +42,7 @@ enum class OpClass : uint8_t {
   FloatPredicate, ///< T -> bool (same lanes), T float
   Dot,            ///< vec<N x T>, vec<N x T> -> T
   Magnitude,      ///< vec<N x T> -> T, T float
+  LineReduce,     ///< vec<N x T> -> T: the lanes combined, lane 0 first
   Normalize,      ///< vec<N x T> -> vec<N x T>, T float
   Extract,        ///< %v[idx] -> T
   Insert,         ///< %v[idx], %e -> vec<N x T>

@@ -18,6 +18,9 @@ bounds-checked and in the unchecked variant:
   atomic_store; and the same reductions on shared memory within a cube.
 - sync_plane: each unit writes its slot of a shared array, sync_plane, then
   reads its plane neighbour's.
+- line_sum (the horizontal sum of a line) on lines of every width and of
+  integer (wrapping) and float types, the lanes added in order 0..N-1 with
+  each sum rounded to the type, bf16 and f16 included.
 """
 
 import math
@@ -220,6 +223,61 @@ kernel @syncplane cube_dim(80) (%r: buffer<u32, write>) {
 """
 
 
+# ---------------------------------------------------------------------------
+# line_sum
+
+LINE_SUM_CASES = [(4, "f32"), (2, "f64"), (8, "f32"), (3, "f16"), (4, "bf16"), (16, "u8"),
+                  (8, "i32"), (2, "i64"), (16, "f32"), (1, "u32")]
+
+
+def line_sum_kernel(idx, lanes, t):
+    T = ty(lanes, t)
+    return "\n".join([
+        "kernel @lsum%d cube_dim(16) (%%a: buffer<%s, read>, %%r: buffer<%s, write>) {" % (
+            idx, T, t),
+        "  %i = absolute_pos : u32",
+        "  %%x = load %%a[%%i] : %s" % T,
+        "  %%s = line_sum %%x : %s" % t,
+        "  store %r[%i], %s",
+        "}", ""])
+
+
+def line_sum_ref(t, lane_vals):
+    if K.is_int(t):
+        acc = 0
+        for v in lane_vals:
+            acc = K.wrap(acc + v, t)
+        return acc
+    acc = K.bits_to_float(lane_vals[0], t)
+    for b in lane_vals[1:]:
+        acc = K.bits_to_float(K.round_to_bits(acc + K.bits_to_float(b, t), t), t)
+    return K.round_to_bits(acc, t)
+
+
+def check_line_sums(chk, variants):
+    with open("linesum.kiln", "w") as f:
+        f.write("\n".join(line_sum_kernel(i, *c) for i, c in enumerate(LINE_SUM_CASES)))
+    K.roundtrip("linesum.kiln")
+    for idx, (lanes, t) in enumerate(LINE_SUM_CASES):
+        rng = K.Rng(idx * 17 + 5)
+        n = 64
+        if K.is_int(t):
+            vals = [K.wrap(rng.u64(), t) for _ in range(n * lanes)]
+        else:
+            vals = [K.round_to_bits(rng.uniform(-100, 100) * (1 if rng.below(4) else 1e-3), t)
+                    for _ in range(n * lanes)]
+        want = [line_sum_ref(t, vals[u * lanes:(u + 1) * lanes]) for u in range(n)]
+        for variant, extra in variants:
+            chk.prefix = "[%s] " % variant
+            res = K.run("linesum.kiln", "lsum%d" % idx, str(n // 16),
+                        {"a": K.Buf(ty(lanes, t), vals, lanes), "r": K.Buf(t, [0] * n)}, ["r"],
+                        extra=extra, may_fail=chk)
+            if res is None:
+                continue
+            for u in range(n):
+                chk.eq("line_sum %s unit %d" % (ty(lanes, t), u), res["r"][u], want[u])
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
@@ -350,6 +408,7 @@ def main():
                 nxt = (k + 1) % PLANE
                 src = units[nxt] if nxt < len(units) else units[0]
                 chk.eq("sync_plane unit %d" % u, res["r"][u], K.wrap(src * 3, "u32"))
+    check_line_sums(chk, variants)
     chk.report()
 
 
