@@ -219,3 +219,55 @@ TEST(StreamTest, StressStreamsThreadsAndEvents) {
 }
 
 } // namespace
+
+namespace {
+
+// Several devices in one process (issue 11), each with its own threads, as a
+// runtime might make one per NUMA node: work flows from one to the other
+// through events and copies, buffers being host memory of no device.
+TEST(MultiDeviceTest, TwoDevicesHandWorkToEachOtherThroughEventsAndCopies) {
+  Device D1 = memoryDevice(1), D2 = memoryDevice(2);
+  ASSERT_EQ(D1.concurrency(), 1u);
+  ASSERT_EQ(D2.concurrency(), std::min(2u, std::thread::hardware_concurrency()));
+  Kernel K1 = *D1.loadKernel(AffineText, "affine");
+  Kernel K2 = *D2.loadKernel(AffineText, "affine");
+  // A kernel of one device is refused on the other.
+  Stream S1 = *D1.createStream(), S2 = *D2.createStream();
+  const uint32_t N = 30000;
+  Buffer X = *Buffer::allocate(N * 4), Y = *Buffer::allocate(N * 4);
+  EXPECT_EQ(affine(S2, K1, X, N, 1.0f, 1.0f).code(),
+            ErrorCode::InvalidArgument);
+  // resetError gives back the failure it cleared.
+  EXPECT_EQ(S2.resetError().code(), ErrorCode::InvalidArgument);
+  ASSERT_TRUE(S2.status().ok());
+  for (int R = 0; R < 10; ++R)
+    ASSERT_TRUE(affine(S1, K1, X, N, 1.0f, 1.0f).ok()); // x = 10 on D1
+  Event OnD1 = *S1.record();
+  // D2 waits for D1's event, copies between the buffers, works on the copy.
+  ASSERT_TRUE(S2.wait(OnD1).ok());
+  ASSERT_TRUE(S2.copyBuffer(Y, 0, X, 0, N * 4).ok());
+  ASSERT_TRUE(affine(S2, K2, Y, N, 3.0f, 1.0f).ok()); // y = 31 on D2
+  Event OnD2 = *S2.record();
+  // And back: D1 waits for D2, copies y into x and doubles it.
+  ASSERT_TRUE(S1.wait(OnD2).ok());
+  ASSERT_TRUE(S1.copyBuffer(X, 0, Y, 0, N * 4).ok());
+  ASSERT_TRUE(affine(S1, K1, X, N, 2.0f, 0.0f).ok()); // x = 62
+  std::vector<float> HX(N), HY(N);
+  ASSERT_TRUE(S1.copyFromBuffer(HX.data(), X, 0, N * 4).ok());
+  ASSERT_TRUE(S1.synchronize().ok());
+  ASSERT_TRUE(S2.copyFromBuffer(HY.data(), Y, 0, N * 4).ok());
+  ASSERT_TRUE(S2.synchronize().ok());
+  for (uint32_t I = 0; I < N; ++I) {
+    ASSERT_EQ(HY[I], 31.0f) << I;
+    ASSERT_EQ(HX[I], 62.0f) << I;
+  }
+  // Destroying one device leaves the other working.
+  { Device Gone = std::move(D1); }
+  ASSERT_TRUE(affine(S2, K2, Y, N, 1.0f, 1.0f).ok());
+  ASSERT_TRUE(S2.synchronize().ok());
+  ASSERT_TRUE(S2.copyFromBuffer(HY.data(), Y, 0, N * 4).ok());
+  ASSERT_TRUE(S2.synchronize().ok());
+  EXPECT_EQ(HY[0], 32.0f);
+}
+
+} // namespace
