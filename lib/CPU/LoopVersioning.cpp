@@ -85,10 +85,14 @@ void kiln::lowering::versionUnitLoops(
   llvm::TargetLibraryInfoImpl TLII(TT);
   llvm::TargetLibraryInfo TLI(TLII);
   const llvm::DataLayout &DL = M->getDataLayout();
+  // One dominator tree and loop forest for the whole function, kept up to
+  // date as each twin is made: building them afresh for every loop made
+  // this quadratic in the number of unit loops (a kernel of 400 barriers
+  // spent a second here). ScalarEvolution is lazy and cheap to make, so
+  // each loop gets a fresh one over the updated analyses.
+  llvm::DominatorTree DT(*F);
+  llvm::LoopInfo LI(DT);
   for (llvm::BasicBlock *Header : InnerUnitHeaders) {
-    // Fresh analyses for each loop: the previous twin changed the CFG.
-    llvm::DominatorTree DT(*F);
-    llvm::LoopInfo LI(DT);
     llvm::AssumptionCache AC(*F);
     llvm::ScalarEvolution SE(*F, TLI, AC, DT, LI);
     llvm::Loop *L = LI.getLoopFor(Header);
@@ -208,6 +212,16 @@ void kiln::lowering::versionUnitLoops(
     IB.SetInsertPoint(Old);
     IB.CreateCondBr(AllIn, Twin->getLoopPreheader(), PH);
     Old->eraseFromParent();
+    // The twin's blocks are in the tree already (under Pre); its edges out
+    // of the loop are new ways into the original's exits.
+    llvm::SmallVector<llvm::DominatorTree::UpdateType, 8> Updates;
+    llvm::SmallPtrSet<llvm::BasicBlock *, 16> InTwin(Blocks.begin(),
+                                                     Blocks.end());
+    for (llvm::BasicBlock *BB : Blocks)
+      for (llvm::BasicBlock *Succ : llvm::successors(BB))
+        if (!InTwin.count(Succ))
+          Updates.push_back({llvm::DominatorTree::Insert, BB, Succ});
+    DT.applyUpdates(Updates);
     for (const Proven &P : Found)
       llvm::cast<llvm::Instruction>(VMap[P.Check])
           ->replaceAllUsesWith(IB.getTrue());
