@@ -9,7 +9,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
@@ -18,6 +17,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <optional>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -91,6 +91,100 @@ bool isPlain(StringRef S) {
       S, [](char C) { return isAlnum(C) || C == '-' || C == '_' || C == '.'; });
 }
 
+/// The bytes of the bundle file \p Path (the user's path: a link to a bundle
+/// is followed), checked to be a regular file within BundleMaxFileSize
+/// before it is opened and again before it is read, so that neither a FIFO
+/// nor a device (/dev/zero) is ever read without bound.
+Expected<std::string> readBundleFile(const std::string &Path) {
+  auto Refuse = [&](const Twine &Why) {
+    return createStringError(std::make_error_code(std::errc::invalid_argument),
+                             "cannot read '" + Path + "': " + Why);
+  };
+  auto Check = [&](const struct stat &St) -> std::optional<std::string> {
+    if (!S_ISREG(St.st_mode))
+      return std::string("not a regular file");
+    if (uint64_t(St.st_size) > BundleMaxFileSize)
+      return "larger than " + std::to_string(BundleMaxFileSize) +
+             " bytes (it has " + std::to_string(uint64_t(St.st_size)) + ")";
+    return std::nullopt;
+  };
+  struct stat St;
+  if (::stat(Path.c_str(), &St) != 0)
+    return createStringError(std::error_code(errno, std::generic_category()),
+                             "cannot read '%s': %s", Path.c_str(),
+                             std::strerror(errno));
+  if (std::optional<std::string> Why = Check(St))
+    return Refuse(*Why);
+  int FD = ::open(Path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (FD < 0)
+    return createStringError(std::error_code(errno, std::generic_category()),
+                             "cannot read '%s': %s", Path.c_str(),
+                             std::strerror(errno));
+  if (::fstat(FD, &St) != 0) {
+    int E = errno;
+    ::close(FD);
+    return createStringError(std::error_code(E, std::generic_category()),
+                             "cannot read '%s': %s", Path.c_str(),
+                             std::strerror(E));
+  }
+  if (std::optional<std::string> Why = Check(St)) { // replaced meanwhile
+    ::close(FD);
+    return Refuse(*Why);
+  }
+  // One byte more than the size: a file that grew is noticed.
+  std::string Out(size_t(St.st_size) + 1, '\0');
+  size_t Done = 0;
+  while (Done < Out.size()) {
+    ssize_t N = ::read(FD, &Out[Done], Out.size() - Done);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0) {
+      int E = errno;
+      ::close(FD);
+      return createStringError(std::error_code(E, std::generic_category()),
+                               "cannot read '%s': %s", Path.c_str(),
+                               std::strerror(E));
+    }
+    if (N == 0)
+      break;
+    Done += size_t(N);
+  }
+  ::close(FD);
+  if (Done != size_t(St.st_size))
+    return Refuse("it changed while it was read");
+  Out.resize(Done);
+  return Out;
+}
+
+/// Makes the folder \p Path (0700) if it is missing and checks that it is a
+/// folder of this user, not a link: "" when it may be written into, else
+/// why not. \p MakePrivate: chmod 0700 (through the folder opened, never
+/// through a link). An error when it cannot be made.
+Expected<std::string> ownFolder(const std::string &Path, bool MakePrivate) {
+  if (::mkdir(Path.c_str(), 0700) != 0 && errno != EEXIST)
+    return createStringError(std::error_code(errno, std::generic_category()),
+                             "cannot create '%s': %s", Path.c_str(),
+                             std::strerror(errno));
+  int FD = ::open(Path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (FD < 0) {
+    int E = errno;
+    struct stat L;
+    if (::lstat(Path.c_str(), &L) == 0 && S_ISLNK(L.st_mode))
+      return std::string("it is a symbolic link");
+    return std::string(E == ENOTDIR ? "it is not a folder" : std::strerror(E));
+  }
+  struct stat St;
+  std::string Why;
+  if (::fstat(FD, &St) != 0)
+    Why = std::string("cannot inspect it: ") + std::strerror(errno);
+  else if (St.st_uid != ::geteuid())
+    Why = "it is owned by another user";
+  else if (MakePrivate && ::fchmod(FD, 0700) != 0)
+    Why = std::string("cannot make it private: ") + std::strerror(errno);
+  ::close(FD);
+  return Why;
+}
+
 /// Writes \p Bytes to \p Path through a temporary file; false (errno) on
 /// failure; an existing \p Path is left alone (returns true, \p Existed set).
 bool writeNew(const std::string &Path, StringRef Bytes, bool &Existed) {
@@ -98,7 +192,8 @@ bool writeNew(const std::string &Path, StringRef Bytes, bool &Existed) {
   Existed = false;
   std::string Tmp = Path + ".tmp-" + std::to_string(::getpid()) + "-" +
                     std::to_string(Counter.fetch_add(1));
-  int FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  int FD = ::open(Tmp.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (FD < 0)
     return false;
   const char *P = Bytes.data();
@@ -165,17 +260,16 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
         ++Sum.Skipped;
         continue;
       }
-      auto Buf = MemoryBuffer::getFile(E.Path, /*IsText=*/false,
-                                       /*RequiresNullTerminator=*/false);
+      Expected<std::vector<uint8_t>> Buf =
+          readStoreFile(E.Path, EntryMaxFileSize, NS->Owner);
       if (!Buf) {
+        consumeError(Buf.takeError());
         ++Sum.Skipped;
         continue;
       }
       // The file read again may not be the one verified (a concurrent
       // retraining): ship it only if it names the same dictionary.
-      Expected<EntryHeader> Again = parseEntryHeader(ArrayRef<uint8_t>(
-          reinterpret_cast<const uint8_t *>((*Buf)->getBufferStart()),
-          (*Buf)->getBufferSize()));
+      Expected<EntryHeader> Again = parseEntryHeader(*Buf);
       if (!Again || Again->DictionaryId != H.DictionaryId) {
         if (!Again)
           consumeError(Again.takeError());
@@ -185,8 +279,9 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
       if (H.DictionaryId)
         Needed.insert(H.DictionaryId);
       putStr(P.Entries, E.Name);
-      put64(P.Entries, (*Buf)->getBufferSize());
-      P.Entries.append((*Buf)->getBufferStart(), (*Buf)->getBufferSize());
+      put64(P.Entries, Buf->size());
+      P.Entries.append(reinterpret_cast<const char *>(Buf->data()),
+                       Buf->size());
       ++P.Count;
     }
     for (uint32_t Id : Needed) {
@@ -223,6 +318,12 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
     ++Sum.Namespaces;
   }
   put64(Out, xxh3_64bits(Out));
+  if (Out.size() > BundleMaxFileSize)
+    return createStringError(std::make_error_code(std::errc::file_too_large),
+                             "the bundle would have %zu bytes, more than the "
+                             "%llu a bundle may have",
+                             Out.size(),
+                             (unsigned long long)BundleMaxFileSize);
   std::error_code EC;
   raw_fd_ostream OS(BundlePath, EC, sys::fs::OF_None);
   if (EC)
@@ -239,13 +340,10 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
 
 Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
                                      StoreWarnings *Warnings) {
-  auto Buf = MemoryBuffer::getFile(BundlePath, /*IsText=*/false,
-                                   /*RequiresNullTerminator=*/false);
+  Expected<std::string> Buf = readBundleFile(BundlePath.str());
   if (!Buf)
-    return createStringError(Buf.getError(), "cannot read '%s': %s",
-                             BundlePath.str().c_str(),
-                             Buf.getError().message().c_str());
-  StringRef Data = (*Buf)->getBuffer();
+    return Buf.takeError();
+  StringRef Data = *Buf;
   auto Invalid = [&](const Twine &Why) {
     return createStringError(
         std::make_error_code(std::errc::illegal_byte_sequence),
@@ -263,6 +361,8 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
   // Parse everything first: a bad bundle writes nothing.
   struct Item {
     std::string Backend, Hex, Description;
+    /// Why the namespace is refused whole; "" when it is not.
+    std::string Refused;
     std::vector<std::pair<uint32_t, StringRef>> Dicts;
     std::vector<std::pair<std::string, StringRef>> Entries;
   };
@@ -280,6 +380,11 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
           return isDigit(C) || (C >= 'a' && C <= 'f');
         }))
       return Invalid("bad namespace name '" + It.Backend + "/" + It.Hex + "'");
+    // The folder's name is the hash of the fingerprint text: a text that
+    // does not hash to it would describe another CPU than the entries'.
+    if (!It.Description.empty() && fingerprintHex(It.Description) != It.Hex)
+      It.Refused = "its fingerprint text hashes to " +
+                   fingerprintHex(It.Description) + ", not " + It.Hex;
     if (Version == BundleVersionDictionaries) {
       uint32_t ND = R.u32();
       for (uint32_t J = 0; J != ND && !R.Bad; ++J) {
@@ -302,15 +407,47 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
     return Invalid("truncated or malformed contents");
 
   BundleSummary Sum;
+  auto Warn = [&](const Twine &Message) {
+    if (Warnings)
+      Warnings->warn(Message);
+  };
   for (const Item &It : Items) {
-    std::string Dir = Root.str() + "/" + It.Backend + "/" + It.Hex;
+    std::string Where = It.Backend + "/" + It.Hex + "/";
+    auto Refuse = [&](const Twine &Why) {
+      Warn("bundle namespace " + It.Backend + "/" + It.Hex + " refused: " +
+           Why + "; none of its " + Twine(It.Entries.size()) +
+           " entries imported");
+      ++Sum.Refused;
+      Sum.Skipped += It.Entries.size();
+    };
+    if (!It.Refused.empty()) {
+      Refuse(It.Refused);
+      continue;
+    }
+    // The root is the user's (its parents may be links); below it nothing
+    // is followed through a link or written into another user's folder.
+    std::string BackendDir = Root.str() + "/" + It.Backend;
+    std::string Dir = BackendDir + "/" + It.Hex;
     std::error_code EC =
-        sys::fs::create_directories(Dir, true, sys::fs::perms::owner_all);
+        sys::fs::create_directories(Root, true, sys::fs::perms::owner_all);
     if (EC)
-      return createStringError(EC, "cannot create '%s': %s", Dir.c_str(),
-                               EC.message().c_str());
-    // create_directories leaves existing folders alone; ours are 0700.
-    ::chmod(Dir.c_str(), 0700);
+      return createStringError(EC, "cannot create '%s': %s",
+                               Root.str().c_str(), EC.message().c_str());
+    Expected<std::string> BackendWhy = ownFolder(BackendDir, false);
+    if (!BackendWhy)
+      return BackendWhy.takeError();
+    if (!BackendWhy->empty()) {
+      Refuse(BackendDir + ": " + *BackendWhy);
+      continue;
+    }
+    // Existing namespace folders are made 0700 too, as ours are.
+    Expected<std::string> DirWhy = ownFolder(Dir, true);
+    if (!DirWhy)
+      return DirWhy.takeError();
+    if (!DirWhy->empty()) {
+      Refuse(Dir + ": " + *DirWhy);
+      continue;
+    }
     if (!It.Description.empty()) {
       bool Existed;
       writeNew(Dir + "/" + FingerprintFileName, It.Description + "\n", Existed);
@@ -320,11 +457,6 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
     NS.Hex = It.Hex;
     NS.Path = Dir;
     uint64_t NSHash = NS.namespaceHash();
-    std::string Where = It.Backend + "/" + It.Hex + "/";
-    auto Warn = [&](const Twine &Message) {
-      if (Warnings)
-        Warnings->warn(Message);
-    };
     // The bundle's dictionaries, checked; a bad one is left out, and so
     // are the entries that need it.
     std::map<uint32_t, std::shared_ptr<const EntryDictionary>> Carried;
@@ -348,8 +480,9 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
     std::set<uint32_t> Installed;
     for (const auto &[Name, Bytes] : It.Entries) {
       std::string Path = Dir + "/" + Name;
-      if (::access(Path.c_str(), F_OK) == 0) {
-        ++Sum.Skipped; // kept as it is
+      struct stat St;
+      if (::lstat(Path.c_str(), &St) == 0) {
+        ++Sum.Skipped; // kept as it is (a reader removes it if it is bad)
         continue;
       }
       EntryExpectations Expect;

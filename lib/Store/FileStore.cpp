@@ -118,21 +118,30 @@ std::string printCounters(const StoreCounters &C) {
   return S;
 }
 
-/// Reads all of \p FD from its start.
-std::string readAllFd(int FD) {
-  std::string S;
-  char Buf[4096];
-  off_t Pos = 0;
-  for (;;) {
-    ssize_t N = pread(FD, Buf, sizeof(Buf), Pos);
+/// Reads the \p Size bytes of \p FD from its start; an error when it holds
+/// another number of bytes now (it changed since it was fstat'ed).
+Error readWholeFd(int FD, uint64_t Size, std::vector<uint8_t> &Out) {
+  // One byte more than the size, so that a file grown since the fstat is
+  // noticed rather than cut short.
+  Out.resize(size_t(Size) + 1);
+  size_t Done = 0;
+  while (Done < Out.size()) {
+    ssize_t N = ::pread(FD, Out.data() + Done, Out.size() - Done, off_t(Done));
     if (N < 0 && errno == EINTR)
       continue;
-    if (N <= 0)
+    if (N < 0)
+      return make_error<StoreFileError>(
+          StoreFileFault::Unreadable,
+          std::string("cannot read it: ") + std::strerror(errno));
+    if (N == 0)
       break;
-    S.append(Buf, size_t(N));
-    Pos += N;
+    Done += size_t(N);
   }
-  return S;
+  if (Done != Size)
+    return make_error<StoreFileError>(StoreFileFault::Unreadable,
+                                      "it changed while it was read");
+  Out.resize(Done);
+  return Error::success();
 }
 
 bool writeAllFd(int FD, const void *Data, size_t Size) {
@@ -166,22 +175,214 @@ bool StoreCounters::empty() const {
   return true;
 }
 
-StoreCounters readStoreCounters(StringRef Path) {
-  int FD = ::open(Path.str().c_str(), O_RDONLY | O_CLOEXEC);
-  if (FD < 0)
-    return StoreCounters();
-  flock(FD, LOCK_SH);
-  StoreCounters C = parseCounters(readAllFd(FD));
-  ::close(FD);
-  return C;
+//===----------------------------------------------------------------------===//
+// Reading a namespace's files
+//===----------------------------------------------------------------------===//
+
+char StoreFileError::ID = 0;
+
+void StoreFileError::log(raw_ostream &OS) const { OS << Why; }
+
+std::error_code StoreFileError::convertToErrorCode() const {
+  return std::make_error_code(Fault == StoreFileFault::Missing
+                                  ? std::errc::no_such_file_or_directory
+                                  : std::errc::illegal_byte_sequence);
 }
 
-Error addStoreCounters(StringRef Path, const StoreCounters &Delta) {
-  int FD = ::open(Path.str().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (FD < 0)
-    return errorCodeToError(std::error_code(errno, std::generic_category()));
+StoreFileFault classifyStoreFile(const struct stat &St, uint64_t MaxSize,
+                                 std::optional<uid_t> Owner, std::string &Why) {
+  if (S_ISLNK(St.st_mode)) {
+    Why = "it is a symbolic link (never followed)";
+    return StoreFileFault::Link;
+  }
+  if (S_ISDIR(St.st_mode)) {
+    Why = "it is a folder, not a file";
+    return StoreFileFault::Folder;
+  }
+  if (!S_ISREG(St.st_mode)) {
+    Why = std::string("it is ") +
+          (S_ISFIFO(St.st_mode)   ? "a FIFO"
+           : S_ISSOCK(St.st_mode) ? "a socket"
+                                  : "a device") +
+          ", not a regular file";
+    return StoreFileFault::Special;
+  }
+  if (Owner && St.st_uid != *Owner) {
+    Why = "it is owned by another user (uid " + std::to_string(St.st_uid) + ")";
+    return StoreFileFault::OtherOwner;
+  }
+  if (uint64_t(St.st_size) > MaxSize) {
+    Why = "it has " + std::to_string(uint64_t(St.st_size)) +
+          " bytes, more than the limit of " + std::to_string(MaxSize);
+    return StoreFileFault::TooLarge;
+  }
+  return StoreFileFault::None;
+}
+
+namespace {
+Error fileError(StoreFileFault F, const Twine &Why) {
+  return make_error<StoreFileError>(F, Why.str());
+}
+
+/// Opens the store file \p Path with O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC and
+/// \p Flags, checked before (lstat: nothing but a regular file is opened)
+/// and after (fstat, into \p St) by classifyStoreFile.
+Expected<int> openStoreFile(const std::string &Path, uint64_t MaxSize,
+                            std::optional<uid_t> Owner, int Flags,
+                            struct stat &St) {
+  std::string Why;
+  if (::lstat(Path.c_str(), &St) != 0)
+    return errno == ENOENT
+               ? fileError(StoreFileFault::Missing, "no such file")
+               : fileError(StoreFileFault::Unreadable,
+                           Twine("cannot inspect it: ") + std::strerror(errno));
+  StoreFileFault F = classifyStoreFile(St, MaxSize, Owner, Why);
+  if (F != StoreFileFault::None)
+    return fileError(F, Why);
+  int FD = ::open(Path.c_str(), Flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (FD < 0) {
+    int E = errno;
+    if (E == ENOENT)
+      return fileError(StoreFileFault::Missing, "no such file");
+    if (E == ELOOP) // replaced by a link since the lstat
+      return fileError(StoreFileFault::Link,
+                       "it is a symbolic link (never followed)");
+    return fileError(StoreFileFault::Unreadable,
+                     Twine("cannot read it: ") + std::strerror(E));
+  }
+  // The file opened may not be the one lstat'ed: check it again.
+  if (::fstat(FD, &St) != 0) {
+    int E = errno;
+    ::close(FD);
+    return fileError(StoreFileFault::Unreadable,
+                     Twine("cannot inspect it: ") + std::strerror(E));
+  }
+  F = classifyStoreFile(St, MaxSize, Owner, Why);
+  if (F != StoreFileFault::None) {
+    ::close(FD);
+    return fileError(F, Why);
+  }
+  return FD;
+}
+} // namespace
+
+Expected<std::vector<uint8_t>> readStoreFile(StringRef PathRef,
+                                             uint64_t MaxSize,
+                                             std::optional<uid_t> Owner) {
+  struct stat St;
+  Expected<int> FD = openStoreFile(PathRef.str(), MaxSize, Owner, O_RDONLY, St);
+  if (!FD)
+    return FD.takeError();
+  std::vector<uint8_t> Out;
+  Error E = readWholeFd(*FD, uint64_t(St.st_size), Out);
+  ::close(*FD);
+  if (E)
+    return E;
+  return Out;
+}
+
+StoreCounters readStoreCounters(StringRef PathRef, StoreWarnings *Warnings) {
+  std::string Path = PathRef.str();
+  auto Ignore = [&](Error E) {
+    handleAllErrors(std::move(E), [&](const StoreFileError &F) {
+      if (F.fault() != StoreFileFault::Missing && Warnings)
+        Warnings->warn("ignoring the counters file " + Path + ": " + F.why());
+    });
+    return StoreCounters();
+  };
+  struct stat St;
+  Expected<int> FD =
+      openStoreFile(Path, StatsMaxFileSize, std::nullopt, O_RDONLY, St);
+  if (!FD)
+    return Ignore(FD.takeError());
+  flock(*FD, LOCK_SH);
+  // Its size under the lock: a writer may have changed it meanwhile.
+  std::vector<uint8_t> Bytes;
+  std::string Why;
+  Error E = Error::success();
+  if (::fstat(*FD, &St) != 0)
+    E = fileError(StoreFileFault::Unreadable,
+                  Twine("cannot inspect it: ") + std::strerror(errno));
+  else if (classifyStoreFile(St, StatsMaxFileSize, std::nullopt, Why) !=
+           StoreFileFault::None)
+    E = fileError(StoreFileFault::TooLarge, Why);
+  else
+    E = readWholeFd(*FD, uint64_t(St.st_size), Bytes);
+  ::close(*FD);
+  if (E)
+    return Ignore(std::move(E));
+  return parseCounters(
+      StringRef(reinterpret_cast<const char *>(Bytes.data()), Bytes.size()));
+}
+
+Error addStoreCounters(StringRef PathRef, const StoreCounters &Delta,
+                       StoreWarnings *Warnings) {
+  std::string Path = PathRef.str();
+  auto Failure = [](int E) {
+    return errorCodeToError(std::error_code(E, std::generic_category()));
+  };
+  // The file is ours to rewrite only when it is a regular file of this user:
+  // what else has its name (a link to another user's file, a FIFO) is
+  // removed, never written through, and a fresh file made.
+  int FD = -1;
+  for (unsigned Try = 0; FD < 0; ++Try) {
+    struct stat St;
+    std::string Why;
+    StoreFileFault F = StoreFileFault::Missing;
+    if (::lstat(Path.c_str(), &St) == 0)
+      F = classifyStoreFile(St, UINT64_MAX, ::geteuid(), Why);
+    else if (errno != ENOENT)
+      return Failure(errno);
+    if (F == StoreFileFault::Folder)
+      return Failure(EISDIR);
+    if (F != StoreFileFault::None && F != StoreFileFault::Missing) {
+      if (Try > 1)
+        return Failure(EEXIST);
+      if (::unlink(Path.c_str()) != 0 && errno != ENOENT)
+        return Failure(errno);
+      if (Warnings)
+        Warnings->warn("replaced the counters file " + Path + ": " + Why);
+      continue;
+    }
+    FD = ::open(Path.c_str(),
+                O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (FD < 0) {
+      if (errno == ELOOP && Try <= 1)
+        continue; // made a link since the lstat: looked at again
+      return Failure(errno);
+    }
+    if (::fstat(FD, &St) != 0 ||
+        classifyStoreFile(St, UINT64_MAX, ::geteuid(), Why) !=
+            StoreFileFault::None) {
+      ::close(FD);
+      FD = -1;
+      if (Try > 1)
+        return Failure(EEXIST);
+    }
+  }
   flock(FD, LOCK_EX);
-  StoreCounters C = parseCounters(readAllFd(FD));
+  StoreCounters C;
+  struct stat St;
+  if (::fstat(FD, &St) != 0) {
+    int E = errno;
+    ::close(FD);
+    return Failure(E);
+  }
+  if (uint64_t(St.st_size) > StatsMaxFileSize) {
+    // Never read: whatever it held, counting starts again from zero.
+    if (Warnings)
+      Warnings->warn("ignoring the counters file " + Path + ": it has " +
+                     Twine(uint64_t(St.st_size)) +
+                     " bytes, more than the limit of " +
+                     Twine(StatsMaxFileSize) + "; counting from zero");
+  } else {
+    std::vector<uint8_t> Bytes;
+    if (Error E = readWholeFd(FD, uint64_t(St.st_size), Bytes))
+      consumeError(std::move(E)); // unreadable counts start from zero
+    else
+      C = parseCounters(StringRef(reinterpret_cast<const char *>(Bytes.data()),
+                                  Bytes.size()));
+  }
   C += Delta;
   std::string Text = printCounters(C);
   bool OK = ftruncate(FD, 0) == 0 && lseek(FD, 0, SEEK_SET) == 0 &&
@@ -284,6 +485,10 @@ static std::string untrustedReason(const std::string &Path) {
   return std::string();
 }
 
+void FileStore::warnUnusable(const Twine &Why) {
+  Warnings->warn("not using the kernel store in " + Folder + ": " + Why);
+}
+
 bool FileStore::ready() {
   if (Resolved)
     return Usable;
@@ -296,46 +501,77 @@ bool FileStore::ready() {
   sys::path::append(NS, fingerprintHex(Fingerprint));
   Folder = std::string(NS);
   bool Writable = Config.Mode == StoreModeKind::ReadWrite;
-  if (Writable && !makeFolder(Folder) && ::access(Folder.c_str(), F_OK) != 0)
-    return false; // cannot be made: every kernel compiles, nothing is kept
+  struct stat St;
+  if (Writable && !makeFolder(Folder)) {
+    int E = errno;
+    if (::lstat(Folder.c_str(), &St) != 0) {
+      // Every kernel compiles, nothing is kept: said once, as the root is
+      // the user's (a path under a file, a folder without search right).
+      warnUnusable(Twine("cannot create it: ") + std::strerror(E));
+      return false;
+    }
+  }
   // Only folders we create (or that exist under the root) are checked: the
   // root's own parents are the user's business.
   for (const std::string &P : {Root, std::string(BackendDir), Folder}) {
-    if (::access(P.c_str(), F_OK) != 0) {
-      // Nothing stored yet (read-only mode): look again on the next call,
-      // another process may create it.
-      Resolved = false;
+    if (::lstat(P.c_str(), &St) != 0) {
+      int E = errno;
+      if (E == ENOENT && !Writable) {
+        // Nothing stored yet (read-only mode): look again on the next call,
+        // another process may create it.
+        Resolved = false;
+        return false;
+      }
+      warnUnusable(P + ": cannot inspect it: " + std::strerror(E));
       return false;
     }
     std::string Why = untrustedReason(P);
     if (!Why.empty()) {
-      Warnings->warn("not using the kernel store in " + Folder + ": " + P + ": " +
-                   Why);
+      warnUnusable(P + ": " + Why);
       return false;
     }
   }
-  if (Writable) {
-    // The readable fingerprint beside the entries, written once.
-    SmallString<256> FP(Folder);
-    sys::path::append(FP, FingerprintFileName);
-    if (::access(FP.c_str(), F_OK) != 0) {
-      std::string Tmp = std::string(FP) + ".tmp-" + std::to_string(::getpid());
-      int FD =
-          ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      if (FD >= 0) {
-        std::string Text = Fingerprint + "\n";
-        bool OK = writeAllFd(FD, Text.data(), Text.size());
-        ::close(FD);
-        if (OK)
-          (void)::link(Tmp.c_str(), FP.c_str());
-        ::unlink(Tmp.c_str());
-      }
-    }
-  }
+  if (Writable)
+    writeFingerprintFile();
   if (!Dicts || Dicts->folder() != Folder)
     Dicts = std::make_unique<NamespaceDictionaries>(Folder);
   Usable = true;
   return true;
+}
+
+bool FileStore::resolveAgain() {
+  Resolved = false;
+  return ready();
+}
+
+void FileStore::writeFingerprintFile() {
+  // The readable fingerprint beside the entries, written once.
+  SmallString<256> FP(Folder);
+  sys::path::append(FP, FingerprintFileName);
+  struct stat St;
+  if (::lstat(FP.c_str(), &St) == 0 || errno != ENOENT)
+    return;
+  // A unique temporary name, never opened through what has its name (a
+  // link, a crashed writer's file): O_EXCL, then the next name.
+  static std::atomic<uint64_t> Counter{0};
+  std::string Tmp;
+  int FD = -1;
+  for (unsigned Try = 0; Try != 16 && FD < 0; ++Try) {
+    Tmp = std::string(FP) + ".tmp-" + std::to_string(::getpid()) + "-" +
+          std::to_string(Counter.fetch_add(1));
+    FD = ::open(Tmp.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (FD < 0 && errno != EEXIST)
+      return; // best effort: the entries do not need it
+  }
+  if (FD < 0)
+    return;
+  std::string Text = Fingerprint + "\n";
+  bool OK = writeAllFd(FD, Text.data(), Text.size());
+  ::close(FD);
+  if (OK)
+    (void)::link(Tmp.c_str(), FP.c_str());
+  ::unlink(Tmp.c_str());
 }
 
 std::string FileStore::folder() {
@@ -352,11 +588,12 @@ bool FileStore::usable() {
 void FileStore::bump(uint64_t StoreCounters::*Field, uint64_t By) {
   Pending.*Field += By;
   // Amortised: the stats file is rewritten every 64 events and on close.
-  if (++PendingEvents >= 64 && !Folder.empty() &&
+  // Only into a folder found trusted (remote counters move without one).
+  if (++PendingEvents >= 64 && Usable && !Folder.empty() &&
       Config.Mode == StoreModeKind::ReadWrite) {
     SmallString<256> P(Folder);
     sys::path::append(P, StatsFileName);
-    if (Error E = addStoreCounters(P, Pending))
+    if (Error E = addStoreCounters(P, Pending, Warnings.get()))
       consumeError(std::move(E)); // best effort: kept for the next flush
     else
       Pending = StoreCounters();
@@ -376,7 +613,7 @@ void FileStore::flushCounters() {
     return;
   SmallString<256> P(Folder);
   sys::path::append(P, StatsFileName);
-  if (Error E = addStoreCounters(P, Pending))
+  if (Error E = addStoreCounters(P, Pending, Warnings.get()))
     consumeError(std::move(E)); // statistics are best effort
   else
     Pending = StoreCounters();
@@ -384,36 +621,53 @@ void FileStore::flushCounters() {
 }
 
 void FileStore::warnBadEntry(const std::string &Path, StringRef Why) {
-  Warnings->warn("removed bad store entry " + Path + ": " + Why);
-  ::unlink(Path.c_str());
-  bump(&StoreCounters::CorruptPurged);
+  // unlink removes a link, never what it points to.
+  if (::unlink(Path.c_str()) == 0) {
+    Warnings->warn("removed bad store entry " + Path + ": " + Why);
+    bump(&StoreCounters::CorruptPurged);
+    return;
+  }
+  int E = errno;
+  if (E == ENOENT) {
+    Warnings->warn("bad store entry " + Path + ": " + Why +
+                   " (another process removed it meanwhile)");
+    return;
+  }
+  warnLeftInPlace(Path, Why + "; it cannot be removed: " + std::strerror(E));
 }
 
-/// Reads the whole file \p Path; errno set on failure.
-static bool readFile(const std::string &Path, std::vector<uint8_t> &Out) {
-  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (FD < 0)
-    return false;
-  struct stat St;
-  if (::fstat(FD, &St) != 0 || !S_ISREG(St.st_mode)) {
-    int E = errno ? errno : EINVAL;
-    ::close(FD);
-    errno = E;
-    return false;
-  }
-  Out.resize(size_t(St.st_size));
-  size_t Done = 0;
-  while (Done < Out.size()) {
-    ssize_t N = ::pread(FD, Out.data() + Done, Out.size() - Done, off_t(Done));
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      break; // shrank while reading: the checks will call it truncated
-    Done += size_t(N);
-  }
-  Out.resize(Done);
-  ::close(FD);
-  return true;
+void FileStore::warnLeftInPlace(const std::string &Path, const Twine &Why) {
+  // Once per file: it is still there on the next read of its key.
+  if (LeftInPlace.insert(Path).second)
+    Warnings->warn("ignoring store entry " + Path + ": " + Why +
+                   " (left in place)");
+}
+
+void FileStore::entryUnreadable(const std::string &Path, Error E) {
+  handleAllErrors(
+      std::move(E),
+      [&](const StoreFileError &F) {
+        switch (F.fault()) {
+        case StoreFileFault::None:
+        case StoreFileFault::Missing:
+          return; // a plain miss
+        case StoreFileFault::Folder:
+          // Not a file we could have written: not ours to remove.
+          warnLeftInPlace(Path, F.why());
+          return;
+        case StoreFileFault::OtherOwner:
+          // Never loaded; another user's file is not ours to delete either.
+          warnLeftInPlace(Path, F.why() + ", not loaded");
+          return;
+        case StoreFileFault::Link:
+        case StoreFileFault::Special:
+        case StoreFileFault::TooLarge:
+        case StoreFileFault::Unreadable:
+          warnBadEntry(Path, F.why());
+          return;
+        }
+      },
+      [&](const ErrorInfoBase &Other) { warnBadEntry(Path, Other.message()); });
 }
 
 /// The dictionary a failed decode (\p Payload) is missing, when that is
@@ -492,25 +746,26 @@ FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
     SmallString<256> PathBuf(Folder);
     sys::path::append(PathBuf, entryFileName(Key));
     std::string Path(PathBuf);
-    std::vector<uint8_t> File;
-    if (readFile(Path, File)) {
-      Expected<std::vector<uint8_t>> Payload = decodeEntry(File, Expect);
+    Expected<std::vector<uint8_t>> File =
+        readStoreFile(Path, EntryMaxFileSize, ::geteuid());
+    if (File) {
+      Expected<std::vector<uint8_t>> Payload = decodeEntry(*File, Expect);
       // A good entry whose dictionary is not here: the remote tier may
       // have it (another machine trained it).
       if (!Payload && Remote)
         if (std::optional<uint32_t> Missing = missingDictionaryOf(Payload))
           if (fetchRemoteDictionary(L, *Missing, LocalUsable))
-            Payload = decodeEntry(File, expectationsFor(Key, IRHash));
+            Payload = decodeEntry(*File, expectationsFor(Key, IRHash));
       if (Payload) {
-        if (Config.Mode == StoreModeKind::ReadWrite)
-          (void)::utimensat(AT_FDCWD, Path.c_str(), nullptr, 0); // last use
+        if (Config.Mode == StoreModeKind::ReadWrite) // last use
+          (void)::utimensat(AT_FDCWD, Path.c_str(), nullptr,
+                            AT_SYMLINK_NOFOLLOW);
         bump(&StoreCounters::Hits);
         return std::move(*Payload);
       }
       warnBadEntry(Path, toString(Payload.takeError()));
-    } else if (errno != ENOENT) {
-      warnBadEntry(Path,
-                   std::string("cannot read it: ") + std::strerror(errno));
+    } else {
+      entryUnreadable(Path, File.takeError());
     }
     bump(&StoreCounters::Misses);
   }
@@ -561,7 +816,16 @@ FileStore::readRemote(std::unique_lock<std::mutex> &L,
       !WritesStopped) {
     SmallString<256> Final(Folder);
     sys::path::append(Final, entryFileName(Key));
-    if (Error E = installEntryFile(std::string(Final), F.Bytes)) {
+    Error E = Error::success();
+    for (unsigned Attempt = 0;; ++Attempt) {
+      std::string Why;
+      Install R = installEntryFile(std::string(Final), F.Bytes, Why);
+      if (R == Install::FolderGone && Attempt == 0 && resolveAgain())
+        continue;
+      E = installRefusal(R, Why);
+      break;
+    }
+    if (E) {
       // Served all the same; a failure stops local writes with one warning.
       handleAllErrors(std::move(E), [&](const StoreRefusal &SR) {
         if (!SR.quiet())
@@ -583,10 +847,13 @@ std::optional<EntryInfo> FileStore::info(const KernelCacheKey &Key) {
     return std::nullopt;
   SmallString<256> Path(Folder);
   sys::path::append(Path, entryFileName(Key));
-  std::vector<uint8_t> File;
-  if (!readFile(std::string(Path), File))
+  Expected<std::vector<uint8_t>> File =
+      readStoreFile(Path, EntryMaxFileSize, ::geteuid());
+  if (!File) {
+    consumeError(File.takeError());
     return std::nullopt;
-  Expected<EntryHeader> H = parseEntryHeader(File);
+  }
+  Expected<EntryHeader> H = parseEntryHeader(*File);
   if (!H) {
     consumeError(H.takeError());
     return std::nullopt;
@@ -625,64 +892,121 @@ Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
     return make_error<StoreRefusal>("the store folder cannot be used", true);
   if (WritesStopped)
     return Quiet("writes stopped after an earlier failure");
-  SmallString<256> Final(Folder);
-  sys::path::append(Final, entryFileName(Key));
-  if (::access(Final.c_str(), F_OK) == 0)
+  SmallString<256> FinalBuf(Folder);
+  sys::path::append(FinalBuf, entryFileName(Key));
+  std::string Final(FinalBuf);
+  struct stat St;
+  if (::lstat(Final.c_str(), &St) == 0)
     return Quiet("the entry exists already");
 
-  std::shared_ptr<const EntryDictionary> Dict =
-      Dicts ? Dicts->current() : nullptr;
-  Expected<std::vector<uint8_t>> Bytes =
-      encodeEntry(Key, NamespaceHash, Info, Payload, Dict.get());
-  if (!Bytes) {
-    bump(&StoreCounters::Refusals);
-    return make_error<StoreRefusal>(toString(Bytes.takeError()), false);
-  }
-
-  if (Remote && !Remote->readOnly()) {
-    // The dictionary goes first (the queue is in order), so a machine that
-    // fetches the entry finds the dictionary it names.
-    if (Dict && PublishedDicts.insert(Dict->id()).second) {
-      ArrayRef<uint8_t> DB = Dict->bytes();
-      Remote->publish(remoteDictionaryName(Remote->config().Prefix, Backend,
-                                           NamespaceHash, Dict->id()),
-                      std::vector<uint8_t>(DB.begin(), DB.end()));
+  bool Published = false;
+  for (unsigned Attempt = 0;; ++Attempt) {
+    // Encoded again after the folder was made again: the dictionary it
+    // named may have gone with the old one.
+    std::shared_ptr<const EntryDictionary> Dict =
+        Dicts ? Dicts->current() : nullptr;
+    Expected<std::vector<uint8_t>> Bytes =
+        encodeEntry(Key, NamespaceHash, Info, Payload, Dict.get());
+    if (!Bytes) {
+      bump(&StoreCounters::Refusals);
+      return make_error<StoreRefusal>(toString(Bytes.takeError()), false);
     }
-    if (Remote->publish(remoteName(Key), *Bytes))
-      bump(&StoreCounters::RemoteQueued);
-    else
-      bump(&StoreCounters::RemoteDropped);
+    if (Bytes->size() > EntryMaxFileSize) {
+      // Readers refuse it: not kept, but no reason to stop writing.
+      bump(&StoreCounters::Refusals);
+      return make_error<StoreRefusal>(
+          "not keeping the compiled kernel " + Info.KernelId + ": its entry has " +
+              std::to_string(Bytes->size()) +
+              " bytes, more than the store's limit of " +
+              std::to_string(EntryMaxFileSize),
+          false);
+    }
+
+    if (Remote && !Remote->readOnly() && !Published) {
+      Published = true;
+      // The dictionary goes first (the queue is in order), so a machine
+      // that fetches the entry finds the dictionary it names.
+      if (Dict && PublishedDicts.insert(Dict->id()).second) {
+        ArrayRef<uint8_t> DB = Dict->bytes();
+        Remote->publish(remoteDictionaryName(Remote->config().Prefix, Backend,
+                                             NamespaceHash, Dict->id()),
+                        std::vector<uint8_t>(DB.begin(), DB.end()));
+      }
+      if (Remote->publish(remoteName(Key), *Bytes))
+        bump(&StoreCounters::RemoteQueued);
+      else
+        bump(&StoreCounters::RemoteDropped);
+    }
+    std::string Why;
+    Install R = installEntryFile(Final, *Bytes, Why);
+    // The folder was removed (kiln-store clear): made again, trusted again,
+    // once per failure; only a real failure stops writes.
+    if (R == Install::FolderGone && Attempt == 0 && resolveAgain())
+      continue;
+    if (Error E = installRefusal(R, Why))
+      return E;
+    bump(&StoreCounters::Writes);
+    bump(&StoreCounters::BytesUncompressed, Payload.size());
+    bump(&StoreCounters::BytesCompressed, Bytes->size());
+    maybePrune(Bytes->size());
+    return Error::success();
   }
-  if (Error E = installEntryFile(std::string(Final), *Bytes))
-    return E;
-  bump(&StoreCounters::Writes);
-  bump(&StoreCounters::BytesUncompressed, Payload.size());
-  bump(&StoreCounters::BytesCompressed, Bytes->size());
-  maybePrune(Bytes->size());
-  return Error::success();
 }
 
-Error FileStore::installEntryFile(const std::string &Final,
-                                  ArrayRef<uint8_t> Bytes) {
-  // A unique temporary name in the same folder, so that the link below is
-  // atomic and a reader never sees a partial entry.
-  static std::atomic<uint64_t> Counter{0};
-  std::string Tmp = Final + ".tmp-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(Counter.fetch_add(1));
-  auto Fail = [&](const char *What) {
-    int Err = errno;
-    ::unlink(Tmp.c_str());
+Error FileStore::installRefusal(Install R, const std::string &Why) {
+  switch (R) {
+  case Install::Done:
+    return Error::success();
+  case Install::Exists:
+    bump(&StoreCounters::Refusals);
+    return make_error<StoreRefusal>("another writer kept the entry first",
+                                    /*Quiet=*/true);
+  case Install::FolderGone:
+    // Gone again at once, or not to be made again (ready() said why):
+    // this entry is not kept; the next write tries again.
+    bump(&StoreCounters::Refusals);
+    return make_error<StoreRefusal>(
+        Usable ? "the store folder " + Folder + " vanished while writing (" +
+                     Why + ")"
+               : "the store folder cannot be used",
+        /*Quiet=*/!Usable);
+  case Install::Failed:
     WritesStopped = true; // one warning, then compile without keeping
     bump(&StoreCounters::Refusals);
     return make_error<StoreRefusal>(
-        std::string("cannot write to the kernel store in ") + Folder + " (" +
-            What + ": " + std::strerror(Err) +
+        "cannot write to the kernel store in " + Folder + " (" + Why +
             "); kernels will be compiled without being kept",
         false);
+  }
+  llvm_unreachable("every install result is handled");
+}
+
+FileStore::Install FileStore::installEntryFile(const std::string &Final,
+                                               ArrayRef<uint8_t> Bytes,
+                                               std::string &Why) {
+  auto Reason = [&](const char *What, int Err) {
+    Why = std::string(What) + ": " + std::strerror(Err);
   };
-  int FD = ::open(Tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (FD < 0)
-    return Fail("create");
+  // A unique temporary name in the same folder, so that the link below is
+  // atomic and a reader never sees a partial entry. O_EXCL never opens what
+  // has the name already (a crashed writer's file of the same pid, a link):
+  // the next name is tried.
+  static std::atomic<uint64_t> Counter{0};
+  std::string Tmp;
+  int FD = -1;
+  for (unsigned Try = 0; Try != 16 && FD < 0; ++Try) {
+    Tmp = Final + ".tmp-" + std::to_string(::getpid()) + "-" +
+          std::to_string(Counter.fetch_add(1));
+    FD = ::open(Tmp.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (FD < 0 && errno != EEXIST)
+      break;
+  }
+  if (FD < 0) {
+    int Err = errno;
+    Reason("create", Err);
+    return Err == ENOENT ? Install::FolderGone : Install::Failed;
+  }
   bool OK = writeAllFd(FD, Bytes.data(), Bytes.size());
   if (OK && Config.Sync)
     OK = ::fsync(FD) == 0;
@@ -692,25 +1016,34 @@ Error FileStore::installEntryFile(const std::string &Final,
     Err = errno;
   }
   if (!OK) {
-    errno = Err;
-    return Fail("write");
+    ::unlink(Tmp.c_str());
+    Reason("write", Err);
+    return Install::Failed;
   }
   // link() refuses to replace: the first writer of a key wins.
   if (::link(Tmp.c_str(), Final.c_str()) != 0) {
-    if (errno == EEXIST) {
+    Err = errno;
+    if (Err == EEXIST) {
       ::unlink(Tmp.c_str());
-      bump(&StoreCounters::Refusals);
-      return make_error<StoreRefusal>("another writer kept the entry first",
-                                      /*Quiet=*/true);
+      return Install::Exists;
+    }
+    if (Err == ENOENT) { // the folder went, with our temporary file
+      ::unlink(Tmp.c_str());
+      Reason("link", Err);
+      return Install::FolderGone;
     }
     // A file system without hard links: rename, which may replace an
     // equivalent entry of the same key.
-    if (::rename(Tmp.c_str(), Final.c_str()) != 0)
-      return Fail("rename");
+    if (::rename(Tmp.c_str(), Final.c_str()) != 0) {
+      Err = errno;
+      ::unlink(Tmp.c_str());
+      Reason("rename", Err);
+      return Err == ENOENT ? Install::FolderGone : Install::Failed;
+    }
   } else {
     ::unlink(Tmp.c_str());
   }
-  return Error::success();
+  return Install::Done;
 }
 
 void FileStore::maybePrune(uint64_t BytesWritten) {

@@ -35,9 +35,12 @@ std::vector<std::string> listFolder(const std::string &Path) {
   return Names;
 }
 
-bool isFolder(const std::string &Path) {
+bool isFolder(const std::string &Path, struct stat *Out = nullptr) {
   struct stat St;
-  return ::lstat(Path.c_str(), &St) == 0 && S_ISDIR(St.st_mode);
+  bool Is = ::lstat(Path.c_str(), &St) == 0 && S_ISDIR(St.st_mode);
+  if (Is && Out)
+    *Out = St;
+  return Is;
 }
 
 bool isHex16(StringRef S) {
@@ -46,17 +49,18 @@ bool isHex16(StringRef S) {
          });
 }
 
-std::string readText(const std::string &Path) {
-  int FD = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (FD < 0)
+/// The one line of \p Path, a fingerprint.txt of a folder owned by
+/// \p Owner; "" when it is not a file that can be trusted to say it.
+std::string readFingerprintText(const std::string &Path, uid_t Owner) {
+  Expected<std::vector<uint8_t>> B =
+      readStoreFile(Path, FingerprintMaxFileSize, Owner);
+  if (!B) {
+    consumeError(B.takeError());
     return std::string();
-  std::string S;
-  char Buf[1024];
-  ssize_t N;
-  while (S.size() < 65536 && (N = ::read(FD, Buf, sizeof(Buf))) > 0)
-    S.append(Buf, size_t(N));
-  ::close(FD);
-  return StringRef(S).rtrim("\n").str();
+  }
+  return StringRef(reinterpret_cast<const char *>(B->data()), B->size())
+      .rtrim("\n")
+      .str();
 }
 } // namespace
 
@@ -75,13 +79,16 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef) {
       continue;
     for (const std::string &Hex : listFolder(BDir)) {
       std::string NDir = BDir + "/" + Hex;
-      if (!isHex16(Hex) || !isFolder(NDir))
+      struct stat DirSt;
+      if (!isHex16(Hex) || !isFolder(NDir, &DirSt))
         continue;
       NamespaceDir NS;
       NS.Backend = Backend;
       NS.Hex = Hex;
       NS.Path = NDir;
-      NS.Description = readText(NDir + "/" + FingerprintFileName);
+      NS.Owner = DirSt.st_uid;
+      NS.Description =
+          readFingerprintText(NDir + "/" + FingerprintFileName, NS.Owner);
       NS.Dictionaries = std::make_shared<NamespaceDictionaries>(NDir);
       for (const std::string &Name : listFolder(NDir)) {
         if (!keyFromEntryFileName(Name))
@@ -90,9 +97,11 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef) {
         E.Name = Name;
         E.Path = NDir + "/" + Name;
         struct stat St;
-        if (::lstat(E.Path.c_str(), &St) != 0 || !S_ISREG(St.st_mode))
-          continue;
-        E.Size = uint64_t(St.st_size);
+        if (::lstat(E.Path.c_str(), &St) != 0)
+          continue; // gone meanwhile
+        E.Fault = classifyStoreFile(St, EntryMaxFileSize, NS.Owner, E.Why);
+        if (S_ISREG(St.st_mode))
+          E.Size = uint64_t(St.st_size);
         E.LastUseNs =
             int64_t(St.st_mtim.tv_sec) * 1000000000 + St.st_mtim.tv_nsec;
         NS.Entries.push_back(std::move(E));
@@ -105,20 +114,12 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef) {
 
 Error verifyEntryFile(const NamespaceDir &NS, const EntryFile &E,
                       EntryHeader *Header) {
-  int FD = ::open(E.Path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (FD < 0)
-    return createStringError(std::error_code(errno, std::generic_category()),
-                             "cannot read it: %s", std::strerror(errno));
-  std::vector<uint8_t> File;
-  uint8_t Buf[65536];
-  ssize_t N;
-  while ((N = ::read(FD, Buf, sizeof(Buf))) > 0)
-    File.insert(File.end(), Buf, Buf + N);
-  int Err = errno;
-  ::close(FD);
-  if (N < 0)
-    return createStringError(std::error_code(Err, std::generic_category()),
-                             "cannot read it: %s", std::strerror(Err));
+  if (E.Fault != StoreFileFault::None)
+    return make_error<StoreFileError>(E.Fault, E.Why);
+  Expected<std::vector<uint8_t>> File =
+      readStoreFile(E.Path, EntryMaxFileSize, NS.Owner);
+  if (!File)
+    return File.takeError();
   EntryExpectations Expect;
   Expect.Key = keyFromEntryFileName(E.Name);
   Expect.NamespaceHash = NS.namespaceHash();
@@ -126,7 +127,7 @@ Error verifyEntryFile(const NamespaceDir &NS, const EntryFile &E,
       NS.Dictionaries ? NS.Dictionaries
                       : std::make_shared<NamespaceDictionaries>(NS.Path);
   Expect.Dictionary = Dicts->lookup();
-  Expected<std::vector<uint8_t>> P = decodeEntry(File, Expect, Header);
+  Expected<std::vector<uint8_t>> P = decodeEntry(*File, Expect, Header);
   if (!P)
     return P.takeError();
   return Error::success();
@@ -144,13 +145,32 @@ PruneResult pruneStore(StringRef Root, uint64_t Target) {
   PruneResult R;
   std::vector<EntryFile> All;
   time_t Now = ::time(nullptr);
+  // unlink removes a link itself, never what it points to.
+  auto Remove = [&](const std::string &Path) {
+    if (::unlink(Path.c_str()) == 0 || errno == ENOENT)
+      return true;
+    R.Failures.push_back(Path + ": " + std::strerror(errno));
+    return false;
+  };
   for (NamespaceDir &NS : scanStore(Root)) {
     for (EntryFile &E : NS.Entries) {
-      R.BytesBefore += E.Size;
-      All.push_back(std::move(E));
+      switch (E.Fault) {
+      case StoreFileFault::Link:
+      case StoreFileFault::Special:
+      case StoreFileFault::TooLarge:
+        // Nothing can read it: removed whatever its age.
+        if (Remove(E.Path))
+          ++R.RemovedBad;
+        continue;
+      case StoreFileFault::Folder:
+        continue; // not a file of ours to remove
+      default:
+        R.BytesBefore += E.Size;
+        All.push_back(std::move(E));
+      }
     }
     // Temporary files a crashed writer left behind (of an entry, or of a
-    // dictionary being installed).
+    // dictionary being installed), or links in their place.
     for (const std::string &Name : listFolder(NS.Path)) {
       StringRef N(Name);
       if (!(N.starts_with("kiln-") || N.starts_with("zdict-")) ||
@@ -158,9 +178,9 @@ PruneResult pruneStore(StringRef Root, uint64_t Target) {
         continue;
       std::string P = NS.Path + "/" + Name;
       struct stat St;
-      if (::lstat(P.c_str(), &St) == 0 && S_ISREG(St.st_mode) &&
+      if (::lstat(P.c_str(), &St) == 0 && !S_ISDIR(St.st_mode) &&
           Now - St.st_mtime > 3600)
-        ::unlink(P.c_str());
+        Remove(P);
     }
   }
   std::sort(All.begin(), All.end(), [](const EntryFile &A, const EntryFile &B) {
@@ -171,7 +191,7 @@ PruneResult pruneStore(StringRef Root, uint64_t Target) {
   for (const EntryFile &E : All) {
     if (R.BytesAfter <= Target)
       break;
-    if (::unlink(E.Path.c_str()) == 0 || errno == ENOENT) {
+    if (Remove(E.Path)) {
       R.BytesAfter -= E.Size;
       ++R.Removed;
     }

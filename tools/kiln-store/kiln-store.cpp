@@ -83,17 +83,18 @@ static std::string timeText(int64_t Ns) {
   return Buf;
 }
 
-/// The header of \p E, or an error saying why it cannot be read.
-static Expected<EntryHeader> readHeader(const EntryFile &E) {
-  int FD = ::open(E.Path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (FD < 0)
-    return createStringError(std::error_code(errno, std::generic_category()),
-                             "cannot read it");
-  std::vector<uint8_t> Buf(E.Size);
-  ssize_t N = ::pread(FD, Buf.data(), Buf.size(), 0);
-  ::close(FD);
-  Buf.resize(N < 0 ? 0 : size_t(N));
-  return parseEntryHeader(Buf);
+/// The header of \p E of \p NS, or an error saying why it cannot be read.
+/// Never opens what is not a regular file of the folder's owner, never
+/// reads more than EntryMaxFileSize.
+static Expected<EntryHeader> readHeader(const NamespaceDir &NS,
+                                        const EntryFile &E) {
+  if (E.Fault != StoreFileFault::None)
+    return make_error<StoreFileError>(E.Fault, E.Why);
+  Expected<std::vector<uint8_t>> File =
+      readStoreFile(E.Path, EntryMaxFileSize, NS.Owner);
+  if (!File)
+    return File.takeError();
+  return parseEntryHeader(*File);
 }
 
 static void expectArgs(size_t N) {
@@ -105,19 +106,26 @@ static void expectArgs(size_t N) {
 // Reports go to stdout through fmt; errors go to stderr through errs().
 
 static int runStats(StringRef Root) {
+  StoreWarnings Warnings(printWarningToStderr);
   std::vector<NamespaceDir> All = scanStore(Root);
   fmt::print("store: {}\n", Root.str());
   uint64_t Entries = 0, Bytes = 0;
   for (const NamespaceDir &NS : All) {
-    uint64_t Disk = 0, Before = 0;
+    uint64_t Disk = 0, Before = 0, Count = 0, Bad = 0;
     for (const EntryFile &E : NS.Entries) {
+      if (E.Fault != StoreFileFault::None) {
+        ++Bad; // a link, a folder, a FIFO...: not an entry
+        continue;
+      }
+      ++Count;
       Disk += E.Size;
-      if (Expected<EntryHeader> H = readHeader(E))
+      if (Expected<EntryHeader> H = readHeader(NS, E))
         Before += H->UncompressedSize;
       else
         consumeError(H.takeError());
     }
-    StoreCounters C = readStoreCounters(NS.Path + "/" + StatsFileName);
+    StoreCounters C =
+        readStoreCounters(NS.Path + "/" + StatsFileName, &Warnings);
     std::string Dict = "none";
     if (Expected<std::shared_ptr<const EntryDictionary>> D =
             NS.Dictionaries->loadCurrent()) {
@@ -139,16 +147,20 @@ static int runStats(StringRef Root) {
                "  corrupt entries purged: {}\n"
                "  dictionary: {}\n",
                NS.Backend, NS.Hex,
-               NS.Description.empty() ? "(unknown)" : NS.Description,
-               NS.Entries.size(), Disk, Before, C.Hits, C.Misses, C.Writes,
-               C.Refusals, C.CorruptPurged, Dict);
+               NS.Description.empty() ? "(unknown)" : NS.Description, Count,
+               Disk, Before, C.Hits, C.Misses, C.Writes, C.Refusals,
+               C.CorruptPurged, Dict);
+    if (Bad)
+      fmt::print("  not entries (links, folders, FIFOs, other users' or too "
+                 "large files named like entries): {}\n",
+                 Bad);
     if (C.RemoteHits || C.RemoteMisses || C.RemoteErrors || C.RemoteRejected ||
         C.RemoteQueued || C.RemoteDropped)
       fmt::print("  remote tier: hits {}, misses {}, errors {}, rejected {}, "
                  "queued for publication {}, dropped {}\n",
                  C.RemoteHits, C.RemoteMisses, C.RemoteErrors,
                  C.RemoteRejected, C.RemoteQueued, C.RemoteDropped);
-    Entries += NS.Entries.size();
+    Entries += Count;
     Bytes += Disk;
   }
   fmt::print("total: {} entries, {} bytes on disk in {} namespaces\n", Entries,
@@ -159,9 +171,10 @@ static int runStats(StringRef Root) {
 static int runList(StringRef Root) {
   for (const NamespaceDir &NS : scanStore(Root))
     for (const EntryFile &E : NS.Entries) {
-      Expected<EntryHeader> H = readHeader(E);
+      Expected<EntryHeader> H = readHeader(NS, E);
       if (!H) {
-        fmt::print("{} (unreadable: {}) {} {} {}/{}\n", E.Name,
+        fmt::print("{} ({}: {}) {} {} {}/{}\n", E.Name,
+                   E.Fault != StoreFileFault::None ? "bad" : "unreadable",
                    toString(H.takeError()), E.Size, timeText(E.LastUseNs),
                    NS.Backend, NS.Hex);
         continue;
@@ -183,10 +196,18 @@ static int runVerify(StringRef Root) {
       ++Checked;
       if (Error Err = verifyEntryFile(NS, E)) {
         ++Bad;
-        bool Unlinked = Purge && ::unlink(E.Path.c_str()) == 0;
-        Removed += Unlinked;
-        fmt::print("{}: bad: {}{}\n", E.Path, toString(std::move(Err)),
-                   Unlinked ? " (removed)" : "");
+        // unlink removes a link itself, never what it points to.
+        std::string Note;
+        if (Purge) {
+          if (::unlink(E.Path.c_str()) == 0 || errno == ENOENT) {
+            ++Removed;
+            Note = " (removed)";
+          } else {
+            Note = std::string(" (cannot remove it: ") +
+                   std::strerror(errno) + ")";
+          }
+        }
+        fmt::print("{}: bad: {}{}\n", E.Path, toString(std::move(Err)), Note);
       }
     }
   fmt::print("checked {} entries: {} bad{}\n", Checked, Bad,
@@ -206,42 +227,63 @@ static int runPrune(StringRef Root) {
   PruneResult R = pruneStore(Root, Limit);
   fmt::print("pruned {} entries: {} bytes -> {} bytes (limit {})\n", R.Removed,
              R.BytesBefore, R.BytesAfter, Limit);
-  return 0;
+  if (R.RemovedBad)
+    fmt::print("removed {} links, FIFOs, sockets, devices or too large files "
+               "named like entries\n",
+               R.RemovedBad);
+  for (const std::string &F : R.Failures)
+    WithColor::error(errs(), ToolName) << "cannot remove " << F << '\n';
+  return R.Failures.empty() ? 0 : 1;
 }
 
 /// Removes Kiln's files from \p Dir (entries, temporaries, stats,
-/// fingerprint, dictionaries), then \p Dir itself if that leaves it empty.
-static size_t clearFolder(const std::string &Dir) {
+/// fingerprint, dictionaries; a link by those names is removed, never
+/// followed), then \p Dir itself if that leaves it empty. Adds "PATH: why"
+/// to \p Failures for each it could not remove.
+static size_t clearFolder(const std::string &Dir,
+                          std::vector<std::string> &Failures) {
   size_t Entries = 0;
-  if (DIR *D = ::opendir(Dir.c_str())) {
-    std::vector<std::string> Names;
-    while (dirent *E = ::readdir(D))
-      Names.push_back(E->d_name);
-    ::closedir(D);
-    for (const std::string &N : Names) {
-      StringRef S(N);
-      bool Entry = keyFromEntryFileName(S).has_value();
-      if (Entry || (S.starts_with("kiln-") && S.contains(".tmp-")) ||
+  DIR *D = ::opendir(Dir.c_str());
+  if (!D) {
+    Failures.push_back(Dir + ": cannot read the folder: " +
+                       std::strerror(errno));
+    return 0;
+  }
+  std::vector<std::string> Names;
+  while (dirent *E = ::readdir(D))
+    Names.push_back(E->d_name);
+  ::closedir(D);
+  for (const std::string &N : Names) {
+    StringRef S(N);
+    bool Entry = keyFromEntryFileName(S).has_value();
+    if (!(Entry || (S.starts_with("kiln-") && S.contains(".tmp-")) ||
           isDictionaryFileName(S) || S == StatsFileName ||
           S == FingerprintFileName ||
-          S.starts_with(std::string(FingerprintFileName) + ".tmp-"))
-        if (::unlink((Dir + "/" + N).c_str()) == 0 && Entry)
-          ++Entries;
+          S.starts_with(std::string(FingerprintFileName) + ".tmp-")))
+      continue;
+    std::string P = Dir + "/" + N;
+    if (::unlink(P.c_str()) == 0) {
+      Entries += Entry;
+    } else if (errno != ENOENT) {
+      Failures.push_back(P + ": " + std::strerror(errno));
     }
   }
-  ::rmdir(Dir.c_str());
+  ::rmdir(Dir.c_str()); // only when empty: the user's own files stay
   return Entries;
 }
 
 static int runClear(StringRef Root) {
   size_t Removed = 0;
+  std::vector<std::string> Failures;
   std::vector<NamespaceDir> All = scanStore(Root);
   for (const NamespaceDir &NS : All) {
-    Removed += clearFolder(NS.Path);
+    Removed += clearFolder(NS.Path, Failures);
     ::rmdir((Root + "/" + NS.Backend).str().c_str()); // only when empty
   }
   fmt::print("removed {} entries from {} namespaces\n", Removed, All.size());
-  return 0;
+  for (const std::string &F : Failures)
+    WithColor::error(errs(), ToolName) << "cannot remove " << F << '\n';
+  return Failures.empty() ? 0 : 1;
 }
 
 /// Trains a dictionary for each namespace (of --namespace) and recompresses
@@ -391,13 +433,15 @@ static int run(int argc, char **argv) {
     if (!S)
       fail(toString(S.takeError()));
     fmt::print(
-        "imported {} entries into {} namespaces{}{}\n", S->Entries,
+        "imported {} entries into {} namespaces{}{}{}\n", S->Entries,
         S->Namespaces,
         S->Dictionaries ? fmt::format(" with {} dictionaries", S->Dictionaries)
                         : "",
         S->Skipped ? fmt::format(" ({} already present or bad)", S->Skipped)
-                   : "");
-    return 0;
+                   : "",
+        S->Refused ? fmt::format("; {} namespaces refused", S->Refused) : "");
+    // A refused namespace is a bundle that lies about itself: a failure.
+    return S->Refused ? 1 : 0;
   }
   if (Command == "train-dict") {
     expectArgs(0);

@@ -17,10 +17,14 @@
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace kiln {
 
 class StoreWarnings;
+
+/// The largest bundle written or read: it is read whole, and checked before.
+inline constexpr uint64_t BundleMaxFileSize = uint64_t(4) << 30;
 
 struct BundleSummary {
   size_t Namespaces = 0;
@@ -28,6 +32,10 @@ struct BundleSummary {
   size_t Skipped = 0; ///< bad entries left out (export) or refused (import)
   /// Dictionaries carried (export) or installed (import).
   size_t Dictionaries = 0;
+  /// Namespaces refused whole (import): a fingerprint text that does not
+  /// hash to the namespace's name, or a namespace folder that is not a
+  /// folder of this user (a link, another user's).
+  size_t Refused = 0;
 };
 
 /// Writes the namespaces of \p Root whose "backend/hex" starts with
@@ -42,7 +50,9 @@ llvm::Expected<BundleSummary> exportBundle(llvm::StringRef Root,
 /// checked first (decoded with the bundle's dictionaries, else the store's);
 /// an entry already present is kept as it is, and the dictionary an entry
 /// needs is installed before it. An error for a file that is not a valid
-/// bundle (nothing is written then). Each bad entry or dictionary left out
+/// bundle, not a regular file, or larger than BundleMaxFileSize (checked
+/// before it is read; nothing is written then). Each bad entry or
+/// dictionary left out, and each namespace refused (BundleSummary::Refused),
 /// is one warning into \p Warnings, when given.
 llvm::Expected<BundleSummary> importBundle(llvm::StringRef Root,
                                            llvm::StringRef BundlePath,

@@ -6,10 +6,12 @@
 // through a temporary file linked into place (the first writer wins), and
 // prunes the whole store to its size limit, amortised over writes.
 //
-// Failures never reach the caller as crashes or bad bytes: a bad entry is a
-// miss (one warning naming the file, the file deleted); a folder others may
-// write is never read from (one warning); an unwritable or full store stops
-// writing after one refusal that the caller logs.
+// Failures never reach the caller as crashes, hangs or bad bytes: a bad entry
+// is a miss (one warning naming the file, the file deleted); a folder others
+// may write is never read from (one warning); an unwritable or full store
+// stops writing after one refusal that the caller logs. Every file of a
+// namespace is read with readStoreFile (never through a link, never
+// blocking, its size checked before it is read).
 //
 // Thread-safe: every member function may be called from several threads.
 // Several processes may share a store (see docs/Store.md, "Concurrency").
@@ -33,7 +35,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <sys/types.h>
 #include <vector>
+
+struct stat;
 
 namespace kiln {
 
@@ -61,11 +66,72 @@ struct StoreCounters {
   bool empty() const;
 };
 
+/// The largest entry file read or written: an entry this large is no
+/// compiled kernel (and could not travel through the remote tier either).
+inline constexpr uint64_t EntryMaxFileSize = uint64_t(64) << 20;
+/// The largest "stats" and "fingerprint.txt" files read.
+inline constexpr uint64_t StatsMaxFileSize = 64 * 1024;
+inline constexpr uint64_t FingerprintMaxFileSize = 64 * 1024;
+
+/// Why a file of a namespace folder was not read (readStoreFile) or cannot
+/// be an entry (scanStore).
+enum class StoreFileFault {
+  None,       ///< a regular file within the limits
+  Missing,    ///< no such file: not a fault of the store
+  Link,       ///< a symbolic link: never followed
+  Folder,     ///< a folder
+  Special,    ///< a FIFO, socket or device: never opened, so never blocks
+  OtherOwner, ///< a regular file of another user than the expected one
+  TooLarge,   ///< larger than the limit: never read
+  Unreadable, ///< it cannot be inspected, opened or read, or it changed
+};
+
+/// readStoreFile's error: the fault and why, in words ("it is a symbolic
+/// link"), without the path.
+class StoreFileError : public llvm::ErrorInfo<StoreFileError> {
+public:
+  static char ID;
+  StoreFileError(StoreFileFault Fault, std::string Why)
+      : Fault(Fault), Why(std::move(Why)) {}
+  StoreFileFault fault() const { return Fault; }
+  const std::string &why() const { return Why; }
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override;
+
+private:
+  StoreFileFault Fault;
+  std::string Why;
+};
+
+/// What \p St (an lstat or fstat) makes of a store file: None when it is a
+/// regular file of at most \p MaxSize bytes owned by \p Owner (any owner
+/// when nullopt); otherwise the fault, with \p Why set.
+StoreFileFault classifyStoreFile(const struct stat &St, uint64_t MaxSize,
+                                 std::optional<uid_t> Owner, std::string &Why);
+
+/// Reads the whole file \p Path of a namespace folder without trusting it:
+/// it is lstat'ed first (a link, folder, FIFO, socket or device is refused
+/// without being opened), opened with O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC,
+/// fstat'ed again, and read only when it is a regular file of at most
+/// \p MaxSize bytes owned by \p Owner (nullopt: any owner). A
+/// StoreFileError otherwise.
+llvm::Expected<std::vector<uint8_t>>
+readStoreFile(llvm::StringRef Path, uint64_t MaxSize,
+              std::optional<uid_t> Owner);
+
 /// Reads the counters file \p Path; zeros when it does not exist or cannot
-/// be parsed.
-StoreCounters readStoreCounters(llvm::StringRef Path);
-/// Adds \p Delta to the counters file \p Path under an exclusive flock.
-llvm::Error addStoreCounters(llvm::StringRef Path, const StoreCounters &Delta);
+/// be parsed, and zeros with one warning into \p Warnings (when given) when
+/// it is not a regular file, is a link, or is larger than StatsMaxFileSize
+/// (never read then).
+StoreCounters readStoreCounters(llvm::StringRef Path,
+                                StoreWarnings *Warnings = nullptr);
+/// Adds \p Delta to the counters file \p Path under an exclusive flock. The
+/// file is never followed through a link: a link, a FIFO, socket or device,
+/// or a file of another user in its place is removed and a fresh file made;
+/// a file larger than StatsMaxFileSize is not read and counting starts from
+/// zero. Either is one warning into \p Warnings (when given).
+llvm::Error addStoreCounters(llvm::StringRef Path, const StoreCounters &Delta,
+                             StoreWarnings *Warnings = nullptr);
 
 /// A write the store did not take. Quiet ones (the entry exists already,
 /// read-only mode, writes stopped after an earlier failure) need no log;
@@ -187,15 +253,32 @@ private:
             std::shared_ptr<StoreWarnings> Warnings);
 
   /// Resolves and checks the folder once (again while it does not exist
-  /// yet); false when it cannot be used. Called with Lock held.
+  /// yet in read-only mode); false when it cannot be used, with one warning
+  /// unless it is merely not made yet. Called with Lock held.
   bool ready();
+  /// The folder was found gone (kiln-store clear): resolves it again, which
+  /// makes it again and checks its trust again. Called with Lock held.
+  bool resolveAgain();
+  void warnUnusable(const llvm::Twine &Why);
+  void writeFingerprintFile();
+  /// A bad entry: removed (one warning), or left in place when it cannot be
+  /// removed (one warning per file and process).
   void warnBadEntry(const std::string &Path, llvm::StringRef Why);
+  void warnLeftInPlace(const std::string &Path, const llvm::Twine &Why);
+  /// What a read of the entry \p Path that readStoreFile refused with \p E
+  /// does: nothing (missing), warn and remove, or warn once and leave it.
+  void entryUnreadable(const std::string &Path, llvm::Error E);
   void bump(uint64_t StoreCounters::*Field, uint64_t By = 1);
   void maybePrune(uint64_t BytesWritten);
+  enum class Install { Done, Exists, FolderGone, Failed };
   /// Links the encoded entry \p Bytes into place as \p Final, through a
-  /// temporary file. Called with Lock held and the folder ready.
-  llvm::Error installEntryFile(const std::string &Final,
-                               llvm::ArrayRef<uint8_t> Bytes);
+  /// temporary file; \p Why says what failed. Called with Lock held and the
+  /// folder ready.
+  Install installEntryFile(const std::string &Final,
+                           llvm::ArrayRef<uint8_t> Bytes, std::string &Why);
+  /// The refusal an install result is (success for Done); a failure stops
+  /// writes.
+  llvm::Error installRefusal(Install R, const std::string &Why);
   /// The payload of the remote tier's entry for \p Key, checked, kept
   /// locally when possible. Called with \p L (Lock) held; releases it
   /// while the tier is asked.
@@ -233,6 +316,9 @@ private:
   std::string Folder;
   bool Usable = false;
   bool WritesStopped = false;
+  /// Entries warned about and left in place (folders, other users' files,
+  /// files that cannot be removed): warned about once.
+  std::set<std::string> LeftInPlace;
   StoreCounters Pending;
   unsigned PendingEvents = 0;
   bool Scanned = false;

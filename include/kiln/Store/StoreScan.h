@@ -4,6 +4,8 @@
 // and their entry files, found by name (only files named like entries are
 // ever deleted). A namespace's dictionaries (zdict-*, kiln/Store/Dictionary.h)
 // are not entries: they are never listed, counted or pruned as entries.
+// Nothing is followed through a link: a link, FIFO, socket, device or folder
+// named like an entry is listed with its fault, never opened.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 
 #include "kiln/Store/Dictionary.h"
 #include "kiln/Store/EntryFormat.h"
+#include "kiln/Store/FileStore.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -26,15 +29,24 @@ namespace kiln {
 struct EntryFile {
   std::string Path;
   std::string Name;
-  uint64_t Size = 0;
+  uint64_t Size = 0;     ///< 0 unless a regular file
   int64_t LastUseNs = 0; ///< modification time, ns since the epoch
+  /// Why it cannot be an entry, from its lstat (classifyStoreFile with
+  /// EntryMaxFileSize and the namespace folder's owner): a link, folder,
+  /// FIFO, socket or device, another user's file, a file too large. None
+  /// for a regular file that may be one (its contents not yet checked).
+  StoreFileFault Fault = StoreFileFault::None;
+  std::string Why; ///< the fault in words, "" with None
 };
 
 struct NamespaceDir {
   std::string Backend;
   std::string Hex; ///< the folder's name: fingerprintHex(Description)
   std::string Path;
-  std::string Description;        ///< fingerprint.txt, "" when missing
+  /// fingerprint.txt, "" when missing or not a regular file of the
+  /// folder's owner within FingerprintMaxFileSize.
+  std::string Description;
+  uid_t Owner = 0; ///< the folder's owner: its files' expected owner
   std::vector<EntryFile> Entries; ///< sorted by name
   /// The folder's dictionaries, loaded when first asked for; shared by the
   /// copies of this NamespaceDir.
@@ -50,7 +62,8 @@ std::vector<NamespaceDir> scanStore(llvm::StringRef Root);
 /// Reads \p E of \p NS and checks it fully (header, key against the file
 /// name, namespace, checksum, decompression with the namespace's dictionary
 /// when it was compressed with one); an error says why it is bad ("needs
-/// zstd dictionary <hex>" when that dictionary is missing or bad).
+/// zstd dictionary <hex>" when that dictionary is missing or bad, E.Why for
+/// a file with a fault, which is never opened).
 /// The host's CPU features are not checked: a store may hold entries for
 /// other CPUs under their own namespaces.
 llvm::Error verifyEntryFile(const NamespaceDir &NS, const EntryFile &E,
@@ -60,16 +73,24 @@ struct PruneResult {
   uint64_t BytesBefore = 0;
   uint64_t BytesAfter = 0;
   size_t Removed = 0;
+  /// Links, FIFOs, sockets, devices and too large files named like entries,
+  /// removed whatever their age (not counted in Removed).
+  size_t RemovedBad = 0;
+  /// "PATH: why" for each file it meant to remove and could not.
+  std::vector<std::string> Failures;
 };
 
-/// Bytes of the entry files under \p Root.
+/// Bytes of the regular entry files under \p Root.
 uint64_t storeSize(llvm::StringRef Root);
 
-/// Deletes the least recently used entries under \p Root (oldest
-/// modification time first, ties by name) until at most \p Target bytes of
-/// entries remain, and temporary files of failed writes (of entries and of
-/// dictionaries) older than an hour. Dictionaries are kept: an entry left
-/// may need one (pruneDictionaries removes those no entry names).
+/// Deletes the files named like entries that cannot be entries (links, never
+/// followed, FIFOs, sockets, devices, files over EntryMaxFileSize), then the
+/// least recently used entries under \p Root (oldest modification time
+/// first, ties by name) until at most \p Target bytes of entries remain,
+/// and temporary files of failed writes (of entries and of dictionaries)
+/// older than an hour. Dictionaries are kept: an entry left may need one
+/// (pruneDictionaries removes those no entry names). A folder named like an
+/// entry is left alone.
 PruneResult pruneStore(llvm::StringRef Root, uint64_t Target);
 
 } // namespace kiln
