@@ -8,6 +8,7 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/xxhash.h"
 
+#include <algorithm>
 #include <cstring>
 #include <zstd.h>
 
@@ -148,6 +149,14 @@ Expected<std::vector<uint8_t>> encodeEntry(const KernelCacheKey &Key,
   if (ZSTD_isError(ZSize))
     return bad(Twine("zstd compression failed: ") + ZSTD_getErrorName(ZSize));
   Z.resize(ZSize);
+  // What no reader would take back (decodeEntry's ratio check).
+  if (Payload.size() > std::max<uint64_t>(EntryMaxPlainSize,
+                                          ZSize * EntryMaxCompressionRatio))
+    return bad("a payload of " + Twine(Payload.size()) +
+               " bytes compresses to " + Twine(ZSize) +
+               ": more than readers accept (" +
+               Twine(EntryMaxCompressionRatio) + "x beyond " +
+               Twine(EntryMaxPlainSize) + " bytes)");
   // A reader finds the dictionary by the id in the frame: make sure it is
   // there.
   if (Dict && ZSTD_getDictID_fromFrame(Z.data(), Z.size()) != Dict->id())
@@ -264,6 +273,15 @@ Expected<std::vector<uint8_t>> decodeEntry(ArrayRef<uint8_t> File,
   unsigned long long Content = ZSTD_getFrameContentSize(Z.data(), Z.size());
   if (Content != H->UncompressedSize)
     return bad("payload size mismatch");
+  // The size is allocated before decompressing: a crafted small entry must
+  // not make a reader allocate gigabytes. zstd gets nowhere near this ratio
+  // on object code (2-10x, a dictionary entry some 20x).
+  if (H->UncompressedSize > std::max<uint64_t>(EntryMaxPlainSize,
+                                               H->CompressedSize *
+                                                   EntryMaxCompressionRatio))
+    return bad("a payload of " + Twine(H->UncompressedSize) +
+               " bytes cannot come from " + Twine(H->CompressedSize) +
+               " compressed bytes");
   std::shared_ptr<const EntryDictionary> Dict;
   if (H->DictionaryId) {
     if (Expect.Dictionary)

@@ -16,6 +16,8 @@
 
 #include "gtest/gtest.h"
 
+#include <zstd.h>
+
 #include <algorithm>
 #include <dirent.h>
 #include <fcntl.h>
@@ -179,6 +181,46 @@ TEST(DictionaryEntry, TheFrameKeepsOnlyTheFeaturesTheCodeNeeds) {
             "needs CPU feature +fma the host lacks");
   EXPECT_EQ(entryFrameContent(I.Features, P).size(),
             4 + std::string("+avx2,+fma").size() + P.size());
+}
+
+// A small entry whose frame claims a huge payload is refused before the
+// payload is allocated; the writer never makes one.
+TEST(DictionaryEntry, ImplausibleCompressionRatiosAreRefused) {
+  std::vector<uint8_t> Zeros(EntryMaxPlainSize * 8, 0);
+  EXPECT_NE(errorOf(encodeEntry(Key, NSHash, Info, Zeros)).find("compresses to"),
+            std::string::npos);
+  // Up to EntryMaxPlainSize, anything goes.
+  std::vector<uint8_t> Small(EntryMaxPlainSize - 64, 0); // with the features
+  auto File = encodeEntry(Key, NSHash, Info, Small);
+  ASSERT_TRUE(!!File) << llvm::toString(File.takeError());
+  auto Back = decodeEntry(*File, expecting(nullptr));
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_EQ(Back->size(), Small.size());
+  // Forge one: the header and frame of a 64 MiB payload of zeros (about
+  // 2 KB), every checksum right.
+  auto H = parseEntryHeader(*File);
+  ASSERT_TRUE(!!H);
+  std::vector<uint8_t> Big(size_t(64) << 20, 0);
+  std::vector<uint8_t> Z(ZSTD_compressBound(Big.size()));
+  size_t ZSize = ZSTD_compress(Z.data(), Z.size(), Big.data(), Big.size(), 3);
+  ASSERT_FALSE(ZSTD_isError(ZSize));
+  Z.resize(ZSize);
+  std::vector<uint8_t> Forged(File->begin(), File->begin() + H->HeaderSize);
+  Forged.insert(Forged.end(), Z.begin(), Z.end());
+  llvm::support::endian::write64le(Forged.data() + 48, Big.size());
+  llvm::support::endian::write64le(Forged.data() + 56, ZSize);
+  llvm::support::endian::write64le(Forged.data() + 64,
+                                   llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(Z)));
+  // Without the feature list in front, the frame is the bare payload.
+  llvm::support::endian::write32le(Forged.data() + 84, 0);
+  size_t Sum = H->HeaderSize - 8;
+  llvm::support::endian::write64le(
+      Forged.data() + Sum,
+      llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(Forged.data(), Sum)));
+  ASSERT_TRUE(!!parseEntryHeader(Forged));
+  EXPECT_NE(errorOf(decodeEntry(Forged, expecting(nullptr)))
+                .find("cannot come from " + std::to_string(ZSize)),
+            std::string::npos);
 }
 
 TEST(DictionaryEntry, MissingDictionaryIsAnErrorNamingIt) {

@@ -35,6 +35,11 @@ inline constexpr uint32_t EntryFixedHeaderSize = 88;
 /// Limits a reader enforces before allocating anything.
 inline constexpr uint32_t EntryMaxStringSize = 1u << 16;
 inline constexpr uint64_t EntryMaxPayloadSize = uint64_t(1) << 32;
+/// A reader refuses an entry whose payload would be more than
+/// EntryMaxCompressionRatio times its compressed size, beyond
+/// EntryMaxPlainSize, before allocating it.
+inline constexpr uint64_t EntryMaxCompressionRatio = 1024;
+inline constexpr uint64_t EntryMaxPlainSize = uint64_t(1) << 20;
 /// zstd level entries are written with.
 inline constexpr int EntryCompressionLevel = 3;
 /// Header flag: the zstd frame was compressed with a dictionary, whose id the
