@@ -242,6 +242,11 @@ typedef enum kiln_arg_kind {
 /** The bytes a value argument holds at most: a vec<16 x f64>. */
 #define KILN_MAX_VALUE_BYTES 128
 
+/** The most threads kiln_device_config.threads and batch_threads may ask
+ * for: far above any machine's cores (more than the cores is capped to
+ * them), low enough that a count no machine has is refused as a mistake. */
+#define KILN_MAX_THREADS 4096
+
 /** A typed window into a buffer (a tensor in a runtime's memory pool): count
  * elements of type starting byte_offset bytes in. Any byte offset that is a
  * multiple of the element's alignment (its scalar's size) may be bound.
@@ -327,15 +332,19 @@ typedef enum kiln_store_mode {
  * gained warning_count): kiln_device_config_init writes,
  * and kiln_device_create reads, the whole struct. */
 typedef struct kiln_device_config {
-  /** Threads the cubes run on; 0: all cores. */
+  /** Threads the cubes run on; 0: all cores; at most KILN_MAX_THREADS. */
   uint32_t threads;
-  /** Compile threads of batch loads; 0: all cores. */
+  /** Compile threads of batch loads; 0: all cores; at most
+   * KILN_MAX_THREADS. */
   uint32_t batch_threads;
   /** LLVM optimisation level, 0..3 (kiln_device_config_init: 3). */
   uint32_t opt_level;
-  /** The CPU to compile for; NULL or "": the host CPU. */
+  /** The CPU to compile for; NULL or "": the host CPU. Else a CPU LLVM knows
+   * ("znver3"), x86-64, whose instruction set the host has. */
   const char *cpu;
-  /** `-mattr`-style feature overrides; NULL or "": the host's. */
+  /** `-mattr`-style feature overrides on top of the host's ("-avx512f");
+   * NULL or "": the host's. A feature LLVM does not know, one the host
+   * lacks, or one that leaves x86-64 ("-sse2") is refused. */
   const char *features;
   /** The store root; NULL or "": KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln,
    * else ~/.cache/kiln. */
@@ -403,14 +412,16 @@ kiln_status kiln_device_config_init(kiln_device_config *config);
 /** A new device into *out_device, configured by *config (NULL: the
  * defaults of kiln_device_config_init). Owned by the caller: release it with
  * kiln_device_destroy.
- * KILN_ERROR_INVALID_ARGUMENT: out_device NULL, opt_level above 3, a
- * store_mode out of range, remote settings that cannot work (a bad address,
- * a key file missing or readable by others; the message says which). KILN_ERROR_STORE: store_mode is
- * KILN_STORE_READ_WRITE, store_dir is not NULL or "", and the store folder
- * under it cannot be made or trusted (not a folder, not this user's, or
- * writable by others); the message names store_dir. (Any other store that
- * cannot be used is no error: kiln_device_info.has_store is then false.)
- * KILN_ERROR_INTERNAL: a host without a JIT. */
+ * KILN_ERROR_INVALID_ARGUMENT: out_device NULL, opt_level above 3,
+ * threads or batch_threads above KILN_MAX_THREADS, a cpu or features
+ * refused (see kiln_device_config), a store_mode out of range, remote
+ * settings that cannot work (a bad address,
+ * a key file missing or readable by others; the message says which).
+ * KILN_ERROR_STORE: store_mode is KILN_STORE_READ_WRITE, store_dir is not NULL
+ * or "", and the store folder under it cannot be made or trusted (not a folder,
+ * not this user's, or writable by others); the message names store_dir. (Any
+ * other store that cannot be used is no error: kiln_device_info.has_store is
+ * then false.) KILN_ERROR_INTERNAL: a host without a JIT. */
 kiln_status kiln_device_create(const kiln_device_config *config,
                                kiln_device *out_device);
 

@@ -408,14 +408,24 @@ enum class StoreMode {
   ReadOnly,    ///< serve stored kernels, never write
 };
 
+/// The most threads DeviceConfig::Threads and BatchThreads may ask for: far
+/// above any machine's cores (more than the cores is capped to them), low
+/// enough that a count no machine has is refused as a mistake.
+inline constexpr unsigned MaxThreads = 4096;
+
 struct DeviceConfig {
-  /// Threads the cubes run on; 0: all cores.
+  /// Threads the cubes run on; 0: all cores; at most MaxThreads.
   unsigned Threads = 0;
-  /// Compile threads of loadKernels; 0: all cores.
+  /// Compile threads of loadKernels; 0: all cores; at most MaxThreads.
   unsigned BatchThreads = 0;
   unsigned OptLevel = 3; ///< 0..3
-  std::string CPU;       ///< empty: the host CPU
-  std::string Features;  ///< `-mattr`-style overrides; empty: the host's
+  /// Empty: the host CPU. Else a CPU LLVM knows ("znver3"), x86-64, whose
+  /// instruction set the host has: the device runs what it compiles.
+  std::string CPU;
+  /// `-mattr`-style overrides on top of the host's ("-avx512f"); empty: the
+  /// host's. A feature LLVM does not know, one the host lacks, or one that
+  /// leaves x86-64 ("-sse2") is refused.
+  std::string Features;
   /// The store root; empty: KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln,
   /// else ~/.cache/kiln.
   std::string StoreDir;
@@ -463,7 +473,9 @@ struct DeviceConfig {
 /// what its work did; a kernel handle still answers name(), parameters()...
 class Device {
 public:
-  /// InvalidArgument for an OptLevel above 3, or remote-tier settings that
+  /// InvalidArgument for an OptLevel above 3, Threads or BatchThreads above
+  /// MaxThreads, a CPU or Features refused (see DeviceConfig), or
+  /// remote-tier settings that
   /// cannot work (a bad address, a key file missing or readable by others:
   /// the message says which); Internal for a host without a JIT. (A tier
   /// set up by the environment alone that cannot work is a warning, and

@@ -113,11 +113,24 @@ remoteConfigOf(const DeviceConfig &Config) {
   return Out(std::move(R));
 }
 
+static_assert(api::MaxThreads == Executor::MaxThreads,
+              "the public limit is the executor's");
+
 Result<api::Device> api::Device::create(const DeviceConfig &Config) {
   if (Config.OptLevel > 3)
     return Status(ErrorCode::InvalidArgument,
                   "optimisation level " + std::to_string(Config.OptLevel) +
                       " is out of range 0..3");
+  if (Config.Threads > MaxThreads)
+    return Status(ErrorCode::InvalidArgument,
+                  "Threads " + std::to_string(Config.Threads) +
+                      " is above the limit of " + std::to_string(MaxThreads) +
+                      " (0: all cores)");
+  if (Config.BatchThreads > MaxThreads)
+    return Status(ErrorCode::InvalidArgument,
+                  "BatchThreads " + std::to_string(Config.BatchThreads) +
+                      " is above the limit of " + std::to_string(MaxThreads) +
+                      " (0: all cores)");
   DeviceOptions O;
   O.OptLevel = Config.OptLevel;
   O.Threads = Config.Threads;
@@ -154,6 +167,9 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
   if (Config.MaxUnitsPerCube)
     O.Limits.MaxUnitsPerCube = Config.MaxUnitsPerCube;
   try {
+    // The options the device refuses are the caller's mistake, not Kiln's.
+    if (llvm::Error E = kiln::Device::validateOptions(O))
+      return statusOf(std::move(E), ErrorCode::InvalidArgument);
     llvm::Expected<std::unique_ptr<kiln::Device>> D =
         kiln::Device::create(std::move(O));
     if (!D)

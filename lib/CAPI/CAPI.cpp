@@ -542,6 +542,16 @@ kiln_status kiln_device_create(const kiln_device_config *config,
     *out_device = nullptr;
     api::DeviceConfig Config;
     if (config) {
+      static_assert(KILN_MAX_THREADS == api::MaxThreads,
+                    "the C limit is the C++ API's");
+      if (config->threads > KILN_MAX_THREADS)
+        return C.invalid("config->threads is {}, above the limit of {} (0: "
+                         "all cores)",
+                         config->threads, KILN_MAX_THREADS);
+      if (config->batch_threads > KILN_MAX_THREADS)
+        return C.invalid("config->batch_threads is {}, above the limit of {} "
+                         "(0: all cores)",
+                         config->batch_threads, KILN_MAX_THREADS);
       Config.Threads = config->threads;
       Config.BatchThreads = config->batch_threads;
       Config.OptLevel = config->opt_level;

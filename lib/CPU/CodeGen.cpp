@@ -5,6 +5,10 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/DiagnosticHandler.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -24,49 +28,201 @@ static Error makeError(const Twine &Msg) {
   return createStringError(inconvertibleErrorCode(), Msg);
 }
 
+namespace {
+/// What createTargetMachine builds from CodeGenOptions: the target, and the
+/// CPU and feature string it hands LLVM.
+struct ResolvedTarget {
+  const Target *T = nullptr;
+  std::string CPU;
+  std::string Features;
+};
+
+std::unique_ptr<MCSubtargetInfo> subtargetOf(const Target &T, StringRef CPU,
+                                             StringRef Features) {
+  return std::unique_ptr<MCSubtargetInfo>(
+      T.createMCSubtargetInfo(hostInfo().Triple, CPU, Features));
+}
+
+bool hasFeature(const MCSubtargetInfo &STI, const SubtargetFeatureKV &KV) {
+  return STI.getFeatureBits().test(KV.Value);
+}
+
+/// "a, b, c", at most \p Max names, then "and N more".
+std::string joinNames(ArrayRef<std::string> Names, size_t Max = 8) {
+  std::string S;
+  for (size_t I = 0; I < Names.size() && I < Max; ++I)
+    S += (I ? ", " : "") + Names[I];
+  if (Names.size() > Max)
+    S += " and " + std::to_string(Names.size() - Max) + " more";
+  return S;
+}
+
+/// The features LLVM cannot generate x86-64 code without: the
+/// instruction-set features of its generic 64-bit CPU (64bit, cx8, sse,
+/// sse2: those the host detection knows, leaving tuning flags out) and the
+/// 64-bit mode the triple sets. Without them LLVM aborts ("64-bit code
+/// requested on a subtarget that doesn't support it") or cannot return a
+/// float ("SSE register return with SSE disabled"). Every x86-64 CPU has
+/// them.
+const std::vector<const SubtargetFeatureKV *> &x86_64Baseline(const Target &T) {
+  static const std::vector<const SubtargetFeatureKV *> Baseline = [&] {
+    std::vector<const SubtargetFeatureKV *> B;
+    std::unique_ptr<MCSubtargetInfo> STI = subtargetOf(T, "generic", "");
+    for (const SubtargetFeatureKV &KV : STI->getAllProcessorFeatures())
+      if (hasFeature(*STI, KV) && (hostInfo().knowsFeature(KV.Key) ||
+                                   StringRef(KV.Key) == "64bit-mode"))
+        B.push_back(&KV);
+    return B;
+  }();
+  return Baseline;
+}
+
+Error optionError(const Twine &Msg) {
+  return createStringError(std::make_error_code(std::errc::invalid_argument),
+                           Msg);
+}
+
+/// Checks \p Opts and resolves them into what LLVM is given. Everything LLVM
+/// would only warn about (and ignore) or abort on is an error here.
+Expected<ResolvedTarget> resolveTarget(const CodeGenOptions &Opts) {
+  initializeNativeTarget();
+  const HostInfo &Host = hostInfo();
+  std::string Err;
+  ResolvedTarget R;
+  R.T = TargetRegistry::lookupTarget(Host.Triple, Err);
+  if (!R.T)
+    return makeError("no target for " + Host.Triple + ": " + Err);
+
+  std::unique_ptr<MCSubtargetInfo> Any = subtargetOf(*R.T, "", "");
+  if (!Any)
+    return makeError("no subtarget information for " + Host.Triple);
+  if (!Opts.CPU.empty() && !Any->isCPUStringValid(Opts.CPU))
+    return optionError("unknown CPU '" + Opts.CPU + "' for " + Host.Triple);
+  bool NamesEvex512 = false;
+  SmallVector<StringRef, 16> Parts;
+  StringRef(Opts.Features).split(Parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef F : Parts) {
+    StringRef Name = F.trim();
+    if (!Name.consume_front("+") && !Name.consume_front("-"))
+      return optionError("target feature '" + F.trim() +
+                         "' must start with '+' or '-'");
+    if (!llvm::any_of(
+            Any->getAllProcessorFeatures(),
+            [&](const SubtargetFeatureKV &KV) { return Name == KV.Key; }))
+      return optionError("unknown target feature '" + Name + "' for " +
+                         Host.Triple);
+    NamesEvex512 |= Name == "evex512";
+  }
+
+  R.CPU = Opts.CPU.empty() ? Host.CPU : Opts.CPU;
+  if (Opts.CPU.empty()) {
+    // Later entries win in a feature string: host first, overrides after.
+    R.Features = Host.featureString();
+    if (!Opts.Features.empty())
+      R.Features += "," + Opts.Features;
+  } else {
+    R.Features = Opts.Features;
+  }
+  if (Triple(Host.Triple).getArch() != Triple::x86_64)
+    return R;
+
+  std::unique_ptr<MCSubtargetInfo> STI = subtargetOf(*R.T, R.CPU, R.Features);
+  // AVX-512 asked of a CPU without it (or on top of a host without it, whose
+  // feature string says -evex512) has no 512-bit vectors in code generation,
+  // which then cannot select AVX-512's masked operations on 256-bit ones
+  // without avx512vl ("Cannot select: masked_store"). (The MC layer, asked
+  // here, adds evex512 by itself for any CPU; X86Subtarget only for generic
+  // ones: so the string decides, not STI.) Unless told otherwise, AVX-512
+  // comes with 512-bit vectors, as clang has it.
+  if (STI->checkFeatures("+avx512f")) {
+    if (!NamesEvex512) {
+      R.Features += R.Features.empty() ? "+evex512" : ",+evex512";
+      STI = subtargetOf(*R.T, R.CPU, R.Features);
+    } else if (!STI->checkFeatures("+evex512") &&
+               !STI->checkFeatures("+avx512vl")) {
+      return optionError("target features '" + Opts.Features +
+                         "': AVX-512 without evex512 needs +avx512vl");
+    }
+  }
+
+  std::vector<std::string> Missing;
+  for (const SubtargetFeatureKV *KV : x86_64Baseline(*R.T))
+    if (!hasFeature(*STI, *KV))
+      Missing.push_back(KV->Key);
+  if (Missing.empty())
+    return R;
+  if (!Opts.CPU.empty()) {
+    std::unique_ptr<MCSubtargetInfo> CPUOnly = subtargetOf(*R.T, R.CPU, "");
+    std::vector<std::string> CPULacks;
+    for (const SubtargetFeatureKV *KV : x86_64Baseline(*R.T))
+      if (!hasFeature(*CPUOnly, *KV))
+        CPULacks.push_back(KV->Key);
+    if (!CPULacks.empty())
+      return optionError("CPU '" + Opts.CPU + "' is not an x86-64 CPU: it " +
+                         "lacks " + joinNames(CPULacks) + ", which code for " +
+                         Host.Triple + " needs");
+  }
+  return optionError("target features '" + Opts.Features + "' turn off " +
+                     joinNames(Missing) + ", which code for " + Host.Triple +
+                     " needs (every x86-64 CPU has " +
+                     (Missing.size() == 1 ? "it" : "them") + ")");
+}
+} // namespace
+
+Error kiln::checkTargetOptions(const CodeGenOptions &Opts) {
+  if (Opts.OptLevel > 3)
+    return optionError("optimisation level " + Twine(Opts.OptLevel) +
+                       " is out of range 0..3");
+  Expected<ResolvedTarget> R = resolveTarget(Opts);
+  return R ? Error::success() : R.takeError();
+}
+
+Error kiln::checkRunsOnHost(const CodeGenOptions &Opts) {
+  if (Opts.OptLevel > 3)
+    return optionError("optimisation level " + Twine(Opts.OptLevel) +
+                       " is out of range 0..3");
+  Expected<ResolvedTarget> R = resolveTarget(Opts);
+  if (!R)
+    return R.takeError();
+  if (Opts.CPU.empty() && Opts.Features.empty())
+    return Error::success(); // the host's own
+  const HostInfo &Host = hostInfo();
+  std::unique_ptr<MCSubtargetInfo> STI =
+      subtargetOf(*R->T, R->CPU, R->Features);
+  // Instruction-set features only: a tuning flag (slow-3ops-lea) changes
+  // no instruction the host could lack.
+  std::vector<std::string> Lacks;
+  for (const SubtargetFeatureKV &KV : STI->getAllProcessorFeatures())
+    if (hasFeature(*STI, KV) && Host.knowsFeature(KV.Key) &&
+        !Host.hasFeature(KV.Key))
+      Lacks.push_back(std::string("+") + KV.Key);
+  if (Lacks.empty())
+    return Error::success();
+  // Name what was asked for when it is among them, not all it implies.
+  std::vector<std::string> Asked;
+  SmallVector<StringRef, 16> Parts;
+  StringRef(Opts.Features).split(Parts, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef F : Parts)
+    if (llvm::is_contained(Lacks, F.trim().str()) &&
+        !llvm::is_contained(Asked, F.trim().str()))
+      Asked.push_back(F.trim().str());
+  std::string What = joinNames(Asked.empty() ? Lacks : Asked);
+  if (Asked.empty() && !Opts.CPU.empty())
+    What += " (of CPU '" + Opts.CPU + "')";
+  return optionError("the host lacks " + What +
+                     ": code compiled for it could not run here");
+}
+
 Expected<std::unique_ptr<TargetMachine>>
 kiln::createTargetMachine(const CodeGenOptions &Opts) {
-  initializeNativeTarget();
   if (Opts.OptLevel > 3)
     return makeError("optimisation level " + Twine(Opts.OptLevel) +
                      " is out of range 0..3");
+  Expected<ResolvedTarget> R = resolveTarget(Opts);
+  if (!R)
+    return R.takeError();
   const HostInfo &Host = hostInfo();
-  std::string Err;
-  const Target *T = TargetRegistry::lookupTarget(Host.Triple, Err);
-  if (!T)
-    return makeError("no target for " + Host.Triple + ": " + Err);
-
-  // Unknown names would only give a warning on stderr and be ignored.
-  std::unique_ptr<MCSubtargetInfo> STI(
-      T->createMCSubtargetInfo(Host.Triple, "", ""));
-  if (STI && !Opts.CPU.empty() && !STI->isCPUStringValid(Opts.CPU))
-    return makeError("unknown CPU '" + Opts.CPU + "' for " + Host.Triple);
-  if (STI && !Opts.Features.empty()) {
-    SmallVector<StringRef, 16> Parts;
-    StringRef(Opts.Features).split(Parts, ',', -1, /*KeepEmpty=*/false);
-    for (StringRef F : Parts) {
-      StringRef Name = F.trim();
-      if (!Name.consume_front("+") && !Name.consume_front("-"))
-        return makeError("target feature '" + F.trim() +
-                         "' must start with '+' or '-'");
-      if (!llvm::any_of(
-              STI->getAllProcessorFeatures(),
-              [&](const SubtargetFeatureKV &KV) { return Name == KV.Key; }))
-        return makeError("unknown target feature '" + Name + "' for " +
-                         Host.Triple);
-    }
-  }
-  std::string CPU = Opts.CPU.empty() ? Host.CPU : Opts.CPU;
-  std::string Features;
-  if (Opts.CPU.empty()) {
-    // Later entries win in a feature string: host first, overrides after.
-    Features = Host.featureString();
-    if (!Opts.Features.empty())
-      Features += "," + Opts.Features;
-  } else {
-    Features = Opts.Features;
-  }
-  if (!T->hasTargetMachine())
+  if (!R->T->hasTargetMachine())
     return makeError("target " + Host.Triple + " cannot generate code");
 
   TargetOptions TO;
@@ -74,12 +230,12 @@ kiln::createTargetMachine(const CodeGenOptions &Opts) {
                           : Opts.OptLevel == 1 ? CodeGenOptLevel::Less
                           : Opts.OptLevel == 2 ? CodeGenOptLevel::Default
                                                : CodeGenOptLevel::Aggressive;
-  std::unique_ptr<TargetMachine> TM(T->createTargetMachine(
-      Host.Triple, CPU, Features, TO, Reloc::PIC_, std::nullopt, Level,
+  std::unique_ptr<TargetMachine> TM(R->T->createTargetMachine(
+      Host.Triple, R->CPU, R->Features, TO, Reloc::PIC_, std::nullopt, Level,
       /*JIT=*/false));
   if (!TM)
     return makeError("cannot create a target machine for " + Host.Triple +
-                     " cpu " + CPU);
+                     " cpu " + R->CPU);
   return TM;
 }
 
@@ -87,6 +243,52 @@ void kiln::prepareModule(Module &M, TargetMachine &TM) {
   M.setTargetTriple(TM.getTargetTriple().str());
   M.setDataLayout(TM.createDataLayout());
 }
+
+namespace {
+/// Collects the error diagnostics of a context while it lives, and drops
+/// the others: LLVMContext's own handler prints them and, for an error,
+/// exits the process ("SSE register return with SSE disabled"), which a
+/// library inside someone else's process must never do.
+class DiagnosticScope {
+public:
+  explicit DiagnosticScope(LLVMContext &Ctx)
+      : Ctx(Ctx), Saved(Ctx.getDiagnosticHandler()) {
+    Ctx.setDiagnosticHandler(std::make_unique<Collector>(Errors));
+  }
+  ~DiagnosticScope() { Ctx.setDiagnosticHandler(std::move(Saved)); }
+  DiagnosticScope(const DiagnosticScope &) = delete;
+  DiagnosticScope &operator=(const DiagnosticScope &) = delete;
+
+  /// The errors met so far, as one Error; success when none.
+  Error take(StringRef When) {
+    if (Errors.empty())
+      return Error::success();
+    std::string Msg = "LLVM reported an error " + When.str() + ": " + Errors;
+    Errors.clear();
+    return makeError(Msg);
+  }
+
+private:
+  struct Collector : DiagnosticHandler {
+    explicit Collector(std::string &Errors) : Errors(Errors) {}
+    bool handleDiagnostics(const DiagnosticInfo &DI) override {
+      if (DI.getSeverity() != DS_Error)
+        return true;
+      raw_string_ostream OS(Errors);
+      if (!Errors.empty())
+        OS << "; ";
+      DiagnosticPrinterRawOStream DP(OS);
+      DI.print(DP);
+      return true;
+    }
+    std::string &Errors;
+  };
+
+  LLVMContext &Ctx;
+  std::unique_ptr<DiagnosticHandler> Saved;
+  std::string Errors;
+};
+} // namespace
 
 static Error verifyOrError(Module &M, StringRef When) {
   std::string Msg;
@@ -103,6 +305,7 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   prepareModule(M, TM);
   if (Error E = verifyOrError(M, "before optimisation"))
     return E;
+  DiagnosticScope Diags(M.getContext());
 
   // Explicit tuning options: buildPerModuleDefaultPipeline leaves SLP off
   // otherwise (docs/Design.md §10.2).
@@ -143,17 +346,20 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
                               ? PB.buildO0DefaultPipeline(Level)
                               : PB.buildPerModuleDefaultPipeline(Level);
   MPM.run(M, MAM);
+  if (Error E = Diags.take("in optimisation"))
+    return E;
   return verifyOrError(M, "after optimisation");
 }
 
 static Error emit(Module &M, TargetMachine &TM, raw_pwrite_stream &OS,
                   CodeGenFileType Kind) {
   prepareModule(M, TM);
+  DiagnosticScope Diags(M.getContext());
   legacy::PassManager PM;
   if (TM.addPassesToEmitFile(PM, OS, nullptr, Kind))
     return makeError("the target cannot emit this kind of file");
   PM.run(M);
-  return Error::success();
+  return Diags.take("in code generation");
 }
 
 Expected<SmallVector<char, 0>> kiln::emitObject(Module &M, TargetMachine &TM) {

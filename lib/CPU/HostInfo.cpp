@@ -31,6 +31,13 @@ bool HostInfo::hasFeature(const std::string &Name) const {
          Features.end();
 }
 
+bool HostInfo::knowsFeature(llvm::StringRef Name) const {
+  return std::any_of(Features.begin(), Features.end(),
+                     [&](const std::string &F) {
+                       return llvm::StringRef(F).drop_front() == Name;
+                     });
+}
+
 std::string HostInfo::missingFeature(const std::string &Required) const {
   llvm::SmallVector<llvm::StringRef, 16> Parts;
   llvm::StringRef(Required).split(Parts, ',', -1, false);

@@ -112,6 +112,16 @@ struct Device::Impl {
 
   KernelStats statsOf(const CpuTarget::Id &Key,
                       const std::vector<CompilationLogger> &Logs);
+  /// Whether the store holds an entry for \p Key with its IR hash: one a
+  /// refused write found there already (another process kept it first).
+  bool storeHolds(const CpuTarget::Id &Key) {
+    FileStore *F = Target.artifactStore().kernels();
+    if (!F)
+      return false;
+    std::optional<EntryInfo> Info = F->info(
+        KernelCacheKey::fromArtifactId(Key, Target.artifactStore().buildId()));
+    return Info && Info->IRHash == Key.Kernel.irHash().value_or(0);
+  }
   std::vector<Expected<LoadedKernel>>
   serve(llvm::ArrayRef<KernelRequest> Requests, const KernelBatchOptions &BO,
         std::vector<KernelStats> *Stats);
@@ -204,7 +214,10 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
   if (Stats)
     Stats->assign(Requests.size(), KernelStats());
   // Take each distinct id's store outcome once; duplicates share it.
-  std::unordered_map<CpuTarget::Id, bool> StoredOf;
+  struct Kept {
+    bool Stored = false, InStore = false;
+  };
+  std::unordered_map<CpuTarget::Id, Kept> StoredOf;
   size_t J = 0;
   for (size_t I = 0; I != Requests.size(); ++I) {
     if (Invalid[I]) {
@@ -222,10 +235,14 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
         S.Memoised = true;
       }
       S.RemoteHit = S.StoreHit && Target.takeRemoteHit(Key);
-      auto [It, New] = StoredOf.try_emplace(Key, false);
-      if (New)
-        It->second = Target.takeStoreOutcome(Key).value_or(false);
-      S.Stored = It->second;
+      auto [It, New] = StoredOf.try_emplace(Key);
+      if (New) {
+        It->second.Stored = Target.takeStoreOutcome(Key).value_or(false);
+        It->second.InStore =
+            It->second.Stored || (S.Compiled && storeHolds(Key));
+      }
+      S.Stored = It->second.Stored;
+      S.InStore = It->second.InStore;
       (*Stats)[I] = S;
     }
     Results.push_back(std::move(L));
@@ -241,11 +258,29 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
 Device::Device(std::unique_ptr<Impl> P) : P(std::move(P)) {}
 Device::~Device() = default;
 
-Expected<std::unique_ptr<Device>> Device::create(DeviceOptions Opts) {
+Error Device::validateOptions(const DeviceOptions &Opts) {
+  auto Invalid = [](const llvm::Twine &Msg) {
+    return llvm::createStringError(
+        std::make_error_code(std::errc::invalid_argument), Msg);
+  };
   if (Opts.OptLevel > 3)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "optimisation level %u is out of range 0..3",
-                                   Opts.OptLevel);
+    return Invalid("optimisation level " + llvm::Twine(Opts.OptLevel) +
+                   " is out of range 0..3");
+  if (Opts.Threads > Executor::MaxThreads)
+    return Invalid("launch threads " + llvm::Twine(Opts.Threads) +
+                   " is above the limit of " +
+                   llvm::Twine(Executor::MaxThreads) + " (0: all cores)");
+  if (Opts.BatchThreads > Executor::MaxThreads)
+    return Invalid("compile threads " + llvm::Twine(Opts.BatchThreads) +
+                   " is above the limit of " +
+                   llvm::Twine(Executor::MaxThreads) + " (0: all cores)");
+  // Before any compilation: code this device compiles runs here.
+  return checkRunsOnHost(codeGenOf(Opts));
+}
+
+Expected<std::unique_ptr<Device>> Device::create(DeviceOptions Opts) {
+  if (Error E = validateOptions(Opts))
+    return std::move(E);
   auto Linker = JITLinker::create();
   if (!Linker)
     return Linker.takeError();

@@ -484,4 +484,43 @@ TEST(DeviceTest, WarningsGoToTheSinkNeverToStderr) {
   std::filesystem::remove_all(Root);
 }
 
+TEST(DeviceTest, RefusesThreadCountsAndTargetsThatCannotWork) {
+  DeviceConfig C;
+  C.Store = StoreMode::Off;
+  C.Threads = MaxThreads;
+  Result<Device> Max = Device::create(C);
+  ASSERT_TRUE(Max.ok()) << Max.status().str();
+  EXPECT_LE(Max->concurrency(), MaxThreads);
+
+  C.Threads = MaxThreads + 1;
+  Result<Device> D = Device::create(C);
+  ASSERT_FALSE(D.ok());
+  EXPECT_EQ(D.status().code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(D.status().message(),
+            "Threads 4097 is above the limit of 4096 (0: all cores)");
+  C.Threads = 0;
+  C.BatchThreads = 100000;
+  D = Device::create(C);
+  ASSERT_FALSE(D.ok());
+  EXPECT_EQ(D.status().code(), ErrorCode::InvalidArgument);
+  EXPECT_EQ(D.status().message(),
+            "BatchThreads 100000 is above the limit of 4096 (0: all cores)");
+
+  // Target options the device refuses are the caller's mistake: not Internal.
+  C.BatchThreads = 0;
+  for (auto [CPU, Features] :
+       {std::pair<const char *, const char *>{"no-such-cpu", ""},
+        {"i386", ""},
+        {"", "+no-such-feature"},
+        {"", "-64bit"},
+        {"", "avx2"}}) {
+    C.CPU = CPU;
+    C.Features = Features;
+    D = Device::create(C);
+    ASSERT_FALSE(D.ok()) << CPU << Features;
+    EXPECT_EQ(D.status().code(), ErrorCode::InvalidArgument)
+        << D.status().str();
+  }
+}
+
 } // namespace

@@ -1125,4 +1125,39 @@ TEST(CAPIBufferTest, DataAndSizeNeedTheirOutParameters) {
   EXPECT_KILN_OK(kiln_buffer_destroy(B));
 }
 
+TEST(CAPIDeviceTest, ThreadLimitAndTargetOptions) {
+  kiln_device_config Config;
+  ASSERT_KILN_OK(kiln_device_config_init(&Config));
+  Config.store_mode = KILN_STORE_OFF;
+  kiln_device D = nullptr;
+  Config.threads = KILN_MAX_THREADS;
+  ASSERT_KILN_OK(kiln_device_create(&Config, &D));
+  EXPECT_KILN_OK(kiln_device_destroy(D));
+
+  Config.threads = KILN_MAX_THREADS + 1;
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_last_error(), "kiln_device_create: config->threads is "
+                                  "4097, above the limit of 4096 (0: all "
+                                  "cores)");
+  EXPECT_EQ(D, nullptr);
+  Config.threads = UINT32_MAX;
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  Config.threads = 0;
+  Config.batch_threads = 65537;
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("config->batch_threads is 65537, above the limit"));
+
+  Config.batch_threads = 0;
+  Config.features = "-64bit";
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("target features '-64bit' turn off 64bit"));
+  Config.features = nullptr;
+  Config.cpu = "pentium4";
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("CPU 'pentium4' is not an x86-64 CPU"));
+  Config.cpu = "no-such-cpu";
+  EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("unknown CPU 'no-such-cpu'"));
+}
+
 } // namespace

@@ -39,8 +39,27 @@ struct CodeGenOptions {
   std::string Features;
 };
 
+/// Checks \p Opts without compiling anything: OptLevel 0..3, a CPU LLVM knows
+/// for the host triple, features written `+NAME` or `-NAME` with names LLVM
+/// knows, and, on x86-64, a target that is still x86-64 (a CPU such as
+/// i386 or pentium4, or `-64bit`, `-sse2`, `-64bit-mode`, is refused: LLVM
+/// would abort on them). AVX-512 asked for without a word on evex512 comes
+/// with 512-bit vectors (`+evex512` is added, as clang does); `-evex512`
+/// with AVX-512 needs `+avx512vl`. createTargetMachine checks the same. The
+/// errors carry std::errc::invalid_argument.
+llvm::Error checkTargetOptions(const CodeGenOptions &Opts);
+
+/// checkTargetOptions, then whether code compiled with \p Opts can run on
+/// this machine: an instruction-set feature the options turn on (directly,
+/// by implication or through CPU) that the host lacks is an error naming it
+/// ("the host lacks +avx512f: code compiled for it could not run here").
+/// What runs here (a Device) checks this before compiling anything; a
+/// cross-compilation (`kiln-compile --emit=asm --mcpu=...`) does not.
+llvm::Error checkRunsOnHost(const CodeGenOptions &Opts);
+
 /// A TargetMachine for the host triple configured by \p Opts (initialises the
-/// native target on first use). One per thread or task.
+/// native target on first use), after the checks of checkTargetOptions. One
+/// per thread or task.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const CodeGenOptions &Opts = {});
 
@@ -55,6 +74,11 @@ void prepareModule(llvm::Module &M, llvm::TargetMachine &TM);
 /// \p OptLevel > 3.
 llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
                            unsigned OptLevel);
+
+/// optimizeModule, emitObject and emitAssembly turn the error diagnostics
+/// LLVM reports through \p M's context into their Error (LLVMContext's
+/// default handler would print them and exit the process), and drop its
+/// warnings and remarks: the library never prints.
 
 /// Emits \p M as a relocatable object for \p TM, in memory.
 llvm::Expected<llvm::SmallVector<char, 0>> emitObject(llvm::Module &M,

@@ -3,6 +3,8 @@
 #ifndef KILN_CPU_HOSTINFO_H
 #define KILN_CPU_HOSTINFO_H
 
+#include "llvm/ADT/StringRef.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +25,10 @@ struct HostInfo {
   std::string featureString() const;
   /// Whether the host has \p Name (without sign), "avx2" say.
   bool hasFeature(const std::string &Name) const;
+  /// Whether \p Name (without sign) is among the features LLVM detects on a
+  /// host, with either sign: an instruction-set feature ("avx512f"), not a
+  /// tuning flag ("slow-3ops-lea") or a mode ("64bit-mode").
+  bool knowsFeature(llvm::StringRef Name) const;
   /// The first "+feature" of the comma-separated list \p Required the host
   /// lacks, or "" when it has them all ("-feature" items ask for nothing).
   /// The check a CpuTarget installs on its store.

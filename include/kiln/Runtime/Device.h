@@ -51,7 +51,9 @@ enum class DeviceStoreMode {
 struct DeviceOptions {
   DeviceLimits Limits;
   unsigned OptLevel = 3;  ///< 0..3
-  unsigned Threads = 0;   ///< launch concurrency; 0 = all cores
+  /// Launch concurrency; 0 = all cores, more than the cores is capped to
+  /// them; above Executor::MaxThreads, create() fails.
+  unsigned Threads = 0;
   std::string CPU;        ///< empty = the host CPU (CodeGenOptions)
   std::string Features;   ///< `-mattr`-style overrides; empty = host
   /// The store root; empty = the default environment's (KILN_CACHE_DIR, else
@@ -78,7 +80,8 @@ struct DeviceOptions {
   /// folder per kernel); the default is KILN_DUMP, read once per process;
   /// "": not recorded.
   std::string DumpDir = CompilationRecording::defaultDumpDir();
-  /// Compile threads of getKernels(); 0 = all cores.
+  /// Compile threads of getKernels(); 0 = all cores, more than the cores is
+  /// capped to them; above Executor::MaxThreads, create() fails.
   unsigned BatchThreads = 0;
   /// How long the launch threads stay awake after a launch (Executor).
   unsigned KeepWarmMicroseconds = Executor::DefaultKeepWarmMicroseconds;
@@ -106,6 +109,11 @@ struct KernelStats {
   bool Compiled = false; ///< Origin == Compiled
   /// For a compiled kernel: whether the store took it (false without one).
   bool Stored = false;
+  /// For a compiled kernel: whether the store holds it after this call:
+  /// Stored, or refused because another writer (another process compiling
+  /// the same kernel) kept it first. False when the store refused it
+  /// otherwise (read-only, a full disk, a size limit) or there is none.
+  bool InStore = false;
   /// Whether the device has a persistent store at all.
   bool HasStore = false;
   double LookupSeconds = 0;  ///< reading and decompressing the store entry
@@ -139,8 +147,16 @@ struct KernelBatchOptions {
 
 class Device {
 public:
-  /// Fails for an OptLevel above 3 or a host without a JIT.
+  /// Fails for options validateOptions refuses or a host without a JIT.
   static llvm::Expected<std::unique_ptr<Device>> create(DeviceOptions Opts = {});
+
+  /// The checks create() makes of \p Opts before anything else, each error
+  /// carrying std::errc::invalid_argument: an OptLevel above 3, Threads or
+  /// BatchThreads above Executor::MaxThreads, and a CPU or Features that
+  /// LLVM does not know, that are not x86-64, or that turn on an
+  /// instruction-set feature the host lacks (checkRunsOnHost in
+  /// kiln/CPU/CodeGen.h: the device runs what it compiles here).
+  static llvm::Error validateOptions(const DeviceOptions &Opts);
   ~Device();
 
   const DeviceOptions &options() const;

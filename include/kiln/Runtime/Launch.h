@@ -86,7 +86,8 @@ llvm::Error validateLaunch(const CubeMetadata &Metadata,
 class Executor {
 public:
   /// \p Threads is the arena's concurrency; 0 means all cores, and more
-  /// than the machine's cores is capped to them. After a
+  /// than the machine's cores is capped to them (a Device refuses more than
+  /// MaxThreads before it gets here). After a
   /// launch that used the arena's workers, they stay awake (spinning) for
   /// \p KeepWarmMicroseconds, so that the next launch or stream task within
   /// that time does not pay for waking them (10-20 us here); 0 lets them
@@ -102,6 +103,13 @@ public:
       unsigned KeepWarmMicroseconds = DefaultKeepWarmMicroseconds,
       unsigned MinWorkPerThreadMicroseconds = DefaultMinWorkPerThread);
   static constexpr unsigned DefaultKeepWarmMicroseconds = 2000;
+  /// The most threads a device's launches or batch compilations may be
+  /// asked for (DeviceOptions::Threads and BatchThreads, the tools'
+  /// --threads and -j, the APIs' thread counts): far above any machine's
+  /// cores, which is all a request can have, and low enough that a count
+  /// no machine has (a typo, a negative number wrapped round) is an error,
+  /// not a wish.
+  static constexpr unsigned MaxThreads = 4096;
   static constexpr unsigned DefaultMinWorkPerThread = 10;
   ~Executor();
   Executor(const Executor &) = delete;
