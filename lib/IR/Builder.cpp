@@ -239,6 +239,11 @@ ValueId KernelBuilder::op(OpKind Kind, llvm::ArrayRef<Arg> Operands,
   Op.Kind = Kind;
   for (const Arg &A : Operands)
     Op.Operands.push_back(A.O);
+  splatScalarLiterals(Op, [&](ValueId Id) -> std::optional<Type> {
+    if (Id < K.Values.size())
+      return K.Values[Id].Ty;
+    return std::nullopt;
+  });
   std::optional<Type> Ty =
       ResultType ? ResultType : impliedType(Kind, Op.Operands);
   if (!Ty) {

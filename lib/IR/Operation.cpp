@@ -111,3 +111,47 @@ const Operation *kiln::operationAt(const Kernel &K, unsigned Number) {
   });
   return Found;
 }
+
+bool kiln::splatsScalarLiterals(OpClass Class, size_t OperandIndex) {
+  // The data operands of the lane-wise classes: all of them, but a
+  // select's condition. Indices, lanes, shifts of other classes stay scalar.
+  switch (Class) {
+  case OpClass::BinaryNumeric:
+  case OpClass::TernaryNumeric:
+  case OpClass::TernaryFloat:
+  case OpClass::BinaryInt:
+  case OpClass::BinaryFloat:
+  case OpClass::Compare:
+  case OpClass::BinaryBool:
+  case OpClass::Dot:
+    return true;
+  case OpClass::Select:
+    return OperandIndex >= 1;
+  default:
+    return false;
+  }
+}
+
+void kiln::splatScalarLiterals(
+    Operation &Op,
+    llvm::function_ref<std::optional<Type>(ValueId)> TypeOfValue) {
+  if (!splatsScalarLiterals(Op.opClass(), 1))
+    return;
+  size_t First = splatsScalarLiterals(Op.opClass(), 0) ? 0 : 1;
+  std::optional<Type> Line;
+  for (size_t I = First; I < Op.Operands.size(); ++I)
+    if (!Op.Operands[I].isLiteral())
+      if (std::optional<Type> T = TypeOfValue(Op.Operands[I].Value))
+        if (T->isLine()) {
+          Line = *T;
+          break;
+        }
+  if (!Line)
+    return;
+  for (size_t I = First; I < Op.Operands.size(); ++I) {
+    Operand &O = Op.Operands[I];
+    if (O.isLiteral() && !O.Lit.Ty.isLine() &&
+        O.Lit.Ty == Line->elementType())
+      O.Lit.Ty = *Line;
+  }
+}

@@ -478,6 +478,11 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
       if (expect(TokenKind::Colon, "':' and the result type") ||
           parseType(Op.ResultType))
         return true;
+      splatScalarLiterals(Op, [&](ValueId Id) -> std::optional<Type> {
+        if (Id < K.Values.size())
+          return K.Values[Id].Ty;
+        return std::nullopt;
+      });
     }
     Info.Ty = Op.ResultType;
   }

@@ -57,8 +57,10 @@ void Printer::printOperand(const Operand &O) {
     printValue(O.Value);
     return;
   }
+  // A splatted literal (splatScalarLiterals) is written as the scalar it
+  // was.
   OS << printLiteral(O.Lit.Bits, O.Lit.Ty.elementKind()) << ':'
-     << O.Lit.Ty.str();
+     << O.Lit.Ty.elementType().str();
 }
 
 void Printer::printIndex(const Operand &O) {

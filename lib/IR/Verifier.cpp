@@ -327,7 +327,9 @@ std::optional<Type> KernelVerifier::plainOperand(const Operation &Op,
   SourceLoc Loc = locOf(Op, I);
   if (O.isLiteral()) {
     Type Ty = O.Lit.Ty;
-    if (Ty.isLine()) {
+    // A line literal is a scalar one splatted by the parser or the builder
+    // (splatScalarLiterals), only where lanes of a line are expected.
+    if (Ty.isLine() && !splatsScalarLiterals(Op.opClass(), I)) {
       error(Loc, "literal operand " + llvm::Twine(I + 1) + " of " + op(Op) +
                      " has line type " + quoted(Ty) + "; literals are scalars");
       return std::nullopt;

@@ -312,6 +312,24 @@ TEST(BuilderDiagnosticsTest, OperationNumbers) {
   EXPECT_EQ(printOperationSummary(K, K.Body.Ops[1]), "sync_cube");
 }
 
+TEST(BuilderDiagnosticsTest, ScalarLiteralsSplatInLineOperations) {
+  KernelBuilder B("splat");
+  Type F4 = Type::line(ScalarKind::F32, 4);
+  ValueId X = B.addScalar("x", F4);
+  Literal Half{Type::scalar(ScalarKind::F32), 0x3F000000}; // 0.5
+  ValueId Y = B.op(OpKind::Mul, {X, Half});
+  ValueId E = B.op(OpKind::Extract, {Y, Literal{U32, 2}});
+  Kernel K = finishOk(B);
+  EXPECT_EQ(K.value(Y).Ty, F4);
+  // The literal became the line; an index stays a scalar.
+  const Operation &Mul = K.Body.Ops[0];
+  EXPECT_EQ(Mul.Operands[1].Lit.Ty, F4);
+  EXPECT_EQ(K.Body.Ops[1].Operands[1].Lit.Ty, U32);
+  EXPECT_EQ(K.value(E).Ty, Type::scalar(ScalarKind::F32));
+  // Printed as the scalar it was written as.
+  EXPECT_EQ(printOperationSummary(K, Mul), "%0 = mul %x, 0.5:f32 : vec<4 x f32>");
+}
+
 TEST(BuilderDiagnosticsTest, SyncPlaneAndProductScans) {
   KernelBuilder B("scan");
   ValueId X = B.addScalar("x", U32);

@@ -12,6 +12,7 @@
 
 #include "kiln/IR/Type.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -89,6 +90,8 @@ bool producesValue(OpClass Class);
 /// index): Load, Store, the atomics, Extract, Insert.
 bool hasIndexedFirstOperand(OpClass Class);
 
+
+
 /// Index of a value in Kernel::Values.
 using ValueId = uint32_t;
 constexpr ValueId NoValue = ~ValueId(0);
@@ -165,6 +168,19 @@ struct Operation {
 
   OpClass opClass() const { return kiln::opClass(Kind); }
 };
+
+/// A scalar literal operand of a lane-wise operation whose other data
+/// operands are lines of the literal's type stands for that line with the
+/// literal in every lane (docs/LangRef.md §5.2): retypes such literals of
+/// \p Op to the line type. \p TypeOfValue gives a value operand's type.
+/// The parser and the builder apply it to every operation they make; the
+/// printer writes such a literal in its scalar form again.
+/// Whether operand \p OperandIndex of an operation of \p Class takes a
+/// splatted scalar literal (splatScalarLiterals).
+bool splatsScalarLiterals(OpClass Class, size_t OperandIndex);
+void splatScalarLiterals(Operation &Op,
+                         llvm::function_ref<std::optional<Type>(ValueId)>
+                             TypeOfValue);
 
 } // namespace kiln
 

@@ -18,6 +18,9 @@ bounds-checked and in the unchecked variant:
   atomic_store; and the same reductions on shared memory within a cube.
 - sync_plane: each unit writes its slot of a shared array, sync_plane, then
   reads its plane neighbour's.
+- A scalar literal operand of a lane-wise operation on lines (add, sub, mul,
+  shl, min, lt, select, fma) stands for the line with it in every lane:
+  exact integer results and float results that are exact in the type.
 - line_sum (the horizontal sum of a line) on lines of every width and of
   integer (wrapping) and float types, the lanes added in order 0..N-1 with
   each sum rounded to the type, bf16 and f16 included.
@@ -278,6 +281,70 @@ def check_line_sums(chk, variants):
                 chk.eq("line_sum %s unit %d" % (ty(lanes, t), u), res["r"][u], want[u])
 
 
+# ---------------------------------------------------------------------------
+# Scalar literals splatted in line operations
+
+SPLAT = """
+kernel @splat_int cube_dim(16) (%a: buffer<vec<4 x i32>, read>, %r: buffer<vec<4 x i32>, write>,
+                                %b: buffer<vec<8 x u32>, read>, %s: buffer<vec<8 x u32>, write>) {
+  %i = absolute_pos : u32
+  %x = load %a[%i] : vec<4 x i32>
+  %y = add %x, -3:i32 : vec<4 x i32>
+  %z = mul 5:i32, %y : vec<4 x i32>
+  %c = lt %z, 0:i32 : vec<4 x bool>
+  %w = select %c, %z, 7:i32 : vec<4 x i32>
+  %m = min %w, 100:i32 : vec<4 x i32>
+  store %r[%i], %m
+  %u = load %b[%i] : vec<8 x u32>
+  %sh = shl %u, 3:u32 : vec<8 x u32>
+  %sub = sub 4000000000:u32, %sh : vec<8 x u32>
+  store %s[%i], %sub
+}
+kernel @splat_float cube_dim(16) (%a: buffer<vec<2 x f64>, read>, %r: buffer<vec<2 x f64>, write>) {
+  %i = absolute_pos : u32
+  %x = load %a[%i] : vec<2 x f64>
+  %f = fma %x, 0.5:f64, 2.0:f64 : vec<2 x f64>
+  %g = sub %f, 0.25:f64 : vec<2 x f64>
+  store %r[%i], %g
+}
+"""
+
+
+def check_splats(chk, variants):
+    with open("splat.kiln", "w") as f:
+        f.write(SPLAT)
+    K.roundtrip("splat.kiln")
+    n = 32
+    rng = K.Rng(4242)
+    xa = [K.wrap(rng.below(200) - 100, "i32") for _ in range(n * 4)]
+    xb = [rng.below(1 << 29) for _ in range(n * 8)]
+    xf = [K.round_to_bits(rng.below(4096) / 8.0 - 256.0, "f64") for _ in range(n * 2)]
+    def int_ref(x):
+        z = 5 * (x - 3)
+        w = z if z < 0 else 7
+        return min(w, 100)
+    for variant, extra in variants:
+        chk.prefix = "[%s] " % variant
+        res = K.run("splat.kiln", "splat_int", str(n // 16),
+                    {"a": K.Buf("vec<4 x i32>", xa, 4), "r": K.Buf("vec<4 x i32>", [0] * len(xa), 4),
+                     "b": K.Buf("vec<8 x u32>", xb, 8), "s": K.Buf("vec<8 x u32>", [0] * len(xb), 8)},
+                    ["r", "s"], extra=extra, may_fail=chk)
+        if res is not None:
+            for j, x in enumerate(xa):
+                chk.eq("splatted literals i32 lane %d" % j, res["r"][j], K.wrap(int_ref(x), "i32"))
+            for j, u in enumerate(xb):
+                chk.eq("splatted literals u32 lane %d" % j, res["s"][j],
+                       K.wrap(4000000000 - K.wrap(u << 3, "u32"), "u32"))
+        res = K.run("splat.kiln", "splat_float", str(n // 16),
+                    {"a": K.Buf("vec<2 x f64>", xf, 2), "r": K.Buf("vec<2 x f64>", [0] * len(xf), 2)},
+                    ["r"], extra=extra, may_fail=chk)
+        if res is not None:
+            for j, b in enumerate(xf):
+                x = K.bits_to_float(b, "f64")
+                chk.eq("splatted literals f64 lane %d" % j, res["r"][j],
+                       K.round_to_bits(x * 0.5 + 2.0 - 0.25, "f64"))
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
@@ -409,6 +476,7 @@ def main():
                 src = units[nxt] if nxt < len(units) else units[0]
                 chk.eq("sync_plane unit %d" % u, res["r"][u], K.wrap(src * 3, "u32"))
     check_line_sums(chk, variants)
+    check_splats(chk, variants)
     chk.report()
 
 
