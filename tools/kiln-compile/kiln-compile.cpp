@@ -25,20 +25,19 @@
 #include "kiln/IR/Verifier.h"
 #include "kiln/Runtime/Device.h"
 #include "kiln/Store/Environment.h"
+#include "support/ArgSpec.h"
 #include "support/RemoteOptions.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
 #include <csignal>
@@ -139,7 +138,8 @@ cl::opt<std::string>
              cl::value_desc("DIR"), cl::cat(Category));
 
 cl::opt<unsigned> Jobs("j",
-                       cl::desc("Threads for --store (default 0: all cores)"),
+                       cl::desc("Threads for --store, at most 4096 (default "
+                                "0: all cores)"),
                        cl::value_desc("N"), cl::init(0), cl::cat(Category));
 
 cl::opt<bool> PrintId("print-id",
@@ -200,13 +200,12 @@ int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS) {
 
 /// Parses and verifies FILE, then writes what the options ask for.
 int compileFile(StringRef File) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer =
-      MemoryBuffer::getFileOrSTDIN(File, /*IsText=*/true);
-  if (!Buffer)
-    return fail(File, "cannot read file: " + Buffer.getError().message());
   StringRef Name = File == "-" ? StringRef("<stdin>") : File;
+  Expected<std::string> Text = kiln::readInputFile(File);
+  if (!Text)
+    return fail(Name, toString(Text.takeError()));
 
-  Expected<kiln::Module> M = kiln::parseModule((*Buffer)->getBuffer(), Name);
+  Expected<kiln::Module> M = kiln::parseModule(*Text, Name);
   if (!M) {
     errs() << toString(M.takeError()) << "\n";
     return 1;
@@ -232,28 +231,33 @@ int compileFile(StringRef File) {
                       "(the file has " +
                           Twine(Selected.size()) + ")");
 
-  std::error_code EC;
-  ToolOutputFile Out(OutputFile, EC,
-                     Emit == EmitKind::Obj ? sys::fs::OF_None
-                                           : sys::fs::OF_TextWithCRLF);
-  if (EC)
-    return fail(OutputFile, "cannot open output file: " + EC.message());
-  for (size_t I = 0; I < Selected.size(); ++I) {
-    if (PrintId) {
-      Out.os() << kiln::kernelIdFromIR(*Selected[I]) << "\n";
-    } else if (Emit != EmitKind::IR) {
-      if (int RC = emitBackend(Name, *Selected[I], Out.os()))
-        return RC;
-    } else {
-      if (I)
-        Out.os() << "\n";
-      Out.os() << kiln::printKernel(*Selected[I]);
-    }
+  // A kernel that fails has printed its diagnostics: the file is not kept.
+  int RC = 0;
+  Error Written = kiln::writeOutputFile(
+      OutputFile, Emit == EmitKind::Obj, [&](raw_pwrite_stream &OS) -> Error {
+        for (size_t I = 0; I < Selected.size(); ++I) {
+          if (PrintId) {
+            OS << kiln::kernelIdFromIR(*Selected[I]) << "\n";
+          } else if (Emit != EmitKind::IR) {
+            if ((RC = emitBackend(Name, *Selected[I], OS)))
+              return createStringError(inconvertibleErrorCode(),
+                                       "reported already");
+          } else {
+            if (I)
+              OS << "\n";
+            OS << kiln::printKernel(*Selected[I]);
+          }
+        }
+        return Error::success();
+      });
+  if (RC) {
+    consumeError(std::move(Written));
+    return RC;
   }
-  Out.keep();
+  if (Written)
+    return fail("kiln-compile", "-o: " + toString(std::move(Written)));
   return 0;
 }
-
 
 /// Writes \p Message (an error's text) as a diagnostic about kernel \p Name
 /// of \p File: as it is when it is located already ("FILE:LINE:COL: error:").
@@ -286,17 +290,14 @@ int compileIntoStore() {
   std::vector<kiln::KernelRequest> Requests;
   kiln::CpuVariant Variant = cpuVariant();
   for (const std::string &File : InputFiles) {
-    ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer =
-        MemoryBuffer::getFileOrSTDIN(File, /*IsText=*/true);
     StringRef Name = File == "-" ? StringRef("<stdin>") : StringRef(File);
-    if (!Buffer) {
-      Items.push_back({(Name + ": error: cannot read file: " +
-                        Buffer.getError().message())
-                           .str(),
+    Expected<std::string> Text = kiln::readInputFile(File);
+    if (!Text) {
+      Items.push_back({(Name + ": error: " + toString(Text.takeError())).str(),
                        std::nullopt});
       continue;
     }
-    Expected<kiln::Module> M = kiln::parseModule((*Buffer)->getBuffer(), Name);
+    Expected<kiln::Module> M = kiln::parseModule(*Text, Name);
     if (!M) {
       Items.push_back({toString(M.takeError()), std::nullopt});
       continue;
@@ -365,7 +366,7 @@ int compileIntoStore() {
     errs() << "\n";
 
   // Duplicates (same id and variant) were compiled once: count them once.
-  unsigned Compiled = 0, Stored = 0, FromRemote = 0, Failed = 0;
+  unsigned Compiled = 0, NotStored = 0, Stored = 0, FromRemote = 0, Failed = 0;
   std::set<std::string> Seen;
   for (const Item &I : Items) {
     if (!I.Request) {
@@ -389,21 +390,30 @@ int compileIntoStore() {
       ++FromRemote;
     else if (Stats[R].Origin == kiln::KernelOrigin::Store)
       ++Stored;
-    else
+    else {
       ++Compiled;
+      // The store refused or failed the write (read-only, full, over a
+      // limit): the warning said why; the batch did not do its job. (One
+      // another process kept first is in the store all the same.)
+      if (!Stats[R].InStore)
+        ++NotStored;
+    }
   }
-  errs() << Tool << ": " << Compiled << " compiled, " << Stored
-         << " already stored, ";
+  errs() << Tool << ": " << Compiled << " compiled";
+  if (NotStored)
+    errs() << " (" << NotStored << " not stored)";
+  errs() << ", " << Stored << " already stored, ";
   if (FromRemote)
     errs() << FromRemote << " from the remote tier, ";
   errs() << Failed << " failed\n";
-  return Failed ? 1 : 0;
+  return Failed || NotStored ? 1 : 0;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
+  kiln::installFatalErrorHandlers("kiln-compile");
   // Over a file size limit a write must fail (EFBIG) and the store warn,
   // not kill the process: InitLLVM made SIGXFSZ a crash.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -423,6 +433,19 @@ int main(int argc, char **argv) {
       (BufferAlignment & (BufferAlignment - 1)))
     return fail(Tool, "--buffer-alignment must be a power of two from 1 to "
                       "4096");
+  if (Jobs > kiln::Executor::MaxThreads)
+    return fail(Tool, "-j must be at most " +
+                          Twine(kiln::Executor::MaxThreads) +
+                          " (0: all cores)");
+  // Target options LLVM would ignore or abort on are refused whatever is
+  // emitted; what --store compiles must also run here (checked by the
+  // device), while --emit may cross-compile for another x86-64 CPU.
+  kiln::CodeGenOptions Target;
+  Target.OptLevel = OptLevel - '0';
+  Target.CPU = MCPU;
+  Target.Features = MAttr;
+  if (Error E = kiln::checkTargetOptions(Target))
+    return fail(Tool, toString(std::move(E)));
   if (StoreDir.getNumOccurrences())
     return compileIntoStore();
   if (Jobs.getNumOccurrences())

@@ -22,10 +22,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
@@ -87,7 +84,9 @@ cl::opt<char> OptLevel("O", cl::desc("Optimisation level: -O0 .. -O3 "
                                      "(default -O3)"),
                        cl::Prefix, cl::init('3'), cl::cat(Category));
 cl::opt<unsigned> Threads("threads",
-                          cl::desc("Launch threads (default 0: all cores)"),
+                          cl::desc("Launch threads, at most 4096 (default 0: "
+                                   "all cores; more than the cores is capped "
+                                   "to them)"),
                           cl::value_desc("N"), cl::init(0), cl::cat(Category));
 cl::opt<std::string> MAttr("mattr",
                            cl::desc("Target features on top of the host's, "
@@ -180,18 +179,19 @@ int run() {
     return fail("--repeat must be at least 1");
   if (PlaneDim == 0 || PlaneDim > 1024)
     return fail("--plane-dim must be between 1 and 1024");
+  if (Threads > kiln::Executor::MaxThreads)
+    return fail("--threads must be at most " +
+                Twine(kiln::Executor::MaxThreads) + " (0: all cores)");
   auto CubeCount = kiln::parseCubeCount(Cubes);
   if (!CubeCount)
     return fail(CubeCount.takeError());
 
   auto Start = Clock::now();
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Text =
-      MemoryBuffer::getFileOrSTDIN(InputFile, /*IsText=*/true);
-  if (!Text)
-    return fail(InputFile + ": cannot read file: " +
-                Text.getError().message());
   StringRef FileName = InputFile == "-" ? StringRef("<stdin>") : InputFile;
-  Expected<kiln::Module> M = kiln::parseModule((*Text)->getBuffer(), FileName);
+  Expected<std::string> Text = kiln::readInputFile(InputFile);
+  if (!Text)
+    return fail(FileName + ": " + toString(Text.takeError()));
+  Expected<kiln::Module> M = kiln::parseModule(*Text, FileName);
   if (!M)
     return fail(M.takeError());
   double ParseMs = msSince(Start);
@@ -295,26 +295,22 @@ int run() {
 
   for (const auto &[I, Path] : OutFiles) {
     const kiln::Buffer &B = Inputs->Buffers[I];
-    std::error_code EC;
-    ToolOutputFile Out(Path, EC, sys::fs::OF_None);
-    if (EC)
-      return fail("--out " + Params[I].Name + ": cannot open '" + Path +
-                  "': " + EC.message());
-    Out.os().write(static_cast<const char *>(B.data()), B.sizeInBytes());
-    Out.os().flush();
-    if (Out.os().has_error())
-      return fail("--out " + Params[I].Name + ": cannot write '" + Path +
-                  "'");
-    Out.keep();
+    if (Error E = kiln::writeOutputFile(
+            Path, /*Binary=*/true, [&](raw_pwrite_stream &OS) {
+              OS.write(static_cast<const char *>(B.data()), B.sizeInBytes());
+              return Error::success();
+            }))
+      return fail("--out " + Params[I].Name + ": " + toString(std::move(E)));
   }
   for (size_t I : PrintIdx) {
     const kiln::Buffer &B = Inputs->Buffers[I];
     const char *Data = static_cast<const char *>(B.data());
     unsigned Size = B.elementType().storeSize();
-    for (uint64_t E = 0; E < B.count(); ++E)
+    for (uint64_t E = 0; E < B.count() && !outs().has_error(); ++E)
       outs() << kiln::formatElement(Data + E * Size, B.elementType()) << "\n";
   }
-  outs().flush();
+  if (Error E = kiln::flushOrError(outs(), "standard output"))
+    return fail("--print: " + toString(std::move(E)));
   return 0;
 }
 
@@ -322,6 +318,7 @@ int run() {
 
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
+  kiln::installFatalErrorHandlers(Tool);
   // Over a file size limit a write must fail (EFBIG) and the store warn,
   // not kill the process: InitLLVM made SIGXFSZ a crash.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -348,8 +345,8 @@ int main(int argc, char **argv) {
       "    (\"vec<4 x f32>[256]:iota\": quote the '<'). iota stores i*N+j in\n"
       "    lane j of element i (N lanes; N = 1 for scalars), converted to\n"
       "    TYPE (integers wrap). file= reads exactly COUNT raw little-endian\n"
-      "    elements. A line VALUE is one literal for every lane or one per\n"
-      "    lane, comma-separated.\n"
+      "    elements (a file of another size is an error). A line VALUE is\n"
+      "    one literal for every lane or one per lane, comma-separated.\n"
       "  Value SPEC: a literal of the parameter's type: 2.5, 7, -3, true,\n"
       "    0x3f800000 (a float's bit pattern).\n"
       "  --print writes one element per line, lanes separated by spaces,\n"

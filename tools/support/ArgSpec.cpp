@@ -6,13 +6,22 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Signals.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace kiln;
 using llvm::Error;
@@ -160,24 +169,193 @@ static void storeConverted(uint64_t N, ScalarKind Kind, uint8_t *Out) {
     Out[B] = static_cast<uint8_t>(Bits >> (8 * B));
 }
 
+namespace {
+std::string errnoText(int Errno) {
+  return std::error_code(Errno, std::generic_category()).message();
+}
+
+/// A file descriptor opened for reading, closed when it goes.
+class ReadFile {
+public:
+  /// Opens \p Path ("-": standard input, not closed) without waiting for the
+  /// writer of a FIFO (O_NONBLOCK, then back to blocking reads: a FIFO
+  /// without a writer then reads as empty). The error is errno's text.
+  static Expected<ReadFile> open(StringRef Path) {
+    ReadFile F;
+    if (Path == "-") {
+      F.FD = STDIN_FILENO;
+      F.Owned = false;
+    } else {
+      std::string P = Path.str();
+      do
+        F.FD = ::open(P.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      while (F.FD < 0 && errno == EINTR);
+      if (F.FD < 0)
+        return specError(errnoText(errno));
+      int Flags = ::fcntl(F.FD, F_GETFL);
+      if (Flags >= 0)
+        ::fcntl(F.FD, F_SETFL, Flags & ~O_NONBLOCK);
+    }
+    struct stat St;
+    if (::fstat(F.FD, &St) != 0)
+      return specError(errnoText(errno));
+    F.Regular = S_ISREG(St.st_mode);
+    F.Size = F.Regular ? static_cast<uint64_t>(St.st_size) : 0;
+    return F;
+  }
+  ReadFile(ReadFile &&O) noexcept
+      : FD(std::exchange(O.FD, -1)), Owned(O.Owned), Regular(O.Regular),
+        Size(O.Size) {}
+  ~ReadFile() {
+    if (FD >= 0 && Owned)
+      ::close(FD);
+  }
+
+  bool regular() const { return Regular; }
+  uint64_t size() const { return Size; } ///< a regular file's, else 0
+
+  /// Reads up to \p N bytes into \p Out: fewer only at the end of the file.
+  Expected<uint64_t> read(char *Out, uint64_t N) {
+    uint64_t Got = 0;
+    while (Got < N) {
+      size_t Chunk = static_cast<size_t>(std::min<uint64_t>(N - Got, 1 << 30));
+      ssize_t R = ::read(FD, Out + Got, Chunk);
+      if (R < 0 && errno == EINTR)
+        continue;
+      if (R < 0)
+        return specError(errnoText(errno));
+      if (R == 0)
+        break;
+      Got += static_cast<uint64_t>(R);
+    }
+    return Got;
+  }
+
+private:
+  ReadFile() = default;
+  int FD = -1;
+  bool Owned = true;
+  bool Regular = false;
+  uint64_t Size = 0;
+};
+} // namespace
+
+Expected<std::string> kiln::readInputFile(StringRef Path, uint64_t MaxBytes) {
+  auto TooLarge = [&] {
+    return specError("larger than " + Twine(MaxBytes) +
+                     " bytes (the limit of a .kiln input)");
+  };
+  Expected<ReadFile> F = ReadFile::open(Path);
+  if (!F)
+    return specError("cannot read file: " + toString(F.takeError()));
+  if (F->regular() && F->size() > MaxBytes)
+    return TooLarge();
+  std::string Text;
+  // A regular file is read in one go; anything else in steps, so that
+  // memory follows what really came.
+  uint64_t Step =
+      std::max<uint64_t>(F->regular() ? F->size() + 1 : 0, 64 * 1024);
+  for (;;) {
+    uint64_t Want = std::min<uint64_t>(Step, MaxBytes + 1 - Text.size());
+    size_t Old = Text.size();
+    Text.resize(Old + Want);
+    Expected<uint64_t> Got = F->read(Text.data() + Old, Want);
+    if (!Got)
+      return specError("cannot read file: " + toString(Got.takeError()));
+    Text.resize(Old + *Got);
+    if (Text.size() > MaxBytes)
+      return TooLarge();
+    if (*Got < Want)
+      return Text;
+    Step = std::min<uint64_t>(Step * 2, 16 << 20);
+  }
+}
+
+Error kiln::writeOutputFile(
+    StringRef Path, bool Binary,
+    llvm::function_ref<Error(llvm::raw_pwrite_stream &)> Write) {
+  std::error_code EC;
+  llvm::ToolOutputFile Out(Path, EC,
+                           Binary ? llvm::sys::fs::OF_None
+                                  : llvm::sys::fs::OF_TextWithCRLF);
+  if (EC)
+    return specError("cannot open '" + Path + "': " + EC.message());
+  Error WriteErr = Write(Out.os());
+  // Standard output is flushed, not closed (raw_fd_ostream does not own it).
+  if (Path == "-")
+    Out.os().flush();
+  else
+    Out.os().close();
+  std::error_code Failed = Out.os().error();
+  Out.os().clear_error();
+  if (WriteErr)
+    return WriteErr; // not kept: a regular file is removed
+  if (Failed) {
+    std::string What =
+        Path == "-" ? std::string("standard output") : "'" + Path.str() + "'";
+    return specError("cannot write " + What + ": " + Failed.message());
+  }
+  Out.keep();
+  return Error::success();
+}
+
+Error kiln::flushOrError(llvm::raw_fd_ostream &OS, StringRef What) {
+  OS.flush();
+  if (!OS.has_error())
+    return Error::success();
+  std::error_code EC = OS.error();
+  OS.clear_error();
+  return specError("cannot write " + What + ": " + EC.message());
+}
+
+/// The last resort of installFatalErrorHandlers: "TOOL: error: REASON" on
+/// standard error (with write(2): this may run while a stream is being
+/// destroyed), the files of ToolOutputFiles not kept removed, exit status 1.
+static void fatalError(void *Tool, const char *Reason, bool) {
+  // One line: a selection failure goes on with a dump of the DAG.
+  llvm::StringRef First = llvm::StringRef(Reason).split('\n').first;
+  std::string Line = std::string(static_cast<const char *>(Tool)) +
+                     ": error: " + First.str() + " (LLVM fatal error)\n";
+  ssize_t Ignored = ::write(STDERR_FILENO, Line.data(), Line.size());
+  (void)Ignored;
+  llvm::sys::RunInterruptHandlers();
+  std::_Exit(1);
+}
+
+static void badAlloc(void *Tool, const char *Reason, bool GenCrashDiag) {
+  fatalError(Tool, (std::string("out of memory (") + Reason + ")").c_str(),
+             GenCrashDiag);
+}
+
+void kiln::installFatalErrorHandlers(const char *Tool) {
+  llvm::install_fatal_error_handler(fatalError, const_cast<char *>(Tool));
+  llvm::install_bad_alloc_error_handler(badAlloc, const_cast<char *>(Tool));
+}
+
 Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {
   Type Ty = Spec.ElementType;
   uint64_t Elem = Ty.storeSize();
-  std::unique_ptr<llvm::MemoryBuffer> File;
+  std::optional<ReadFile> File;
+  uint64_t Want = 0;
+  auto WrongSize = [&](const Twine &Has) {
+    return specError("file '" + Spec.Operand + "' has " + Has +
+                     " bytes, expected " + Twine(Spec.Count) + " elements of " +
+                     Ty.str() + " (" + Twine(Want) + " bytes)");
+  };
   if (Spec.Init == BufferSpec::InitKind::File) {
+    if (Spec.Count > UINT64_MAX / Elem)
+      return specError("file '" + Spec.Operand + "': " + Twine(Spec.Count) +
+                       " elements of " + Ty.str() +
+                       " are more than 2^64 bytes");
+    Want = Spec.Count * Elem;
     // Checked before allocating, so a wrong COUNT costs nothing.
-    auto F = llvm::MemoryBuffer::getFile(Spec.Operand, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
+    Expected<ReadFile> F = ReadFile::open(Spec.Operand);
     if (!F)
       return specError("cannot read '" + Spec.Operand +
-                       "': " + F.getError().message());
-    File = std::move(*F);
-    uint64_t Want = Spec.Count * Elem;
-    if (Spec.Count > UINT64_MAX / Elem || File->getBufferSize() != Want)
-      return specError("file '" + Spec.Operand + "' has " +
-                       Twine(File->getBufferSize()) + " bytes, expected " +
-                       Twine(Spec.Count) + " elements of " + Ty.str() + " (" +
-                       Twine(Spec.Count * Elem) + " bytes)");
+                       "': " + toString(F.takeError()));
+    if (F->regular() && F->size() != Want)
+      return WrongSize(Twine(F->size()));
+    File.emplace(std::move(*F));
   }
   auto B = Buffer::create(Ty, Spec.Count);
   if (!B)
@@ -186,9 +364,24 @@ Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {
   switch (Spec.Init) {
   case BufferSpec::InitKind::Zeros:
     break;
-  case BufferSpec::InitKind::File:
-    std::memcpy(Out, File->getBufferStart(), File->getBufferSize());
+  case BufferSpec::InitKind::File: {
+    // Exactly Want bytes, then one more would be too many: a pipe or a
+    // device is never read further than that.
+    Expected<uint64_t> Got = File->read(reinterpret_cast<char *>(Out), Want);
+    if (!Got)
+      return specError("cannot read '" + Spec.Operand +
+                       "': " + toString(Got.takeError()));
+    if (*Got < Want)
+      return WrongSize(Twine(*Got));
+    char Extra;
+    Expected<uint64_t> More = File->read(&Extra, 1);
+    if (!More)
+      return specError("cannot read '" + Spec.Operand +
+                       "': " + toString(More.takeError()));
+    if (*More)
+      return WrongSize("more than " + Twine(Want));
     break;
+  }
   case BufferSpec::InitKind::Fill: {
     auto V = parseValueText(Spec.Operand, Ty);
     if (!V)

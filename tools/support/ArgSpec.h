@@ -3,7 +3,8 @@
 // Part of the tools' support library (KilnToolSupport), not of libkiln.a:
 // the library has no use for it.
 //
-// The text forms kiln-run reads and writes (docs/Tools.md §3.2, §3.3):
+// The text forms kiln-run reads and writes (docs/Tools.md §3.2, §3.3), and
+// the bounded reads and checked writes of the tools' files:
 //   buffer SPEC  TYPE[COUNT]:zeros | fill=VALUE | iota | file=PATH
 //   value SPEC   a literal of the parameter's type (kiln/IR/Literal.h)
 //   cube count   X[,Y[,Z]]
@@ -26,7 +27,9 @@
 #include "kiln/Runtime/Buffer.h"
 #include "kiln/Runtime/Launch.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <array>
 #include <cstdint>
@@ -58,9 +61,47 @@ llvm::Expected<BufferSpec> parseBufferSpec(llvm::StringRef Spec);
 llvm::Expected<std::vector<uint8_t>> parseValueText(llvm::StringRef Text,
                                                     Type Ty);
 
-/// Allocates the buffer \p Spec describes and fills it (reads the file of
-/// `file=`, which must hold exactly COUNT elements).
+/// Allocates the buffer \p Spec describes and fills it. The file of `file=`
+/// must hold exactly COUNT elements: a regular file of another size is
+/// refused before anything is allocated; anything else (a pipe, a device
+/// such as /dev/zero, a FIFO) is read for at most one byte more than the
+/// buffer needs, so that a longer one is refused too and an endless one
+/// costs no more than the buffer. A FIFO without a writer reads as empty.
 llvm::Expected<Buffer> createBuffer(const BufferSpec &Spec);
+
+/// The most bytes a tool reads of a `.kiln` input, a file or standard input:
+/// 64 MiB, far above any real module, low enough that reading one never
+/// threatens the machine's memory.
+constexpr uint64_t MaxInputFileBytes = uint64_t(64) << 20;
+
+/// The contents of \p Path ("-": standard input), refused beyond
+/// \p MaxBytes before they are all read: a regular file by its size, and
+/// anything else (a pipe, /dev/zero) once MaxBytes + 1 bytes came. Opening a
+/// FIFO does not wait for a writer. Errors: "cannot read file: WHY" and
+/// "larger than N bytes (the limit of a .kiln input)".
+llvm::Expected<std::string>
+readInputFile(llvm::StringRef Path, uint64_t MaxBytes = MaxInputFileBytes);
+
+/// Writes \p Path ("-": standard output) with \p Write and closes it,
+/// checking every step: an error of \p Write, or a failed write or close
+/// ("cannot write 'PATH': No space left on device"), is returned with no
+/// error left pending in the stream (raw_fd_ostream's destructor would
+/// report it as an LLVM fatal error) and the regular file removed (a
+/// device such as /dev/full never is). Opening: "cannot open 'PATH': WHY".
+llvm::Error writeOutputFile(
+    llvm::StringRef Path, bool Binary,
+    llvm::function_ref<llvm::Error(llvm::raw_pwrite_stream &)> Write);
+
+/// Makes an LLVM fatal error (report_fatal_error, which would print
+/// "LLVM ERROR: ..." and abort) or an allocation failure inside LLVM end the
+/// tool like any other error: "TOOL: error: REASON" and exit status 1. A
+/// last resort: the tools check what they can before LLVM sees it.
+void installFatalErrorHandlers(const char *Tool);
+
+/// Flushes \p OS (standard output, say) and returns the error of any write
+/// to it so far ("cannot write standard output: WHY"), clearing it so that
+/// the stream's destructor does not turn it into an LLVM fatal error.
+llvm::Error flushOrError(llvm::raw_fd_ostream &OS, llvm::StringRef What);
 
 /// One element as kiln-run prints it, lanes of a line separated by single
 /// spaces: integers in decimal, bool `true`/`false`, floats as the shortest
