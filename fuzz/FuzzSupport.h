@@ -1,4 +1,5 @@
-//===- FuzzSupport.h - What Kiln's fuzz targets share ------------*- C++ -*-===//
+//===- FuzzSupport.h - What Kiln's fuzz targets share ------------*- C++
+//-*-===//
 //
 // A fuzz target reports a finding by aborting: libFuzzer keeps the input as
 // a crash file. Sanitizer reports and LLVM fatal errors end up the same way.

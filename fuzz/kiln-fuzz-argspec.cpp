@@ -46,13 +46,13 @@ namespace {
 constexpr uint64_t MaxBufferBytes = uint64_t(1) << 20;
 
 const Type Handful[] = {
-    Type::scalar(ScalarKind::F32),   Type::scalar(ScalarKind::I32),
-    Type::scalar(ScalarKind::U8),    Type::scalar(ScalarKind::Bool),
-    Type::scalar(ScalarKind::F16),   Type::scalar(ScalarKind::BF16),
-    Type::scalar(ScalarKind::F64),   Type::scalar(ScalarKind::U64),
-    Type::scalar(ScalarKind::I64),   Type::line(ScalarKind::F32, 4),
-    Type::line(ScalarKind::I16, 3),  Type::line(ScalarKind::BF16, 2),
-    Type::line(ScalarKind::U8, 16),  Type::line(ScalarKind::Bool, 8),
+    Type::scalar(ScalarKind::F32),  Type::scalar(ScalarKind::I32),
+    Type::scalar(ScalarKind::U8),   Type::scalar(ScalarKind::Bool),
+    Type::scalar(ScalarKind::F16),  Type::scalar(ScalarKind::BF16),
+    Type::scalar(ScalarKind::F64),  Type::scalar(ScalarKind::U64),
+    Type::scalar(ScalarKind::I64),  Type::line(ScalarKind::F32, 4),
+    Type::line(ScalarKind::I16, 3), Type::line(ScalarKind::BF16, 2),
+    Type::line(ScalarKind::U8, 16), Type::line(ScalarKind::Bool, 8),
 };
 
 /// The text of one element as a value spec: formatElement separates the
@@ -134,11 +134,10 @@ void fuzzBuffer(llvm::StringRef Text) {
   unsigned Size = Ty.storeSize();
   std::vector<uint8_t> Fill;
   if (S->Init == BufferSpec::InitKind::Fill) {
-    llvm::Expected<std::vector<uint8_t>> V =
-        parseValueText(S->Operand, Ty);
+    llvm::Expected<std::vector<uint8_t>> V = parseValueText(S->Operand, Ty);
     if (!V)
-      finding("the fill value of '" + Text + "' no longer reads: " +
-              llvm::toString(V.takeError()));
+      finding("the fill value of '" + Text +
+              "' no longer reads: " + llvm::toString(V.takeError()));
     Fill = std::move(*V);
   }
   // At most a few thousand elements are looked at.
@@ -170,8 +169,8 @@ void fuzzCubeCount(llvm::StringRef Text) {
     llvm::consumeError(C.takeError());
     return;
   }
-  std::string Again = std::to_string((*C)[0]) + "," +
-                      std::to_string((*C)[1]) + "," + std::to_string((*C)[2]);
+  std::string Again = std::to_string((*C)[0]) + "," + std::to_string((*C)[1]) +
+                      "," + std::to_string((*C)[2]);
   llvm::Expected<std::array<uint32_t, 3>> D = parseCubeCount(Again);
   if (!D)
     finding("the cube count '" + Again + "' (from '" + Text +
@@ -223,8 +222,8 @@ void fuzzBind(llvm::StringRef Lines, Type Ty) {
   }
   if (In->Bindings.size() != Params.size() ||
       In->Buffers.size() != Params.size())
-    finding("bindArguments bound " + llvm::Twine(In->Bindings.size()) +
-            " of " + llvm::Twine(Params.size()) + " parameters");
+    finding("bindArguments bound " + llvm::Twine(In->Bindings.size()) + " of " +
+            llvm::Twine(Params.size()) + " parameters");
 }
 
 } // namespace

@@ -70,8 +70,8 @@ void printCounts() {
 }
 
 constexpr ScalarKind AllKinds[] = {
-    ScalarKind::Bool, ScalarKind::I8,  ScalarKind::I16, ScalarKind::I32,
-    ScalarKind::I64,  ScalarKind::U8,  ScalarKind::U16, ScalarKind::U32,
+    ScalarKind::Bool, ScalarKind::I8,  ScalarKind::I16,  ScalarKind::I32,
+    ScalarKind::I64,  ScalarKind::U8,  ScalarKind::U16,  ScalarKind::U32,
     ScalarKind::U64,  ScalarKind::F16, ScalarKind::BF16, ScalarKind::F32,
     ScalarKind::F64};
 constexpr unsigned LineWidths[] = {1, 2, 3, 4, 8, 16};
@@ -345,9 +345,8 @@ Arg Generator::index(bool &Div, bool Uniform, uint64_t Count) {
         0, uint32_t(std::min<uint64_t>(Count ? Count - 1 : 0, 1u << 20))));
   case 1: // the unit's own element
     if (!Uniform) {
-      ValueId Id = B.builtin(
-          pick<OpKind>({OpKind::UnitPos, OpKind::AbsolutePos,
-                        OpKind::UnitPosPlane}));
+      ValueId Id = B.builtin(pick<OpKind>(
+          {OpKind::UnitPos, OpKind::AbsolutePos, OpKind::UnitPosPlane}));
       add(Id, Type::scalar(ScalarKind::U32), true);
       Div = true;
       return Id;
@@ -371,8 +370,8 @@ void Generator::header() {
   uint64_t Units = 1;
   for (unsigned I = 0; I < Rank; ++I) {
     uint32_t Want = pick<uint32_t>({1, 2, 3, 4, 8, 16, 32, 33, 64, 256});
-    uint32_t Max = uint32_t(std::min<uint64_t>(I == 2 ? 64 : 1024,
-                                               1024 / Units));
+    uint32_t Max =
+        uint32_t(std::min<uint64_t>(I == 2 ? 64 : 1024, 1024 / Units));
     D[I] = std::max<uint32_t>(1, std::min(Want, Max));
     Units *= D[I];
   }
@@ -386,11 +385,11 @@ void Generator::header() {
   unsigned Buffers = In.ConsumeIntegralInRange<unsigned>(1, 4);
   for (unsigned I = 0; I < Buffers; ++I) {
     // Atomic element types half of the time, so that atomics have a place.
-    Type Ty = chance(50) ? Type::scalar(pick<ScalarKind>(
-                               {ScalarKind::I32, ScalarKind::U32,
-                                ScalarKind::I64, ScalarKind::U64,
-                                ScalarKind::F32, ScalarKind::F64}))
-                         : typeOf(Elem::Any);
+    Type Ty = chance(50)
+                  ? Type::scalar(pick<ScalarKind>(
+                        {ScalarKind::I32, ScalarKind::U32, ScalarKind::I64,
+                         ScalarKind::U64, ScalarKind::F32, ScalarKind::F64}))
+                  : typeOf(Elem::Any);
     AccessKind Access = pick<AccessKind>(
         {AccessKind::Read, AccessKind::Write, AccessKind::ReadWrite});
     ValueId Id = B.addBuffer("b" + std::to_string(I), Ty, Access);
@@ -408,10 +407,10 @@ void Generator::valueOp() {
   bool Div = false;
   switch (In.ConsumeIntegralInRange<unsigned>(0, 15)) {
   case 0: { // builtins
-    OpKind K = pick<OpKind>({OpKind::UnitPos, OpKind::CubePos, OpKind::CubeDim,
-                             OpKind::CubeCount, OpKind::AbsolutePos,
-                             OpKind::PlaneDim, OpKind::UnitPosPlane,
-                             OpKind::PlanePos});
+    OpKind K =
+        pick<OpKind>({OpKind::UnitPos, OpKind::CubePos, OpKind::CubeDim,
+                      OpKind::CubeCount, OpKind::AbsolutePos, OpKind::PlaneDim,
+                      OpKind::UnitPosPlane, OpKind::PlanePos});
     uint8_t C = opClass(K) == OpClass::BuiltinXYZ
                     ? In.ConsumeIntegralInRange<uint8_t>(0, 3)
                     : 0;
@@ -437,41 +436,72 @@ void Generator::valueOp() {
       Elem E;
     };
     static const Form Forms[] = {
-        {OpKind::Add, 2, Elem::Numeric},      {OpKind::Sub, 2, Elem::Numeric},
-        {OpKind::Mul, 2, Elem::Numeric},      {OpKind::Div, 2, Elem::Numeric},
-        {OpKind::Rem, 2, Elem::Numeric},      {OpKind::Neg, 1, Elem::Numeric},
-        {OpKind::Abs, 1, Elem::Numeric},      {OpKind::Min, 2, Elem::Numeric},
-        {OpKind::Max, 2, Elem::Numeric},      {OpKind::Clamp, 3, Elem::Numeric},
-        {OpKind::Fma, 3, Elem::Float},        {OpKind::MulHi, 2, Elem::Integer},
-        {OpKind::AddSat, 2, Elem::Integer},   {OpKind::SubSat, 2, Elem::Integer},
-        {OpKind::Sqrt, 1, Elem::Float},       {OpKind::Rsqrt, 1, Elem::Float},
-        {OpKind::Recip, 1, Elem::Float},      {OpKind::Exp, 1, Elem::Float},
-        {OpKind::Exp2, 1, Elem::Float},       {OpKind::Log, 1, Elem::Float},
-        {OpKind::Log2, 1, Elem::Float},       {OpKind::Log1p, 1, Elem::Float},
-        {OpKind::Expm1, 1, Elem::Float},      {OpKind::Pow, 2, Elem::Float},
-        {OpKind::Sin, 1, Elem::Float},        {OpKind::Cos, 1, Elem::Float},
-        {OpKind::Tan, 1, Elem::Float},        {OpKind::Tanh, 1, Elem::Float},
-        {OpKind::Sinh, 1, Elem::Float},       {OpKind::Cosh, 1, Elem::Float},
-        {OpKind::Asin, 1, Elem::Float},       {OpKind::Acos, 1, Elem::Float},
-        {OpKind::Atan, 1, Elem::Float},       {OpKind::Asinh, 1, Elem::Float},
-        {OpKind::Acosh, 1, Elem::Float},      {OpKind::Atanh, 1, Elem::Float},
-        {OpKind::Atan2, 2, Elem::Float},      {OpKind::Erf, 1, Elem::Float},
-        {OpKind::Floor, 1, Elem::Float},      {OpKind::Ceil, 1, Elem::Float},
-        {OpKind::Round, 1, Elem::Float},      {OpKind::Trunc, 1, Elem::Float},
-        {OpKind::Hypot, 2, Elem::Float},      {OpKind::Rhypot, 2, Elem::Float},
-        {OpKind::IsNan, 1, Elem::Float},      {OpKind::IsInf, 1, Elem::Float},
-        {OpKind::Eq, 2, Elem::Any},           {OpKind::Ne, 2, Elem::Any},
-        {OpKind::Lt, 2, Elem::Numeric},       {OpKind::Le, 2, Elem::Numeric},
-        {OpKind::Gt, 2, Elem::Numeric},       {OpKind::Ge, 2, Elem::Numeric},
-        {OpKind::And, 2, Elem::Bool},         {OpKind::Or, 2, Elem::Bool},
-        {OpKind::Xor, 2, Elem::Bool},         {OpKind::Not, 1, Elem::Bool},
-        {OpKind::BitAnd, 2, Elem::Integer},   {OpKind::BitOr, 2, Elem::Integer},
-        {OpKind::BitXor, 2, Elem::Integer},   {OpKind::BitNot, 1, Elem::Integer},
-        {OpKind::Shl, 2, Elem::Integer},      {OpKind::Shr, 2, Elem::Integer},
+        {OpKind::Add, 2, Elem::Numeric},
+        {OpKind::Sub, 2, Elem::Numeric},
+        {OpKind::Mul, 2, Elem::Numeric},
+        {OpKind::Div, 2, Elem::Numeric},
+        {OpKind::Rem, 2, Elem::Numeric},
+        {OpKind::Neg, 1, Elem::Numeric},
+        {OpKind::Abs, 1, Elem::Numeric},
+        {OpKind::Min, 2, Elem::Numeric},
+        {OpKind::Max, 2, Elem::Numeric},
+        {OpKind::Clamp, 3, Elem::Numeric},
+        {OpKind::Fma, 3, Elem::Float},
+        {OpKind::MulHi, 2, Elem::Integer},
+        {OpKind::AddSat, 2, Elem::Integer},
+        {OpKind::SubSat, 2, Elem::Integer},
+        {OpKind::Sqrt, 1, Elem::Float},
+        {OpKind::Rsqrt, 1, Elem::Float},
+        {OpKind::Recip, 1, Elem::Float},
+        {OpKind::Exp, 1, Elem::Float},
+        {OpKind::Exp2, 1, Elem::Float},
+        {OpKind::Log, 1, Elem::Float},
+        {OpKind::Log2, 1, Elem::Float},
+        {OpKind::Log1p, 1, Elem::Float},
+        {OpKind::Expm1, 1, Elem::Float},
+        {OpKind::Pow, 2, Elem::Float},
+        {OpKind::Sin, 1, Elem::Float},
+        {OpKind::Cos, 1, Elem::Float},
+        {OpKind::Tan, 1, Elem::Float},
+        {OpKind::Tanh, 1, Elem::Float},
+        {OpKind::Sinh, 1, Elem::Float},
+        {OpKind::Cosh, 1, Elem::Float},
+        {OpKind::Asin, 1, Elem::Float},
+        {OpKind::Acos, 1, Elem::Float},
+        {OpKind::Atan, 1, Elem::Float},
+        {OpKind::Asinh, 1, Elem::Float},
+        {OpKind::Acosh, 1, Elem::Float},
+        {OpKind::Atanh, 1, Elem::Float},
+        {OpKind::Atan2, 2, Elem::Float},
+        {OpKind::Erf, 1, Elem::Float},
+        {OpKind::Floor, 1, Elem::Float},
+        {OpKind::Ceil, 1, Elem::Float},
+        {OpKind::Round, 1, Elem::Float},
+        {OpKind::Trunc, 1, Elem::Float},
+        {OpKind::Hypot, 2, Elem::Float},
+        {OpKind::Rhypot, 2, Elem::Float},
+        {OpKind::IsNan, 1, Elem::Float},
+        {OpKind::IsInf, 1, Elem::Float},
+        {OpKind::Eq, 2, Elem::Any},
+        {OpKind::Ne, 2, Elem::Any},
+        {OpKind::Lt, 2, Elem::Numeric},
+        {OpKind::Le, 2, Elem::Numeric},
+        {OpKind::Gt, 2, Elem::Numeric},
+        {OpKind::Ge, 2, Elem::Numeric},
+        {OpKind::And, 2, Elem::Bool},
+        {OpKind::Or, 2, Elem::Bool},
+        {OpKind::Xor, 2, Elem::Bool},
+        {OpKind::Not, 1, Elem::Bool},
+        {OpKind::BitAnd, 2, Elem::Integer},
+        {OpKind::BitOr, 2, Elem::Integer},
+        {OpKind::BitXor, 2, Elem::Integer},
+        {OpKind::BitNot, 1, Elem::Integer},
+        {OpKind::Shl, 2, Elem::Integer},
+        {OpKind::Shr, 2, Elem::Integer},
         {OpKind::ReverseBits, 1, Elem::Integer},
     };
-    const Form &F = Forms[In.ConsumeIntegralInRange<size_t>(
-        0, std::size(Forms) - 1)];
+    const Form &F =
+        Forms[In.ConsumeIntegralInRange<size_t>(0, std::size(Forms) - 1)];
     Type Ty = typeOf(F.E);
     // Lane-wise operations take a scalar literal where a line is expected
     // (splatted) as long as another data operand is a line value.
@@ -498,16 +528,16 @@ void Generator::valueOp() {
   }
   case 5: { // bit counts, as the type or as u32 lanes
     Type Ty = typeOf(Elem::Integer);
-    OpKind K = pick<OpKind>({OpKind::Popcount, OpKind::Clz, OpKind::Ctz,
-                             OpKind::FindFirstSet});
+    OpKind K = pick<OpKind>(
+        {OpKind::Popcount, OpKind::Clz, OpKind::Ctz, OpKind::FindFirstSet});
     Type R = chance(50) ? Ty : Ty.withElement(ScalarKind::U32);
     Arg X = operand(Ty, Div);
     add(B.op(K, {X}, R), R, Div);
     return;
   }
   case 6: { // line reductions
-    OpKind K = pick<OpKind>({OpKind::Dot, OpKind::Magnitude, OpKind::LineSum,
-                             OpKind::Normalize});
+    OpKind K = pick<OpKind>(
+        {OpKind::Dot, OpKind::Magnitude, OpKind::LineSum, OpKind::Normalize});
     bool IntOk = K == OpKind::Dot || K == OpKind::LineSum;
     Type Ty = typeOf(IntOk ? Elem::Numeric : Elem::Float, 100);
     std::vector<Arg> Ops;
@@ -523,10 +553,9 @@ void Generator::valueOp() {
     Type Ty = typeOf(Elem::Any, 100);
     bool D;
     Arg Line = operand(Ty, Div, /*Literal=*/false);
-    Arg Idx = chance(50)
-                  ? Arg(lit::u32(In.ConsumeIntegralInRange<uint32_t>(
-                        0, Ty.lanes() - 1)))
-                  : operand(Type::scalar(ScalarKind::U32), D, false);
+    Arg Idx = chance(50) ? Arg(lit::u32(In.ConsumeIntegralInRange<uint32_t>(
+                               0, Ty.lanes() - 1)))
+                         : operand(Type::scalar(ScalarKind::U32), D, false);
     if (!Idx.O.isLiteral())
       Div |= D;
     if (chance(50)) {
@@ -582,7 +611,7 @@ void Generator::valueOp() {
     Type Ty = typeOf(Elem::Any);
     bool D1, D2;
     Type CondTy = Ty.isLine() && chance(60) ? Ty.withElement(ScalarKind::Bool)
-                                           : Type::scalar(ScalarKind::Bool);
+                                            : Type::scalar(ScalarKind::Bool);
     Arg C = operand(CondTy, Div);
     Arg X = operand(Ty, D1), Y = operand(Ty, D2);
     add(B.select(C, X, Y), Ty, Div || D1 || D2);
@@ -615,7 +644,8 @@ void Generator::memoryOp() {
   case ValueKind::Buffer:
   case ValueKind::Shared:
   case ValueKind::Local: {
-    bool Readable = M.Kind != ValueKind::Buffer || M.Access != AccessKind::Write;
+    bool Readable =
+        M.Kind != ValueKind::Buffer || M.Access != AccessKind::Write;
     bool Writable = M.Kind != ValueKind::Buffer || M.Access != AccessKind::Read;
     unsigned What = In.ConsumeIntegralInRange<unsigned>(0, 3);
     if (What == 0) {
@@ -670,14 +700,14 @@ void Generator::atomicOp() {
   case 0: { // read-modify-write
     if (A != AccessKind::ReadWrite)
       return;
-    OpKind K = Float ? pick<OpKind>({OpKind::AtomicAdd, OpKind::AtomicSub,
-                                     OpKind::AtomicMin, OpKind::AtomicMax,
-                                     OpKind::AtomicExchange})
-                     : pick<OpKind>({OpKind::AtomicAdd, OpKind::AtomicSub,
-                                     OpKind::AtomicMin, OpKind::AtomicMax,
-                                     OpKind::AtomicAnd, OpKind::AtomicOr,
-                                     OpKind::AtomicXor,
-                                     OpKind::AtomicExchange});
+    OpKind K = Float
+                   ? pick<OpKind>({OpKind::AtomicAdd, OpKind::AtomicSub,
+                                   OpKind::AtomicMin, OpKind::AtomicMax,
+                                   OpKind::AtomicExchange})
+                   : pick<OpKind>({OpKind::AtomicAdd, OpKind::AtomicSub,
+                                   OpKind::AtomicMin, OpKind::AtomicMax,
+                                   OpKind::AtomicAnd, OpKind::AtomicOr,
+                                   OpKind::AtomicXor, OpKind::AtomicExchange});
     Arg X = operand(M.Ty, D);
     ValueId Old = B.atomic(K, M.Id, Idx, X);
     // The old value unused half of the time: what privatisation looks for.
@@ -821,8 +851,8 @@ void Generator::control(unsigned Depth) {
     if (chance(50)) {
       if (chance(70)) {
         // A literal step must be positive.
-        uint64_t S = std::max<uint64_t>(
-            1, In.ConsumeIntegralInRange<uint64_t>(0, 9));
+        uint64_t S =
+            std::max<uint64_t>(1, In.ConsumeIntegralInRange<uint64_t>(0, 9));
         Step = Arg(lit::make(Ty.elementKind(), S));
       } else {
         Step = operand(Ty, D3, /*Literal=*/false);
@@ -1012,9 +1042,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     if (isAllowedLoweringError(Message))
       return 0;
     finding("a kernel that verifies does not compile (" + Variant.str() +
-            ", -O" + llvm::Twine(OptLevel) +
-            ", plane size " + llvm::Twine(Limits.PlaneDim) + "): " + Message +
-            "\n" + Text);
+            ", -O" + llvm::Twine(OptLevel) + ", plane size " +
+            llvm::Twine(Limits.PlaneDim) + "): " + Message + "\n" + Text);
   }
   ++Stats.Compiled;
   if (A->Object.empty())

@@ -46,8 +46,9 @@ void checkDiagnosticText(llvm::StringRef Message, llvm::StringRef What) {
   Message.split(Lines, '\n');
   for (llvm::StringRef Line : Lines)
     if (!Line.starts_with(FileName) || !Line.contains(": error: "))
-      finding(What + " gave a diagnostic line not of the form "
-                     "'FILE:...: error: MESSAGE': '" +
+      finding(What +
+              " gave a diagnostic line not of the form "
+              "'FILE:...: error: MESSAGE': '" +
               Line + "'");
 }
 
@@ -84,8 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
             llvm::toString(Again.takeError()) + "\n--- printed:\n" + Once);
   std::string Twice = printModule(*Again);
   if (Twice != Once)
-    finding("print(parse(print(M))) differs from print(M)\n--- once:\n" +
-            Once + "--- twice:\n" + Twice);
+    finding("print(parse(print(M))) differs from print(M)\n--- once:\n" + Once +
+            "--- twice:\n" + Twice);
   if (kernelIds(*M) != kernelIds(*Again))
     finding("kernel ids changed through print and parse\n" + Once);
 
@@ -102,7 +103,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   if (Verifies != VerifiesAgain)
     finding(llvm::Twine("the module ") +
             (Verifies ? "verifies" : "does not verify") +
-            " but its printed form " +
-            (VerifiesAgain ? "does" : "does not") + "\n--- printed:\n" + Once);
+            " but its printed form " + (VerifiesAgain ? "does" : "does not") +
+            "\n--- printed:\n" + Once);
   return 0;
 }

@@ -84,13 +84,15 @@ std::vector<std::vector<uint8_t>> samples() {
     return State;
   };
   static const char Common[] =
-      "\x7f" "ELF\x02\x01\x01 .text .rodata .symtab .strtab .rela.text "
+      "\x7f"
+      "ELF\x02\x01\x01 .text .rodata .symtab .strtab .rela.text "
       "kiln_cube_fn vmovups vfmadd231ps ymm0 ymm1 __kiln_plane_sum";
   for (unsigned I = 0; I < 64; ++I) {
     std::vector<uint8_t> S(Common, Common + sizeof(Common));
     size_t Own = 200 + Next() % 800;
     for (size_t J = 0; J < Own; ++J)
-      S.push_back(J % 7 ? uint8_t(Next()) : uint8_t(Common[J % sizeof(Common)]));
+      S.push_back(J % 7 ? uint8_t(Next())
+                        : uint8_t(Common[J % sizeof(Common)]));
     S.insert(S.end(), Common, Common + sizeof(Common));
     Out.push_back(std::move(S));
   }
@@ -115,7 +117,8 @@ void fixEntryChecksums(std::vector<uint8_t> &F) {
     return;
   write32le(&F[12], uint32_t(H));
   write64le(&F[56], F.size() - H);
-  write64le(&F[64], llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(F).drop_front(H)));
+  write64le(&F[64],
+            llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(F).drop_front(H)));
   write64le(&F[H - 8],
             llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(F).take_front(H - 8)));
 }
@@ -164,7 +167,8 @@ void fuzzEntry(uint8_t Mode, llvm::ArrayRef<uint8_t> Data) {
     break;
   }
   EntryHeader Got;
-  llvm::Expected<std::vector<uint8_t>> Payload = decodeEntry(File, Expect, &Got);
+  llvm::Expected<std::vector<uint8_t>> Payload =
+      decodeEntry(File, Expect, &Got);
   if (!Payload) {
     llvm::consumeError(Payload.takeError());
     return;
@@ -176,8 +180,8 @@ void fuzzEntry(uint8_t Mode, llvm::ArrayRef<uint8_t> Data) {
   // What decoded encodes again to an entry that decodes the same.
   std::shared_ptr<const EntryDictionary> Used =
       Got.DictionaryId ? Expect.Dictionary(Got.DictionaryId) : nullptr;
-  llvm::Expected<std::vector<uint8_t>> Again = encodeEntry(
-      Got.Key, Got.NamespaceHash, Got.Info, *Payload, Used.get());
+  llvm::Expected<std::vector<uint8_t>> Again =
+      encodeEntry(Got.Key, Got.NamespaceHash, Got.Info, *Payload, Used.get());
   if (!Again) {
     std::string Why = llvm::toString(Again.takeError());
     // Compressing better than the original frame can cross the ratio limit.
@@ -364,8 +368,7 @@ void writeSeeds(const std::string &Dir) {
           encodeEntry(K, NS, I ? WithFeatures : Info, Payloads[4 + I],
                       WithDict ? Dict.get() : nullptr);
       if (!E)
-        finding("cannot encode a seed entry: " +
-                llvm::toString(E.takeError()));
+        finding("cannot encode a seed entry: " + llvm::toString(E.takeError()));
       writeFile(NSDir + "/" + entryFileName(K), *E);
     }
     std::string Path = TempRoot + "/seed.bundle";

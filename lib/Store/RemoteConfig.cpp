@@ -35,6 +35,31 @@ static Error invalid(const Twine &Why) {
 // Addresses
 //===----------------------------------------------------------------------===//
 
+static bool isControlChar(char C) {
+  return static_cast<unsigned char>(C) < 0x20 || C == 0x7f;
+}
+
+/// A host name or IPv4 address: letters, digits, '.', '-', '_'.
+static bool isHostNameText(StringRef Host) {
+  return llvm::all_of(Host, [](char C) {
+    return isAlnum(C) || C == '.' || C == '-' || C == '_';
+  });
+}
+
+/// What may stand between the brackets of an IPv6 address: hex digits,
+/// ':' (at least one) and '.', then an optional "%zone" (fe80::1%eth0).
+static bool isIPv6Text(StringRef Host) {
+  auto [Address, Zone] = Host.split('%');
+  if (!Address.contains(':') ||
+      !llvm::all_of(Address, [](char C) {
+        return isHexDigit(C) || C == ':' || C == '.';
+      }))
+    return false;
+  if (Host.contains('%') && (Zone.empty() || !isHostNameText(Zone)))
+    return false;
+  return true;
+}
+
 Expected<RemoteAddress> RemoteAddress::parse(StringRef Url) {
   RemoteAddress A;
   StringRef Rest = Url.trim();
@@ -52,6 +77,13 @@ Expected<RemoteAddress> RemoteAddress::parse(StringRef Url) {
       return invalid("remote store address '" + Url +
                      "': a Unix socket's path must be absolute "
                      "(unix:///path/to/socket)");
+    // The path is handed to the system as a C string (a NUL would cut it)
+    // and printed in messages, which must read back to the same path.
+    if (llvm::any_of(Path, [](char C) { return isControlChar(C); }) ||
+        Path.ends_with(" "))
+      return invalid("remote store address '" + Url +
+                     "': the socket path holds a control character or ends "
+                     "in a space");
     A.SocketPath = Path.str();
     if (!Query.empty()) {
       if (!Query.consume_front("db="))
@@ -77,7 +109,8 @@ Expected<RemoteAddress> RemoteAddress::parse(StringRef Url) {
     Authority = HostPort;
   }
   StringRef Host = Authority, Port;
-  if (Authority.starts_with("[")) { // [IPv6]:port
+  bool Bracketed = Authority.starts_with("[");
+  if (Bracketed) { // [IPv6]:port
     size_t Close = Authority.find(']');
     if (Close == StringRef::npos)
       return invalid("remote store address '" + Url + "': unclosed '['");
@@ -91,6 +124,13 @@ Expected<RemoteAddress> RemoteAddress::parse(StringRef Url) {
   }
   if (Host.empty())
     return invalid("remote store address '" + Url + "': no host");
+  // A name or an IPv4 address, or an IPv6 address in brackets: nothing that
+  // would cut the C string the connection is made with, or print as an
+  // address naming another place.
+  if (!isHostNameText(Host) && !(Bracketed && isIPv6Text(Host)))
+    return invalid("remote store address '" + Url + "': bad host '" + Host +
+                   "' (a name or IPv4 address of letters, digits, '.', '-' "
+                   "and '_', or an IPv6 address in brackets: [::1])");
   A.Host = Host.str();
   if (!Port.empty() && (Port.getAsInteger(10, A.Port) || A.Port == 0 ||
                         A.Port > 65535))
