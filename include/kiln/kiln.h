@@ -367,6 +367,21 @@ public:
                 std::initializer_list<Arg> Args) {
     return launch(K, CubeCount, std::span<const Arg>(Args.begin(), Args.size()));
   }
+  /// An indirect launch (as vkCmdDispatchIndirect): the cube count is the
+  /// three `u32` (x, y, z) at the start of \p CubeCounts, a view of at
+  /// least 3 `u32`, read when the launch runs, after the work queued before
+  /// it on this stream (a kernel earlier in the stream may have written
+  /// them). Checked here as launch() checks; the count itself when the
+  /// launch runs, as launch() checks it: more than 2^32-1 cubes fails the
+  /// stream then, with InvalidLaunch. A zero in any dimension runs
+  /// nothing.
+  Status launchIndirect(const Kernel &K, const BufferView &CubeCounts,
+                        std::span<const Arg> Args);
+  Status launchIndirect(const Kernel &K, const BufferView &CubeCounts,
+                        std::initializer_list<Arg> Args) {
+    return launchIndirect(K, CubeCounts,
+                          std::span<const Arg>(Args.begin(), Args.size()));
+  }
   /// Queues a copy of \p Bytes from host memory \p Src into \p Dst at
   /// \p DstOffset. \p Src must stay valid until the copy has run.
   Status copyToBuffer(const Buffer &Dst, uint64_t DstOffset, const void *Src,
@@ -519,6 +534,10 @@ public:
   Result<Stream> createStream();
   /// Runs a launch and returns when every cube is done (no stream).
   Status launch(const Kernel &K, Dim3 CubeCount, std::span<const Arg> Args);
+  /// Runs an indirect launch (Stream::launchIndirect): the cube count is
+  /// read from \p CubeCounts now.
+  Status launchIndirect(const Kernel &K, const BufferView &CubeCounts,
+                        std::span<const Arg> Args);
   Status launch(const Kernel &K, Dim3 CubeCount,
                 std::initializer_list<Arg> Args) {
     return launch(K, CubeCount, std::span<const Arg>(Args.begin(), Args.size()));

@@ -12,6 +12,7 @@
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 
+#include <cstring>
 #include <new>
 #include <optional>
 
@@ -495,10 +496,62 @@ Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
 }
 
 Status detail::runLaunch(DeviceState &D, const PreparedLaunch &P) {
+  if (P.IndirectCount) {
+    // Read now, after the work before it; the executor checks the count
+    // (the bindings again too: one check, for a launch that is not hot).
+    std::array<uint32_t, 3> Count;
+    std::memcpy(Count.data(), P.IndirectCount, sizeof(Count));
+    return statusOf(D.Dev->executor().launch(P.Code, Count, P.Bindings,
+                                             P.Code.bufferAlignment(),
+                                             /*Validated=*/false),
+                    ErrorCode::InvalidLaunch);
+  }
   return statusOf(D.Dev->executor().launch(P.Code, P.CubeCount, P.Bindings,
                                            P.Code.bufferAlignment(),
                                            /*Validated=*/true),
                   ErrorCode::InvalidLaunch);
+}
+
+Status detail::prepareIndirect(PreparedLaunch &P, const BufferView &V,
+                               const char *Fn) {
+  const std::shared_ptr<BufferState> &B = BufferState::of(V.buffer());
+  auto Bad = [&](const std::string &Why) {
+    return Status(ErrorCode::InvalidArgument,
+                  std::string(Fn) + ": the cube count view " + Why);
+  };
+  if (!B)
+    return Bad("has a null buffer");
+  if (V.type() != ElementType::scalar(ScalarType::U32) || V.count() < 3)
+    return Bad("must hold at least 3 u32 (x, y, z), not " +
+               std::to_string(V.count()) + " " + V.type().str());
+  if (V.byteOffset() > B->Size || 12 > B->Size - V.byteOffset())
+    return Bad("does not fit in its buffer of " + std::to_string(B->Size) +
+               " bytes");
+  if (reinterpret_cast<uintptr_t>(V.data()) % 4)
+    return Bad("is not 4-byte aligned");
+  P.IndirectCount = static_cast<const uint32_t *>(V.data());
+  P.Keep.push_back(B);
+  return Status();
+}
+
+Status api::Device::launchIndirect(const api::Kernel &K,
+                                   const BufferView &CubeCounts,
+                                   std::span<const Arg> Args) {
+  if (!S)
+    return nullDevice("launchIndirect");
+  if (K.valid() && KernelState::of(K)->Device.lock() != S)
+    return Status(ErrorCode::InvalidArgument,
+                  "launchIndirect: kernel '" + K.name() +
+                      "' belongs to another device");
+  PreparedLaunch L;
+  if (Status E = prepareLaunch(L, K, {1, 1, 1}, Args); !E.ok())
+    return E;
+  if (Status E = prepareIndirect(L, CubeCounts, "launchIndirect"); !E.ok())
+    return E;
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  if (S->Closed)
+    return closedDevice();
+  return runLaunch(*S, L);
 }
 
 //===-- Launch preparation ------------------------------------------------===//

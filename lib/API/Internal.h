@@ -141,6 +141,8 @@ struct KernelState {
 struct PreparedLaunch {
   LoadedKernel Code;
   std::array<uint32_t, 3> CubeCount = {1, 1, 1};
+  /// An indirect launch: the cube count is read from here when it runs.
+  const uint32_t *IndirectCount = nullptr;
   llvm::SmallVector<ArgBinding, 8> Bindings;
   /// The buffers bound, alive until the launch has run.
   llvm::SmallVector<std::shared_ptr<BufferState>, 8> Keep;
@@ -152,6 +154,10 @@ Status prepareLaunch(PreparedLaunch &P, const Kernel &K, Dim3 CubeCount,
                      std::span<const Arg> Args);
 /// Runs \p P (prepared, so not validated again) on \p D's executor.
 Status runLaunch(DeviceState &D, const PreparedLaunch &P);
+/// Checks \p CubeCounts (at least 3 u32 in a live buffer) and makes \p P
+/// read its cube count there; keeps the buffer alive with the launch.
+Status prepareIndirect(PreparedLaunch &P, const BufferView &CubeCounts,
+                       const char *Fn);
 
 struct EventState {
   std::mutex M;

@@ -306,6 +306,38 @@ Status Stream::launch(const api::Kernel &K, Dim3 CubeCount,
   return S->submit(std::move(I));
 }
 
+Status Stream::launchIndirect(const api::Kernel &K,
+                              const BufferView &CubeCounts,
+                              std::span<const Arg> Args) {
+  if (!S)
+    return nullStream("launchIndirect");
+  if (S->Failed.load(std::memory_order_acquire))
+    return status();
+  const std::shared_ptr<KernelState> &KS = KernelState::of(K);
+  auto Launch = std::make_shared<PreparedLaunch>();
+  Status E;
+  if (KS && KS->Device.lock() != S->Device)
+    E = Status(ErrorCode::InvalidArgument,
+               "Stream::launchIndirect: kernel '" + K.name() +
+                   "' belongs to another device");
+  else
+    E = prepareLaunch(*Launch, K, {1, 1, 1}, Args);
+  if (E.ok())
+    E = prepareIndirect(*Launch, CubeCounts, "Stream::launchIndirect");
+  if (!E.ok()) {
+    uint64_t Last;
+    {
+      std::lock_guard<std::mutex> G(S->M);
+      Last = S->Submitted;
+    }
+    S->fail(E, Last);
+    return E;
+  }
+  StreamState::Item I;
+  I.Launch = std::move(Launch);
+  return S->submit(std::move(I));
+}
+
 static Status checkRange(const char *Fn, const api::Buffer &B, uint64_t Offset,
                          uint64_t Bytes, const char *Which) {
   if (!B.valid())

@@ -271,3 +271,92 @@ TEST(MultiDeviceTest, TwoDevicesHandWorkToEachOtherThroughEventsAndCopies) {
 }
 
 } // namespace
+
+namespace {
+
+// Indirect dispatch (issue 11): the cube count is read from a buffer when
+// the launch runs, after the stream's earlier work wrote it.
+constexpr const char *SetCountText = R"(
+kernel @setcount cube_dim(1) (%c: buffer<u32, write>, %x: u32, %y: u32) {
+  store %c[0:u32], %x
+  store %c[1:u32], %y
+  store %c[2:u32], 1:u32
+}
+)";
+
+TEST(IndirectLaunchTest, TheCountIsReadWhenTheLaunchRuns) {
+  Device D = memoryDevice();
+  Kernel K = *D.loadKernel(AffineText, "affine");
+  Kernel Set = *D.loadKernel(SetCountText, "setcount");
+  const ElementType U32 = ElementType::scalar(ScalarType::U32);
+  const uint32_t N = 64 * 40;
+  Buffer X = *Buffer::allocate(N * 4);
+  Buffer Counts = *Buffer::allocate(16);
+  std::vector<float> Host(N);
+
+  // Synchronous: the count is read at once (10 cubes of 64 units).
+  uint32_t Ten[3] = {10, 1, 1};
+  Stream S = *D.createStream();
+  ASSERT_TRUE(S.copyToBuffer(Counts, 0, Ten, 12).ok());
+  ASSERT_TRUE(S.synchronize().ok());
+  ASSERT_TRUE(D.launchIndirect(K, Counts.view(U32, 0, 3),
+                               std::initializer_list<Arg>{
+                                   Arg::buffer(X.view(f32(), 0, N)),
+                                   Arg::f32(1.0f), Arg::f32(1.0f), Arg::u32(N)})
+                  .ok());
+  ASSERT_TRUE(S.copyFromBuffer(Host.data(), X, 0, N * 4).ok());
+  ASSERT_TRUE(S.synchronize().ok());
+  for (uint32_t I = 0; I < N; ++I)
+    ASSERT_EQ(Host[I], I < 640 ? 1.0f : 0.0f) << I;
+
+  // On a stream: a kernel writes the count (25 cubes), the indirect launch
+  // after it reads that, not what the buffer held when it was queued.
+  ASSERT_TRUE(S.launch(Set, {1, 1, 1},
+                       {Arg::buffer(Counts.view(U32, 0, 3)), Arg::u32(25),
+                        Arg::u32(1)})
+                  .ok());
+  ASSERT_TRUE(S.launchIndirect(K, Counts.view(U32, 0, 3),
+                               {Arg::buffer(X.view(f32(), 0, N)),
+                                Arg::f32(1.0f), Arg::f32(10.0f), Arg::u32(N)})
+                  .ok());
+  ASSERT_TRUE(S.copyFromBuffer(Host.data(), X, 0, N * 4).ok());
+  ASSERT_TRUE(S.synchronize().ok());
+  for (uint32_t I = 0; I < N; ++I)
+    ASSERT_EQ(Host[I], I < 640 ? 11.0f : I < 1600 ? 10.0f : 0.0f) << I;
+
+  // A zero count runs nothing.
+  ASSERT_TRUE(S.launch(Set, {1, 1, 1},
+                       {Arg::buffer(Counts.view(U32, 0, 3)), Arg::u32(0),
+                        Arg::u32(1)})
+                  .ok());
+  ASSERT_TRUE(S.launchIndirect(K, Counts.view(U32, 0, 3),
+                               {Arg::buffer(X.view(f32(), 0, N)),
+                                Arg::f32(0.0f), Arg::f32(-1.0f), Arg::u32(N)})
+                  .ok());
+  ASSERT_TRUE(S.copyFromBuffer(Host.data(), X, 0, N * 4).ok());
+  ASSERT_TRUE(S.synchronize().ok());
+  EXPECT_EQ(Host[0], 11.0f);
+
+  // A view that cannot hold a count is refused at once.
+  Status Bad = S.launchIndirect(K, Counts.view(f32(), 0, 3),
+                                {Arg::buffer(X.view(f32(), 0, N)),
+                                 Arg::f32(1.0f), Arg::f32(1.0f), Arg::u32(N)});
+  EXPECT_EQ(Bad.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(Bad.message().find("at least 3 u32"), std::string::npos)
+      << Bad.message();
+  EXPECT_EQ(S.resetError().code(), ErrorCode::InvalidArgument);
+
+  // A count of more than 2^32-1 cubes fails the stream when it runs.
+  ASSERT_TRUE(S.launch(Set, {1, 1, 1},
+                       {Arg::buffer(Counts.view(U32, 0, 3)),
+                        Arg::u32(65536), Arg::u32(65537)})
+                  .ok());
+  ASSERT_TRUE(S.launchIndirect(K, Counts.view(U32, 0, 3),
+                               {Arg::buffer(X.view(f32(), 0, N)),
+                                Arg::f32(1.0f), Arg::f32(1.0f), Arg::u32(N)})
+                  .ok());
+  Status Late = S.synchronize();
+  EXPECT_EQ(Late.code(), ErrorCode::InvalidLaunch) << Late.message();
+}
+
+} // namespace
