@@ -106,6 +106,28 @@ Error kiln::validateLaunch(const CubeMetadata &M,
     return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
                               Twine(CubeCount[1]) + ", " + Twine(CubeCount[2]) +
                               ") has more than 2^32-1 cubes");
+  // Positions are u32 (absolute_pos and its components): a launch whose
+  // units would number past them would give several units one position.
+  uint64_t Units = Total * CubeCount[2];
+  for (unsigned D = 0; D < 3; ++D) {
+    uint64_t Along = uint64_t(CubeCount[D]) * M.CubeDim[D];
+    if (Along > (uint64_t(1) << 32))
+      return launchError(M, "cube count " + Twine(CubeCount[D]) + " x cube_dim " +
+                                Twine(M.CubeDim[D]) + " in " +
+                                Twine(char('x' + D)) +
+                                " makes absolute positions past u32");
+  }
+  for (unsigned D = 0; D < 3; ++D) {
+    Units *= M.CubeDim[D];
+    if (Units > (uint64_t(1) << 32))
+      return launchError(M, "cube count (" + Twine(CubeCount[0]) + ", " +
+                                Twine(CubeCount[1]) + ", " +
+                                Twine(CubeCount[2]) + ") of cubes of " +
+                                Twine(M.CubeDim[0] * M.CubeDim[1] *
+                                      M.CubeDim[2]) +
+                                " units makes more than 2^32 units: their "
+                                "absolute_pos would not fit u32");
+  }
   if (Args.size() != M.Params.size())
     return launchError(
         M, Twine(Args.size()) + " argument" + (Args.size() == 1 ? "" : "s") +
