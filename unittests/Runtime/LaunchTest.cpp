@@ -128,8 +128,18 @@ TEST(Launch, ValidationErrorsNameTheParameter) {
   EXPECT_NE(errorOf(validateLaunch(M, {65536, 2, 32768}, Good()))
                 .find("more than 2^32-1 cubes"),
             std::string::npos);
-  EXPECT_EQ(errorOf(validateLaunch(M, {65535, 65537, 1}, Good())),
+  // 2^32-1 cubes are accepted as a count, but their units must fit u32
+  // positions too: 64-unit cubes allow at most 2^26 of them.
+  EXPECT_NE(errorOf(validateLaunch(M, {65535, 65537, 1}, Good()))
+                .find("more than 2^32 units"),
+            std::string::npos);
+  EXPECT_EQ(errorOf(validateLaunch(M, {1u << 26, 1, 1}, Good())),
             "<no error>");
+  EXPECT_EQ(errorOf(validateLaunch(M, {1u << 13, 1u << 13, 1}, Good())),
+            "<no error>");
+  EXPECT_NE(errorOf(validateLaunch(M, {(1u << 26) + 1, 1, 1}, Good()))
+                .find("makes absolute positions past u32"),
+            std::string::npos);
 }
 
 TEST(Launch, EmptyHandleIsAnError) {
