@@ -214,14 +214,12 @@ void kiln::lowering::versionUnitLoops(
     Old->eraseFromParent();
     // The twin's blocks are in the tree already (under Pre); its edges out
     // of the loop are new ways into the original's exits.
-    llvm::SmallVector<llvm::DominatorTree::UpdateType, 8> Updates;
     llvm::SmallPtrSet<llvm::BasicBlock *, 16> InTwin(Blocks.begin(),
                                                      Blocks.end());
     for (llvm::BasicBlock *BB : Blocks)
       for (llvm::BasicBlock *Succ : llvm::successors(BB))
         if (!InTwin.count(Succ))
-          Updates.push_back({llvm::DominatorTree::Insert, BB, Succ});
-    DT.applyUpdates(Updates);
+          DT.insertEdge(BB, Succ);
     for (const Proven &P : Found)
       llvm::cast<llvm::Instruction>(VMap[P.Check])
           ->replaceAllUsesWith(IB.getTrue());

@@ -280,7 +280,7 @@ Error Device::validateOptions(const DeviceOptions &Opts) {
 
 Expected<std::unique_ptr<Device>> Device::create(DeviceOptions Opts) {
   if (Error E = validateOptions(Opts))
-    return std::move(E);
+    return E;
   auto Linker = JITLinker::create();
   if (!Linker)
     return Linker.takeError();
