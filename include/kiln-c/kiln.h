@@ -472,6 +472,13 @@ kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count);
 
+/** kiln_device_launch with the cube count read from *cube_counts now (see
+ * kiln_stream_launch_indirect). */
+kiln_status kiln_device_launch_indirect(kiln_device device, kiln_kernel kernel,
+                                        const kiln_buffer_view *cube_counts,
+                                        const kiln_arg *args,
+                                        size_t arg_count);
+
 /*===-- Kernels -----------------------------------------------------------===*/
 
 /** Whether a kernel's code checks buffer bounds. The zero value is the
@@ -685,6 +692,19 @@ kiln_status kiln_stream_destroy(kiln_stream stream);
 kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count);
+
+/** An indirect launch (as vkCmdDispatchIndirect): like kiln_stream_launch,
+ * but the cube count is the three uint32_t (x, y, z) at the start of
+ * *cube_counts, a view of at least 3 KILN_U32 elements, read when the launch
+ * runs, after the work queued before it on this stream. The view is checked
+ * here (KILN_ERROR_INVALID_ARGUMENT, "... the cube count view must hold at
+ * least 3 u32 ..."); the count when the launch runs: a zero runs nothing,
+ * more than 2^32-1 cubes or units past u32 positions fail the stream with
+ * KILN_ERROR_INVALID_LAUNCH. */
+kiln_status kiln_stream_launch_indirect(kiln_stream stream, kiln_kernel kernel,
+                                        const kiln_buffer_view *cube_counts,
+                                        const kiln_arg *args,
+                                        size_t arg_count);
 
 /** Queues a copy of \p size bytes from host memory \p src into \p dst at
  * \p dst_offset. \p src must stay valid and unchanged until the copy has

@@ -355,6 +355,29 @@ api::Dim3 toDim3(kiln_dim3 D) { return {D.x, D.y, D.z}; }
 kiln_dim3 fromDim3(api::Dim3 D) { return {D.X, D.Y, D.Z}; }
 
 /// \p Args as the C++ API's arguments.
+/// The view \p V, its fields named \p Buf, \p TypeName and \p AccessName
+/// in messages.
+kiln_status toView(Call &C, const kiln_buffer_view &V, ArgName Buf,
+                   ArgName TypeName, ArgName AccessName, api::Arg &Out) {
+  api::Buffer B;
+  api::Access Access;
+  api::ElementType Type;
+  if (kiln_status E = C.lookup(V.buffer, Buf, B))
+    return E;
+  if (kiln_status E = toElementType(C, V.type, TypeName, Type))
+    return E;
+  if (kiln_status E = toAccess(C, V.access, AccessName, Access))
+    return E;
+  uint64_t ElementCount = V.count;
+  if (ElementCount == KILN_WHOLE_BUFFER) {
+    uint64_t Size = B.size();
+    ElementCount =
+        V.byte_offset >= Size ? 0 : (Size - V.byte_offset) / Type.sizeInBytes();
+  }
+  Out = api::Arg::buffer(B.view(Type, V.byte_offset, ElementCount), Access);
+  return KILN_OK;
+}
+
 kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
                    std::vector<api::Arg> &Out) {
   if (Count && !Args)
@@ -365,24 +388,11 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
     api::ElementType Type;
     int Kind = rawValue(A.kind);
     if (Kind == KILN_ARG_BUFFER) {
-      const kiln_buffer_view &V = A.view;
-      api::Buffer B;
-      api::Access Access;
-      if (kiln_status E = C.lookup(V.buffer, {I, ".view.buffer"}, B))
+      api::Arg View = api::Arg::u32(0);
+      if (kiln_status E = toView(C, A.view, {I, ".view.buffer"},
+                                 {I, ".view.type"}, {I, ".view.access"}, View))
         return E;
-      if (kiln_status E = toElementType(C, V.type, {I, ".view.type"}, Type))
-        return E;
-      if (kiln_status E = toAccess(C, V.access, {I, ".view.access"}, Access))
-        return E;
-      uint64_t ElementCount = V.count;
-      if (ElementCount == KILN_WHOLE_BUFFER) {
-        uint64_t Size = B.size();
-        ElementCount = V.byte_offset >= Size
-                           ? 0
-                           : (Size - V.byte_offset) / Type.sizeInBytes();
-      }
-      Out.push_back(
-          api::Arg::buffer(B.view(Type, V.byte_offset, ElementCount), Access));
+      Out.push_back(std::move(View));
     } else if (Kind == KILN_ARG_VALUE) {
       if (kiln_status E =
               toElementType(C, A.value.type, {I, ".value.type"}, Type))
@@ -649,6 +659,32 @@ kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
   });
 }
 
+kiln_status kiln_device_launch_indirect(kiln_device device,
+                                        kiln_kernel kernel,
+                                        const kiln_buffer_view *cube_counts,
+                                        const kiln_arg *args,
+                                        size_t arg_count) {
+  return guard("kiln_device_launch_indirect", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    api::Kernel K;
+    std::vector<api::Arg> Args;
+    api::Arg Counts = api::Arg::u32(0);
+    if (kiln_status E = C.lookup(device, "device", D))
+      return E;
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
+      return E;
+    if (kiln_status E = C.require(cube_counts, "cube_counts"))
+      return E;
+    if (kiln_status E = toView(C, *cube_counts, "cube_counts->buffer",
+                               "cube_counts->type", "cube_counts->access",
+                               Counts))
+      return E;
+    if (kiln_status E = toArgs(C, args, arg_count, Args))
+      return E;
+    return C.status(D->launchIndirect(K, Counts.view(), Args));
+  });
+}
+
 //===-- Kernels -----------------------------------------------------------===//
 
 kiln_status kiln_kernel_options_init(kiln_kernel_options *options) {
@@ -886,6 +922,32 @@ kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
     if (kiln_status E = toArgs(C, args, arg_count, Args))
       return E;
     return C.status(S.launch(K, toDim3(cube_count), Args));
+  });
+}
+
+kiln_status kiln_stream_launch_indirect(kiln_stream stream,
+                                        kiln_kernel kernel,
+                                        const kiln_buffer_view *cube_counts,
+                                        const kiln_arg *args,
+                                        size_t arg_count) {
+  return guard("kiln_stream_launch_indirect", [&](Call &C) {
+    api::Stream S;
+    api::Kernel K;
+    std::vector<api::Arg> Args;
+    api::Arg Counts = api::Arg::u32(0);
+    if (kiln_status E = C.lookup(stream, "stream", S))
+      return E;
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
+      return E;
+    if (kiln_status E = C.require(cube_counts, "cube_counts"))
+      return E;
+    if (kiln_status E = toView(C, *cube_counts, "cube_counts->buffer",
+                               "cube_counts->type", "cube_counts->access",
+                               Counts))
+      return E;
+    if (kiln_status E = toArgs(C, args, arg_count, Args))
+      return E;
+    return C.status(S.launchIndirect(K, Counts.view(), Args));
   });
 }
 

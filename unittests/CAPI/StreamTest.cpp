@@ -104,6 +104,41 @@ TEST_F(CAPIStreamTest, CopiesLaunchAndEvent) {
     EXPECT_KILN_OK(kiln_buffer_destroy(Buf));
 }
 
+// Indirect launches: the count is read from a buffer when the launch runs.
+TEST_F(CAPIStreamTest, IndirectLaunch) {
+  const uint32_t N = 64 * 8;
+  kiln_buffer X = floatBuffer(std::vector<float>(N, 0.0f));
+  kiln_buffer Counts = nullptr;
+  ASSERT_KILN_OK(kiln_buffer_allocate(12, &Counts));
+  uint32_t Later[3] = {3, 1, 1};
+  ASSERT_KILN_OK(kiln_stream_copy_to_buffer(S, Counts, 0, Later, 12));
+  kiln_buffer_view View = {Counts, 0, 3, kiln_scalar(KILN_U32),
+                           KILN_ACCESS_READ};
+  kiln_arg Args[4] = {kiln_arg_buffer(X, f32(), KILN_ACCESS_READ_WRITE),
+                      kiln_arg_f32(1.0f), kiln_arg_f32(2.0f), kiln_arg_u32(N)};
+  ASSERT_KILN_OK(kiln_stream_launch_indirect(S, Affine, &View, Args, 4));
+  ASSERT_KILN_OK(kiln_stream_synchronize(S));
+  std::vector<float> Got = floatsOf(X);
+  for (uint32_t I = 0; I < N; ++I)
+    ASSERT_EQ(Got[I], I < 3 * 64 ? 2.0f : 0.0f) << I;
+  // Synchronous, on the device.
+  ASSERT_KILN_OK(kiln_device_launch_indirect(D, Affine, &View, Args, 4));
+  Got = floatsOf(X);
+  EXPECT_EQ(Got[0], 4.0f);
+  EXPECT_EQ(Got[3 * 64], 0.0f);
+  // A view that cannot hold a count, and none at all.
+  kiln_buffer_view Short = {Counts, 0, 2, kiln_scalar(KILN_U32),
+                            KILN_ACCESS_READ};
+  EXPECT_EQ(kiln_device_launch_indirect(D, Affine, &Short, Args, 4),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("at least 3 u32"));
+  EXPECT_EQ(kiln_device_launch_indirect(D, Affine, nullptr, Args, 4),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("cube_counts is NULL"));
+  EXPECT_KILN_OK(kiln_buffer_destroy(Counts));
+  EXPECT_KILN_OK(kiln_buffer_destroy(X));
+}
+
 TEST_F(CAPIStreamTest, CopyBuffer) {
   kiln_buffer X = floatBuffer({0, 1, 2, 3, 4, 5, 6, 7});
   kiln_buffer Y = floatBuffer(std::vector<float>(8, -1.0f));
