@@ -258,6 +258,19 @@ Value *ScalarEmitter::lowerValueOp(const Operation &Op) {
     if (!Need(2))
       return nullptr;
     return emitMath(Op.Kind, T, {Opd(0), Opd(1)});
+  case OpClass::PowI: {
+    // pow(x, n converted to the float type): bf16 (an integer in memory)
+    // through f32, as its other math.
+    if (!Need(2))
+      return nullptr;
+    if (T.elementKind() == ScalarKind::BF16) {
+      Type F = T.withElement(ScalarKind::F32);
+      Value *N = B.CreateSIToFP(Opd(1), Types.valueType(F));
+      return f32ToBF16(emitMath(OpKind::Pow, F, {bf16ToF32(Opd(0)), N}));
+    }
+    Value *N = B.CreateSIToFP(Opd(1), Types.valueType(T));
+    return emitMath(OpKind::Pow, T, {Opd(0), N});
+  }
   case OpClass::FloatPredicate: {
     if (!Need(1))
       return nullptr;

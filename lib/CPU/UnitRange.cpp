@@ -27,6 +27,7 @@ bool kiln::lowering::isPureValueOp(OpClass Class) {
   case OpClass::BitCount:
   case OpClass::UnaryFloat:
   case OpClass::BinaryFloat:
+  case OpClass::PowI:
   case OpClass::FloatPredicate:
   case OpClass::Dot:
   case OpClass::Magnitude:

@@ -178,6 +178,7 @@ KernelBuilder::impliedType(OpKind Kind,
   case OpClass::BitCount:
   case OpClass::UnaryFloat:
   case OpClass::BinaryFloat:
+  case OpClass::PowI:
   case OpClass::Normalize:
   case OpClass::BinaryBool:
   case OpClass::UnaryBool:

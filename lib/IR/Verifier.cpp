@@ -867,6 +867,22 @@ std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
   case OpClass::TernaryNumeric:
   case OpClass::TernaryFloat:
     return verifyElementwise(Op, 3);
+  case OpClass::PowI: {
+    // A float (scalar or line) to an i32 power of the same shape.
+    if (!checkOperandCount(Op, 2, 2))
+      return std::nullopt;
+    std::optional<Type> X = plainOperand(Op, 0);
+    std::optional<Type> N = plainOperand(Op, 1);
+    if (!X || !N)
+      return std::nullopt;
+    if (!X->isFloat()) {
+      error(locOf(Op, 0), op(Op) + " needs a float base, found " + quoted(*X));
+      return std::nullopt;
+    }
+    if (!expectType(Op, 1, N, X->withElement(ScalarKind::I32), "the exponent"))
+      return std::nullopt;
+    return *X;
+  }
   case OpClass::BitCount: {
     std::optional<Type> T = verifyElementwise(Op, 1);
     // popcount, clz and ctz may also give their count as u32 lanes.

@@ -40,6 +40,7 @@ enum class OpClass : uint8_t {
   BitCount,       ///< T -> T or u32 (same lanes), T integer
   UnaryFloat,     ///< T -> T, T float
   BinaryFloat,    ///< T, T -> T, T float
+  PowI,           ///< T, i32 (same lanes) -> T, T float
   FloatPredicate, ///< T -> bool (same lanes), T float
   Dot,            ///< vec<N x T>, vec<N x T> -> T
   Magnitude,      ///< vec<N x T> -> T, T float

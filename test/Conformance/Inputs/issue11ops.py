@@ -21,6 +21,9 @@ bounds-checked and in the unchecked variant:
 - A scalar literal operand of a lane-wise operation on lines (add, sub, mul,
   shl, min, lt, select, fma) stands for the line with it in every lane:
   exact integer results and float results that are exact in the type.
+- powi (a float to an i32 power: pow(x, n converted to the type)) on f32,
+  f64, f16, bf16 and lines, within 2 ulp (f32, f64) or 1 ulp (f16, bf16) of
+  the exact power.
 - line_sum (the horizontal sum of a line) on lines of every width and of
   integer (wrapping) and float types, the lanes added in order 0..N-1 with
   each sum rounded to the type, bf16 and f16 included.
@@ -345,6 +348,54 @@ def check_splats(chk, variants):
                        K.round_to_bits(x * 0.5 + 2.0 - 0.25, "f64"))
 
 
+# ---------------------------------------------------------------------------
+# powi
+
+POWI_CASES = [(0, "f32"), (0, "f64"), (0, "f16"), (0, "bf16"), (4, "f32"), (2, "f64")]
+POWI_BOUND = {"f32": 2.0, "f64": 2.0, "f16": 1.0, "bf16": 1.0}
+
+
+def powi_kernel(idx, lanes, t):
+    T, N = ty(lanes, t), ty(lanes, "i32")
+    return "\n".join([
+        "kernel @powi%d cube_dim(16) (%%a: buffer<%s, read>, %%n: buffer<%s, read>," % (idx, T, N),
+        "    %%r: buffer<%s, write>) {" % T,
+        "  %i = absolute_pos : u32",
+        "  %%x = load %%a[%%i] : %s" % T,
+        "  %%e = load %%n[%%i] : %s" % N,
+        "  %%p = powi %%x, %%e : %s" % T,
+        "  store %r[%i], %p",
+        "}", ""])
+
+
+def check_powi(chk, variants):
+    with open("powi.kiln", "w") as f:
+        f.write("\n".join(powi_kernel(i, *c) for i, c in enumerate(POWI_CASES)))
+    K.roundtrip("powi.kiln")
+    for idx, (lanes, t) in enumerate(POWI_CASES):
+        per = max(lanes, 1)
+        rng = K.Rng(idx * 31 + 3)
+        n = 64 * per
+        xs, ns = [], []
+        for _ in range(n):
+            x = rng.uniform(0.5, 2.5) * (-1 if rng.below(3) == 0 else 1)
+            xs.append(K.round_to_bits(x, t))
+            ns.append(K.wrap(rng.below(17) - 8, "i32"))
+        for variant, extra in variants:
+            chk.prefix = "[%s] " % variant
+            res = K.run("powi.kiln", "powi%d" % idx, str(n // per // 16),
+                        {"a": K.Buf(ty(lanes, t), xs, per), "n": K.Buf(ty(lanes, "i32"), ns, per),
+                         "r": K.Buf(ty(lanes, t), [0] * n, per)}, ["r"], extra=extra, may_fail=chk)
+            if res is None:
+                continue
+            for j in range(n):
+                x = K.bits_to_float(xs[j], t)
+                ref = math.pow(x, ns[j])
+                err = K.ulp_error(res["r"][j], ref, t)
+                chk.ok("powi %s (%r, %d)" % (ty(lanes, t), x, ns[j]), err <= POWI_BOUND[t],
+                       "got %r, reference %r: %.2f ulp" % (K.bits_to_float(res["r"][j], t), ref, err))
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
@@ -477,6 +528,7 @@ def main():
                 chk.eq("sync_plane unit %d" % u, res["r"][u], K.wrap(src * 3, "u32"))
     check_line_sums(chk, variants)
     check_splats(chk, variants)
+    check_powi(chk, variants)
     chk.report()
 
 
