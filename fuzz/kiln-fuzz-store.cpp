@@ -6,7 +6,9 @@
 //   bits 0-1  0: a store entry: parseEntryHeader and decodeEntry
 //             1: a bundle: importBundle into a fresh temporary store
 //             2: a remote value: openRemoteValue with a fixed fleet key
-//             3: a remote address: RemoteAddress::parse
+//             3: a remote address: RemoteAddress::parse, or with bit 2 a
+//                zstd dictionary: EntryDictionary::fromBytes, installed
+//                into a namespace folder and used
 //   entry     bit 2: recompute the header and payload checksums and the
 //                    compressed size first, so that mutations get past them
 //             bit 3: expectations (key, namespace, IR hash, host features)
@@ -23,7 +25,8 @@
 // to the same payload and header; an imported bundle's store exports to a
 // bundle that imports in full into another store; sealing then opening
 // gives the bytes back; an address that parses prints as one that parses
-// to the same place.
+// to the same place; a dictionary that loads installs, loads back from its
+// file, and compresses entries that decode with it.
 //
 // The dictionary is trained at start-up from deterministic samples. With
 // KILN_FUZZ_WRITE_SEEDS=DIR set, the target writes seeds (entries with and
@@ -74,8 +77,10 @@ std::string TempRoot; ///< this process's folder for bundles and stores
 
 /// Deterministic sample payloads: object-file-like bytes with a shared
 /// structure and a part of their own, enough for zstd's trainer.
-std::vector<std::vector<uint8_t>> samples() {
-  std::vector<std::vector<uint8_t>> Out;
+const std::vector<std::vector<uint8_t>> &samples() {
+  static std::vector<std::vector<uint8_t>> Out;
+  if (!Out.empty())
+    return Out;
   uint64_t State = 0x9e3779b97f4a7c15ull;
   auto Next = [&] {
     State ^= State << 13;
@@ -308,6 +313,57 @@ void fuzzAddress(llvm::ArrayRef<uint8_t> Data) {
             "', which names another place");
 }
 
+void fuzzDictionary(llvm::ArrayRef<uint8_t> Data) {
+  llvm::Expected<std::shared_ptr<const EntryDictionary>> D =
+      EntryDictionary::fromBytes(Data);
+  if (!D) {
+    llvm::consumeError(D.takeError());
+    return;
+  }
+  uint32_t Id = (*D)->id();
+  if (Id == 0)
+    finding("a dictionary with id 0 loads");
+  // It installs as a namespace's current dictionary and loads back.
+  std::string Folder = freshFolder("dict-ns");
+  if (std::error_code EC = llvm::sys::fs::create_directories(
+          Folder, true, llvm::sys::fs::perms::owner_all))
+    finding("cannot create " + Folder + ": " + EC.message());
+  NamespaceDictionaries Dicts(Folder);
+  llvm::Expected<std::shared_ptr<const EntryDictionary>> Installed =
+      Dicts.install(Data, /*MakeCurrent=*/true);
+  if (!Installed)
+    finding("a dictionary that loads does not install: " +
+            llvm::toString(Installed.takeError()));
+  NamespaceDictionaries Again(Folder);
+  llvm::Expected<std::shared_ptr<const EntryDictionary>> Current =
+      Again.loadCurrent();
+  if (!Current)
+    finding("an installed dictionary does not load back: " +
+            llvm::toString(Current.takeError()));
+  if (!*Current || (*Current)->id() != Id ||
+      (*Current)->bytes() != llvm::ArrayRef<uint8_t>(Data))
+    finding("an installed dictionary loads back as another");
+  // Entries compressed with it decode with it.
+  const std::vector<std::vector<uint8_t>> &Payloads = samples();
+  EntryInfo Info;
+  Info.KernelId = "k";
+  Info.Features = Features;
+  llvm::Expected<std::vector<uint8_t>> E = encodeEntry(
+      SeedKey, fingerprintHash(Fingerprint), Info, Payloads[0], D->get());
+  if (!E)
+    finding("a dictionary that loads and installs does not compress: " +
+            llvm::toString(E.takeError()));
+  EntryExpectations Expect;
+  Expect.Dictionary = Again.lookup();
+  llvm::Expected<std::vector<uint8_t>> P = decodeEntry(*E, Expect);
+  if (!P)
+    finding("an entry compressed with a fuzzed dictionary does not decode: " +
+            llvm::toString(P.takeError()));
+  if (*P != Payloads[0])
+    finding("an entry compressed with a fuzzed dictionary decodes to other "
+            "bytes");
+}
+
 /// Writes the seeds of every mode into \p Dir (KILN_FUZZ_WRITE_SEEDS).
 void writeSeeds(const std::string &Dir) {
   if (std::error_code EC = llvm::sys::fs::create_directories(Dir))
@@ -320,7 +376,7 @@ void writeSeeds(const std::string &Dir) {
     writeFile(Dir + "/" + Name.str(), Out);
     ++Count;
   };
-  std::vector<std::vector<uint8_t>> Payloads = samples();
+  const std::vector<std::vector<uint8_t>> &Payloads = samples();
   EntryInfo Info;
   Info.KernelId = "vadd-e8eb15a0f2339f1e";
   Info.Variant = "checked-a64";
@@ -393,6 +449,7 @@ void writeSeeds(const std::string &Dir) {
   Seed("remote-sealed-entry", 0x0a, Sealed);
   Seed("remote-seal", 0x06, Plain);
   Seed("remote-seal-decode", 0x0e, Dicted);
+  Seed("dictionary", 0x07, Dict->bytes());
   for (const char *A :
        {"redis://127.0.0.1:6379/0", "redis://user:secret@[::1]:6380/3",
         "redis://cache.internal", "unix:///run/redis/redis.sock?db=2",
@@ -411,7 +468,7 @@ void cleanUp() {
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   fuzz::abortOnLLVMFatalErrors();
-  std::vector<std::vector<uint8_t>> S = samples();
+  const std::vector<std::vector<uint8_t>> &S = samples();
   std::vector<llvm::ArrayRef<uint8_t>> Refs(S.begin(), S.end());
   llvm::Expected<std::vector<uint8_t>> Trained =
       trainEntryDictionary(Refs, 4096);
@@ -461,7 +518,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     fuzzRemote(Mode, Rest);
     break;
   default:
-    fuzzAddress(Rest);
+    if (Mode & 4)
+      fuzzDictionary(Rest);
+    else
+      fuzzAddress(Rest);
     break;
   }
   return 0;

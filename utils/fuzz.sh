@@ -82,7 +82,7 @@ echo "fuzz: $target for ${seconds}s, $jobs job(s); log: $log"
 status=0
 nice -n 10 "$build/bin/$target" "${args[@]}" "${dirs[@]}" >"$log" 2>&1 || status=$?
 # The run's end: libFuzzer's last status line and its final statistics.
-grep -E '^#[0-9]+ +(INITED|DONE)|^stat::|^Done |^INFO: fuzzed for|^kiln-fuzz|^==[0-9]+==ERROR|^SUMMARY|^artifact_prefix|Test unit written' "$log" | tail -20 || true
+grep -a -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::|^Done |^INFO: fuzzed for|^kiln-fuzz|^==[0-9]+==ERROR|^SUMMARY|^artifact_prefix|Test unit written' "$log" | tail -20 || true
 echo "fuzz: corpus $(find "$corpus" -type f | wc -l) files in $corpus"
 if [ "$status" -ne 0 ]; then
   echo "fuzz: $target stopped with status $status: see $log and $findings" >&2
