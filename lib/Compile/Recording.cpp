@@ -75,6 +75,10 @@ Error CompilationRecording::writeTo(StringRef Dir,
       OS << Text;
       OS.close();
       EC = OS.error();
+      // The failure is returned: left pending in the stream, it would make
+      // its destructor end the process with an LLVM fatal error ("IO
+      // failure on output stream").
+      OS.clear_error();
     }
     if (EC)
       return createStringError(EC, "cannot write '%s': %s", Path.c_str(),
