@@ -69,7 +69,14 @@ Expected<std::vector<uint8_t>> kiln::parseValueText(StringRef Text, Type Ty) {
     if (T.consume_front("[") && !T.consume_back("]"))
       return specError("bad " + Ty.str() + " value '" + Text +
                        "': missing ']'");
-    T.split(Parts, ',');
+    // Lanes are separated by commas, or by white space as `--print` writes
+    // them, so that every printed element reads back as a value spec.
+    if (T.contains(','))
+      T.split(Parts, ',');
+    else
+      llvm::SplitString(T, Parts, " \t");
+    if (Parts.empty())
+      Parts.push_back(T);
     if (Parts.size() != 1 && Parts.size() != Ty.lanes())
       return specError("bad " + Ty.str() + " value '" + Text +
                        "': " + Twine(Parts.size()) +

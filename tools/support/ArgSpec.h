@@ -12,7 +12,7 @@
 //
 // Lines: a VALUE for a line type is either one literal, used for every lane,
 // or one literal per lane separated by commas (`1.0,2.0,3.0,4.0`, brackets
-// `[...]` allowed). `iota` gives lane j of element i the number i*N+j for a
+// `[...]` allowed) or by white space as `--print` writes them (`1.0 2.0`). `iota` gives lane j of element i the number i*N+j for a
 // line of N lanes, converted to the element type: integers wrap modulo 2^bits,
 // floats round to nearest, bool is false for 0 and true otherwise.
 //

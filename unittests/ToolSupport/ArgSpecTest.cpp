@@ -147,6 +147,13 @@ TEST(ArgSpec, FormatElements) {
   EXPECT_EQ(formatElement(&F[1], Type::scalar(ScalarKind::F32)), "0.1");
   std::string Line = formatElement(F, Type::line(ScalarKind::F32, 4));
   EXPECT_EQ(std::count(Line.begin(), Line.end(), ' '), 3) << Line;
+  // A printed line is a value spec too: its lanes read back, spaces and all.
+  auto LineBack = parseValueText(Line, Type::line(ScalarKind::F32, 4));
+  ASSERT_TRUE(!!LineBack) << llvm::toString(LineBack.takeError());
+  EXPECT_EQ(std::memcmp(LineBack->data(), F, sizeof(F)), 0);
+  EXPECT_NE(errorOf(parseValueText("1 2 3", Type::line(ScalarKind::F32, 4)))
+                .find("3 lanes given"),
+            std::string::npos);
   // Printed floats read back to the same bits.
   for (float X : F) {
     auto Back = parseValueText(formatElement(&X, Type::scalar(ScalarKind::F32)),
