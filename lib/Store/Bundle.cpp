@@ -331,10 +331,14 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
                              BundlePath.str().c_str(), EC.message().c_str());
   OS << Out;
   OS.close();
-  if (OS.has_error())
-    return createStringError(OS.error(), "cannot write '%s': %s",
+  if (std::error_code WriteError = OS.error()) {
+    // Taken, so that the stream's destructor does not report it again as
+    // an LLVM fatal error ("IO failure on output stream").
+    OS.clear_error();
+    return createStringError(WriteError, "cannot write '%s': %s",
                              BundlePath.str().c_str(),
-                             OS.error().message().c_str());
+                             WriteError.message().c_str());
+  }
   return Sum;
 }
 
