@@ -16,6 +16,40 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
 
+/// Marks the loop whose exit block is \p Exit as one not to unroll or
+/// vectorise. The loop over a cube's planes has a constant trip count
+/// (units / plane size); unrolled in full, with its short per-plane loops
+/// unrolled inside, it became one straight block of a load per unit (1024
+/// for a cube of 1024), on which the SLP vectoriser's alias queries and the
+/// scheduler are quadratic: seconds of compile time for one plane_elect
+/// after a divergent return with plane sizes 8 and 16 (a kiln-fuzz-lower
+/// timeout, docs/Reliability.md). Iterating over planes costs one branch
+/// per plane; the per-plane loops may still unroll and vectorise.
+static void keepLoopOverPlanesEndingAt(llvm::BasicBlock *Exit) {
+  // UnitLoops::emitCountedLoop: the header is the exit's one predecessor,
+  // and its counter's second incoming block is the latch.
+  llvm::BasicBlock *Header = Exit->getSinglePredecessor();
+  auto *Counter = Header ? llvm::dyn_cast<llvm::PHINode>(&Header->front())
+                         : nullptr;
+  if (!Counter || Counter->getNumIncomingValues() != 2)
+    return;
+  llvm::Instruction *Latch = Counter->getIncomingBlock(1)->getTerminator();
+  llvm::LLVMContext &Ctx = Exit->getContext();
+  llvm::Metadata *DisableUnroll = llvm::MDNode::get(
+      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.unroll.disable")});
+  // Nor vectorised: with its per-plane loops unrolled, the vectoriser took
+  // the 64 planes of 16 units as 64 lanes, one vector iteration of 16
+  // gathers, scalarised into the same 1024 loads. The per-plane loops (the
+  // innermost) are what vectorises well.
+  llvm::Metadata *NoVectorize = llvm::MDNode::get(
+      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.enable"),
+            llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(Ctx))});
+  llvm::MDNode *LoopID = llvm::MDNode::getDistinct(
+      Ctx, {nullptr, DisableUnroll, NoVectorize});
+  LoopID->replaceOperandWith(0, LoopID);
+  Latch->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
+}
+
 llvm::Constant *PlaneEmitter::identity(OpKind Kind, Type T) {
   llvm::Type *Ty = Types.valueType(T);
   if (T.elementKind() == ScalarKind::BF16) { // bit patterns (LowerBF16.cpp)
@@ -223,4 +257,5 @@ void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
         }
       },
       "plane");
+  keepLoopOverPlanesEndingAt(B.GetInsertBlock());
 }
