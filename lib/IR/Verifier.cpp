@@ -201,6 +201,13 @@ private:
   void verifyAccess(const Operation &Op, const ValueInfo &Mem, bool Reads,
                     bool Writes);
   void verifyConvergence(const Operation &Op);
+
+  // Size (docs/LangRef.md §7.1, "kernel size"): each limit reported once,
+  // at the operation that crosses it.
+  void verifySize(const Block &B, uint32_t LoopDepth);
+  uint64_t Operations = 0, SyncPoints = 0;
+  bool OperationsReported = false, SyncPointsReported = false,
+       DepthReported = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1175,10 +1182,64 @@ void KernelVerifier::verifyOp(const Operation &Op) {
     verifyResult(Op, Implied);
 }
 
+/// Kernel size is bounded because LLVM's compile time is not linear in it:
+/// cases of one switch (SimplifyCFG merging their blocks), loops nested in
+/// loops (the loop passes), cube-level steps (each a unit loop of its own)
+/// and operations in all cost more than their number (docs/LangRef.md §7.1
+/// gives the times that chose the limits).
+void KernelVerifier::verifySize(const Block &B, uint32_t LoopDepth) {
+  for (const Operation &Op : B.Ops) {
+    if (++Operations > Limits.MaxOperations && !OperationsReported) {
+      OperationsReported = true;
+      error(Op.Loc, "the kernel has more than " +
+                        llvm::Twine(Limits.MaxOperations) +
+                        " operations, the device's limit");
+    }
+    switch (Op.opClass()) {
+    case OpClass::Barrier:
+    case OpClass::PlaneReduce:
+    case OpClass::PlaneBool:
+    case OpClass::PlaneLane:
+    case OpClass::PlaneElect:
+    case OpClass::PlaneBallot:
+      if (++SyncPoints > Limits.MaxSyncPoints && !SyncPointsReported) {
+        SyncPointsReported = true;
+        error(Op.Loc, op(Op) + " is the kernel's barrier or plane operation "
+                               "number " +
+                          llvm::Twine(SyncPoints) + "; the device allows " +
+                          llvm::Twine(Limits.MaxSyncPoints));
+      }
+      break;
+    case OpClass::Switch: {
+      size_t Cases = Op.Regions.size() - (Op.HasDefault ? 1 : 0);
+      if (Cases > Limits.MaxSwitchCases)
+        error(Op.Loc, op(Op) + " has " + llvm::Twine(Cases) +
+                          " cases; the device allows at most " +
+                          llvm::Twine(Limits.MaxSwitchCases) +
+                          " in one switch");
+      break;
+    }
+    default:
+      break;
+    }
+    bool IsLoop =
+        Op.opClass() == OpClass::For || Op.opClass() == OpClass::Loop;
+    if (IsLoop && LoopDepth + 1 > Limits.MaxLoopDepth && !DepthReported) {
+      DepthReported = true;
+      error(Op.Loc, op(Op) + " is nested " + llvm::Twine(LoopDepth + 1) +
+                        " loops deep; the device allows " +
+                        llvm::Twine(Limits.MaxLoopDepth));
+    }
+    for (const Block &Region : Op.Regions)
+      verifySize(Region, LoopDepth + (IsLoop ? 1 : 0));
+  }
+}
+
 std::vector<Diagnostic> KernelVerifier::run() {
   verifyHeader();
   verifyParams();
   verifyBlock(K.Body);
+  verifySize(K.Body, 0);
   return std::move(Diags);
 }
 

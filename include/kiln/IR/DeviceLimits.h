@@ -22,6 +22,16 @@ struct DeviceLimits {
   /// The plane size the device runs kernels with (docs/LangRef.md §7.2); a
   /// kernel requesting another size with plane_dim(N) is rejected.
   uint32_t PlaneDim = 32;
+  /// Kernel size (docs/LangRef.md §7.1): LLVM's compile time grows faster
+  /// than these, so they bound it (seconds, not minutes, at the limits).
+  /// Operations in the kernel, nested ones included.
+  uint64_t MaxOperations = 32768;
+  /// Cases of one switch (the default not counted).
+  uint32_t MaxSwitchCases = 4096;
+  /// Loops (for, loop) nested in one another.
+  uint32_t MaxLoopDepth = 64;
+  /// Barriers and plane operations: each is a step of the whole cube.
+  uint32_t MaxSyncPoints = 1024;
   /// Whether each element type is supported, indexed by ScalarKind.
   bool SupportsType[13] = {true, true, true, true, true, true, true,
                            true, true, true, true, true, true};
