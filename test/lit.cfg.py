@@ -22,6 +22,9 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 # The host's instruction-set features that tests depend on, as host-NAME with
 # LLVM's name: what kiln-run may ask for with --mattr, and what it must refuse
 # ("the host lacks +avx512f"). /proc/cpuinfo spells some of them otherwise.
+# Tests that give files to another user (a setuid binary) need root.
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    config.available_features.add("root")
 if os.path.exists("/proc/cpuinfo"):
     flags = set()
     for line in open("/proc/cpuinfo"):
