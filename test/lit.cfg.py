@@ -19,6 +19,22 @@ for var in ("HOME", "TMPDIR", "XDG_CACHE_HOME"):
 config.environment["PATH"] = os.pathsep.join(
     [config.kiln_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# %limit_memory, at the start of a `bash -c` command: the tool it runs may
+# allocate 1 GiB at most, so that an input that makes it allocate without
+# bound fails the test. `ulimit -v` in a plain build; ASan and TSan reserve
+# terabytes of address space for their shadow memory, so there the
+# sanitizer's allocator enforces it instead (an allocation over 1 GiB or a
+# resident size over 1 GiB is a fatal report). utils/sanitize.sh.
+sanitize = getattr(config, "kiln_sanitize", "")
+if "address" in sanitize:
+    limit_memory = ("export ASAN_OPTIONS=$ASAN_OPTIONS:max_allocation_size_mb=1024"
+                    ":hard_rss_limit_mb=1024;")
+elif "thread" in sanitize:
+    limit_memory = ("export TSAN_OPTIONS=$TSAN_OPTIONS:max_allocation_size_mb=1024"
+                    ":hard_rss_limit_mb=1024;")
+else:
+    limit_memory = "ulimit -v 1048576;"
+config.substitutions.append(("%limit_memory", limit_memory))
 # The host's instruction-set features that tests depend on, as host-NAME with
 # LLVM's name: what kiln-run may ask for with --mattr, and what it must refuse
 # ("the host lacks +avx512f"). /proc/cpuinfo spells some of them otherwise.
