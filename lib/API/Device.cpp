@@ -54,10 +54,15 @@ Result<LoadedKernel> KernelState::variant(unsigned Index) {
   std::shared_ptr<DeviceState> D = Device.lock();
   if (!D)
     return closedDevice();
+  // Life before VariantsLock, the order Device::unloadKernel takes them in.
+  // The other order can deadlock: an unload holding Life waits for the
+  // VariantsLock this thread holds, the device's destructor waits for Life
+  // exclusively, and a shared_mutex that lets no new reader past a waiting
+  // writer keeps this thread from Life.
+  std::shared_lock<std::shared_mutex> Alive(D->Life);
   std::lock_guard<std::mutex> L(VariantsLock);
   if (Ready[Index].load(std::memory_order_relaxed))
     return Variants[Index];
-  std::shared_lock<std::shared_mutex> Alive(D->Life);
   if (D->Closed)
     return closedDevice();
   KernelRequest R;
