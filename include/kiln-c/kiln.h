@@ -128,7 +128,9 @@ typedef enum kiln_status {
   /** No such kernel (a name not in the text, an id not loaded). */
   KILN_ERROR_NOT_FOUND = 6,
   /** The work was not run because a stream it waited for (through an event)
-   * failed, or because its device was destroyed. (Work submitted to a
+   * failed, or because its device was destroyed; or a launch was stopped
+   * while it ran, by kiln_stream_cancel or at its deadline
+   * (kiln_stream_set_launch_timeout). (Work submitted to a
    * failed stream gets that stream's own failure back, whatever its code.) */
   KILN_ERROR_CANCELLED = 7,
   /** Anything else: a bug of Kiln's, or a host that cannot run it. */
@@ -768,6 +770,32 @@ kiln_status kiln_stream_status(kiln_stream stream);
  * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed. */
 kiln_status kiln_stream_reset_error(kiln_stream stream,
                                     kiln_status *out_cleared);
+
+/** Abandons the stream's work and returns at once, never blocking: the
+ * launch running now stops at its next poll (its loops poll at every
+ * iteration, its cubes as they end: docs/C-API.md, "Stopping a launch"),
+ * and every item not yet run is skipped. The stream fails with
+ * KILN_ERROR_CANCELLED ("the stream was cancelled"; an earlier failure is
+ * kept), its events complete with that failure, and it stays failed until
+ * kiln_stream_reset_error. The buffers the stopped launch may write hold
+ * unspecified contents. Other streams and the device are unaffected and
+ * get the threads back once the launch has stopped
+ * (kiln_stream_synchronize waits for that). This is the way to abandon a
+ * kernel that never ends: kiln_device_destroy would wait for it.
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed. */
+kiln_status kiln_stream_cancel(kiln_stream stream);
+
+/** Each launch queued on \p stream after this call may run for at most
+ * \p milliseconds from when it starts running (0, the default: no
+ * limit). One that runs longer is stopped as kiln_stream_cancel stops it
+ * and fails the stream with KILN_ERROR_CANCELLED, a message that names
+ * the limit ("... was stopped at the stream's launch timeout of 100 ms
+ * ..."); the work queued after it is skipped until
+ * kiln_stream_reset_error.
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed, milliseconds
+ * above 2^40. */
+kiln_status kiln_stream_set_launch_timeout(kiln_stream stream,
+                                           uint64_t milliseconds);
 
 /*===-- Events ------------------------------------------------------------===*/
 

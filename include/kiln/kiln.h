@@ -74,8 +74,10 @@ enum class ErrorCode : int {
   /// No such kernel (a name not in the text, an id not loaded).
   NotFound = 6,
   /// The work was not run because a stream it waited for (through an event)
-  /// failed, or because its device was destroyed. (Work submitted to a
-  /// failed stream gets that stream's own failure back.)
+  /// failed, or because its device was destroyed; or a launch was stopped
+  /// while it ran, by Stream::cancel or at its deadline
+  /// (Stream::setLaunchTimeout). (Work submitted to a failed stream gets
+  /// that stream's own failure back.)
   Cancelled = 7,
   /// Anything else: a bug of Kiln's or a host that cannot run it.
   Internal = 8,
@@ -407,6 +409,23 @@ public:
   /// Waits for the queued work, then clears the failure so that new work
   /// runs again; returns the failure it cleared (success if none).
   Status resetError();
+
+  /// Abandons the stream's work and returns at once: the launch running
+  /// now stops at its next poll (its loops poll at every iteration, its
+  /// cubes as they end: docs/API.md, "Stopping a launch"), and every item
+  /// not yet run is skipped. The stream fails with Cancelled ("the stream
+  /// was cancelled"; an earlier failure is kept), its events complete with
+  /// that failure, and it stays failed until resetError(). The buffers the
+  /// stopped launch may write hold unspecified contents. Other streams and
+  /// the device are unaffected, and get the threads back once the launch
+  /// has stopped. synchronize() waits for that.
+  Status cancel();
+  /// Each launch queued on this stream after this call may run for at most
+  /// \p Milliseconds from when it starts running (0, the default: no
+  /// limit). One that runs longer is stopped as cancel() stops it, and
+  /// fails the stream with Cancelled, a message naming the limit; the
+  /// work queued after it is skipped until resetError().
+  Status setLaunchTimeout(uint64_t Milliseconds);
 
 private:
   friend struct detail::StreamState;

@@ -12,6 +12,7 @@
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -500,21 +501,43 @@ Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
   return runLaunch(*S, L);
 }
 
-Status detail::runLaunch(DeviceState &D, const PreparedLaunch &P) {
-  if (P.IndirectCount) {
-    // Read now, after the work before it; the executor checks the count
-    // (the bindings again too: one check, for a launch that is not hot).
-    std::array<uint32_t, 3> Count;
-    std::memcpy(Count.data(), P.IndirectCount, sizeof(Count));
-    return statusOf(D.Dev->executor().launch(P.Code, Count, P.Bindings,
-                                             P.Code.bufferAlignment(),
-                                             /*Validated=*/false),
-                    ErrorCode::InvalidLaunch);
+Status detail::runLaunch(DeviceState &D, const PreparedLaunch &P,
+                         LaunchStop *Stop) {
+  Executor &Exec = D.Dev->executor();
+  llvm::Error E = llvm::Error::success();
+  {
+    std::optional<Watchdog::Scope> Deadline;
+    if (Stop && P.TimeoutMilliseconds)
+      Deadline.emplace(Exec.watchdog(), *Stop,
+                       std::chrono::milliseconds(P.TimeoutMilliseconds));
+    if (P.IndirectCount) {
+      // Read now, after the work before it; the executor checks the count
+      // (the bindings again too: one check, for a launch that is not hot).
+      std::array<uint32_t, 3> Count;
+      std::memcpy(Count.data(), P.IndirectCount, sizeof(Count));
+      E = Exec.launch(P.Code, Count, P.Bindings, P.Code.bufferAlignment(),
+                      /*Validated=*/false, Stop);
+    } else {
+      E = Exec.launch(P.Code, P.CubeCount, P.Bindings,
+                      P.Code.bufferAlignment(), /*Validated=*/true, Stop);
+    }
   }
-  return statusOf(D.Dev->executor().launch(P.Code, P.CubeCount, P.Bindings,
-                                           P.Code.bufferAlignment(),
-                                           /*Validated=*/true),
-                  ErrorCode::InvalidLaunch);
+  if (!E || !Stop || !Stop->stopped())
+    return statusOf(std::move(E), ErrorCode::InvalidLaunch);
+  llvm::consumeError(std::move(E));
+  std::string Kernel = "launch of kernel '" + P.Code.metadata().KernelName +
+                       "' ";
+  const char *Unspecified =
+      "; the buffers it may write hold unspecified contents";
+  // A deadline stops this launch only: the stream's failure skips the rest.
+  if (Stop->clear(LaunchStop::Reason::TimedOut))
+    return Status(ErrorCode::Cancelled,
+                  Kernel + "was stopped at the stream's launch timeout of " +
+                      std::to_string(P.TimeoutMilliseconds) + " ms" +
+                      Unspecified);
+  return Status(ErrorCode::Cancelled,
+                Kernel + "was stopped: the stream was cancelled" +
+                    Unspecified);
 }
 
 Status detail::prepareIndirect(PreparedLaunch &P, const BufferView &V,

@@ -146,14 +146,19 @@ struct PreparedLaunch {
   llvm::SmallVector<ArgBinding, 8> Bindings;
   /// The buffers bound, alive until the launch has run.
   llvm::SmallVector<std::shared_ptr<BufferState>, 8> Keep;
+  /// The stream's launch timeout when it was queued (0: none).
+  uint64_t TimeoutMilliseconds = 0;
 };
 
 /// Checks views (bounds, element alignment), picks and links the variant
 /// the bindings need, binds and validates the launch.
 Status prepareLaunch(PreparedLaunch &P, const Kernel &K, Dim3 CubeCount,
                      std::span<const Arg> Args);
-/// Runs \p P (prepared, so not validated again) on \p D's executor.
-Status runLaunch(DeviceState &D, const PreparedLaunch &P);
+/// Runs \p P (prepared, so not validated again) on \p D's executor. With
+/// \p Stop (a stream's), the launch can be cancelled, and is timed out
+/// after P.TimeoutMilliseconds.
+Status runLaunch(DeviceState &D, const PreparedLaunch &P,
+                 LaunchStop *Stop = nullptr);
 /// Checks \p CubeCounts (at least 3 u32 in a live buffer) and makes \p P
 /// read its cube count there; keeps the buffer alive with the launch.
 Status prepareIndirect(PreparedLaunch &P, const BufferView &CubeCounts,
@@ -208,6 +213,12 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   /// before it (queued earlier) still run.
   uint64_t FailedAfter = UINT64_MAX;
   std::atomic<bool> Failed{false};
+  /// What the stream's running launch polls: set by cancel() (until
+  /// resetError) or by the watchdog at the launch's deadline (cleared after
+  /// that launch).
+  LaunchStop Stop;
+  /// Stream::setLaunchTimeout's value, copied into each launch queued.
+  std::atomic<uint64_t> TimeoutMilliseconds{0};
   uint64_t Submitted = 0;
   std::atomic<uint64_t> Finished{0};
   std::atomic<int> Sleepers{0};

@@ -184,7 +184,7 @@ void StreamState::drainLoop(uint64_t UpTo) {
              I.Seq - 1);
     }
     if ((I.Work || I.Launch) && !Skipped()) {
-      Status S = I.Launch ? runLaunch(*Device, *I.Launch) : I.Work();
+      Status S = I.Launch ? runLaunch(*Device, *I.Launch, &Stop) : I.Work();
       if (!S.ok())
         fail(std::move(S), I.Seq - 1);
     }
@@ -301,6 +301,8 @@ Status Stream::launch(const api::Kernel &K, Dim3 CubeCount,
     S->fail(E, Last);
     return E;
   }
+  Launch->TimeoutMilliseconds =
+      S->TimeoutMilliseconds.load(std::memory_order_relaxed);
   StreamState::Item I;
   I.Launch = std::move(Launch);
   return S->submit(std::move(I));
@@ -333,6 +335,8 @@ Status Stream::launchIndirect(const api::Kernel &K,
     S->fail(E, Last);
     return E;
   }
+  Launch->TimeoutMilliseconds =
+      S->TimeoutMilliseconds.load(std::memory_order_relaxed);
   StreamState::Item I;
   I.Launch = std::move(Launch);
   return S->submit(std::move(I));
@@ -461,5 +465,37 @@ Status Stream::resetError() {
   S->Error = Status();
   S->FailedAfter = UINT64_MAX;
   S->Failed.store(false, std::memory_order_release);
+  S->Stop.reset(); // no launch runs: the queue is drained and failed
   return Old;
+}
+
+Status Stream::cancel() {
+  if (!S)
+    return nullStream("cancel");
+  {
+    std::lock_guard<std::mutex> L(S->M);
+    if (S->Error.ok()) {
+      S->Error = Status(ErrorCode::Cancelled, "the stream was cancelled");
+      S->Failed.store(true, std::memory_order_release);
+    }
+    // Nothing queued runs any more, even before an earlier failure.
+    S->FailedAfter = 0;
+    // Under M, so that resetError (which clears it under M) cannot run
+    // between the failure and the flag.
+    S->Stop.cancel();
+  }
+  return Status();
+}
+
+Status Stream::setLaunchTimeout(uint64_t Milliseconds) {
+  if (!S)
+    return nullStream("setLaunchTimeout");
+  // Far beyond any real limit; a wrapped negative number is a mistake.
+  constexpr uint64_t MaxMilliseconds = uint64_t(1) << 40;
+  if (Milliseconds > MaxMilliseconds)
+    return Status(ErrorCode::InvalidArgument,
+                  "Stream::setLaunchTimeout: " + std::to_string(Milliseconds) +
+                      " ms is more than the limit of 2^40 ms");
+  S->TimeoutMilliseconds.store(Milliseconds, std::memory_order_relaxed);
+  return Status();
 }

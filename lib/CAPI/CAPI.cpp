@@ -1058,6 +1058,25 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
   });
 }
 
+kiln_status kiln_stream_cancel(kiln_stream stream) {
+  return guard("kiln_stream_cancel", [&](Call &C) {
+    api::Stream S;
+    if (kiln_status E = C.lookup(stream, "stream", S))
+      return E;
+    return C.status(S.cancel());
+  });
+}
+
+kiln_status kiln_stream_set_launch_timeout(kiln_stream stream,
+                                           uint64_t milliseconds) {
+  return guard("kiln_stream_set_launch_timeout", [&](Call &C) {
+    api::Stream S;
+    if (kiln_status E = C.lookup(stream, "stream", S))
+      return E;
+    return C.status(S.setLaunchTimeout(milliseconds));
+  });
+}
+
 //===-- Events ------------------------------------------------------------===//
 
 kiln_status kiln_event_destroy(kiln_event event) {

@@ -324,11 +324,45 @@ static ForShape beginFor(LoweringContext &L, Type T, Value *Lo, Value *Hi,
   return S;
 }
 
-static void endFor(LoweringContext &L, ForShape &S, Type T, Value *Step) {
+/// The most iterations of a `for` with literal bounds that runs without a
+/// stop poll: such a loop ends soon by itself (a loop in its body polls on
+/// its own), and one fully unrolled would otherwise poll once per copy.
+static constexpr uint64_t MaxUnpolledTrips = 4096;
+
+/// Whether \p Op, a `for` of type \p T, has literal bounds and step and at
+/// most MaxUnpolledTrips iterations.
+static bool isShortLiteralFor(const Operation &Op, Type T) {
+  for (const Operand &O : Op.Operands)
+    if (!O.isLiteral())
+      return false;
+  unsigned W = bitWidth(T.elementKind());
+  auto Read = [&](const Operand &O) -> __int128 {
+    uint64_t Bits = O.Lit.Bits;
+    if (W < 64)
+      Bits &= (uint64_t(1) << W) - 1;
+    if (T.isSigned() && W < 64 && (Bits >> (W - 1)) & 1)
+      return static_cast<__int128>(Bits) - (static_cast<__int128>(1) << W);
+    if (T.isSigned())
+      return static_cast<int64_t>(Bits);
+    return Bits;
+  };
+  __int128 Lo = Read(Op.Operands[0]), Hi = Read(Op.Operands[1]);
+  __int128 Step = Op.Operands.size() > 2 ? Read(Op.Operands[2]) : 1;
+  if (Step <= 0 || Hi <= Lo)
+    return true; // no iteration at all
+  return (Hi - Lo + Step - 1) / Step <= MaxUnpolledTrips;
+}
+
+static void endFor(LoweringContext &L, ForShape &S, Type T, Value *Step,
+                   bool Poll) {
   auto &B = L.B;
   if (!L.terminated())
     B.CreateBr(S.Latch);
   B.SetInsertPoint(S.Latch);
+  if (Poll) {
+    L.emitStopPoll();
+    S.Latch = B.GetInsertBlock();
+  }
   auto ID = T.isSigned() ? llvm::Intrinsic::sadd_with_overflow
                          : llvm::Intrinsic::uadd_with_overflow;
   Value *R = B.CreateBinaryIntrinsic(ID, S.IV, Step);
@@ -376,7 +410,7 @@ void ControlEmitter::lowerFor(const Operation &Op, Level L) {
   Loops.push_back(Target);
   lowerBlock(Op.Regions[0], L);
   Loops.pop_back();
-  endFor(Cx, S, T, Step);
+  endFor(Cx, S, T, Step, !isShortLiteralFor(Op, T));
 }
 
 void ControlEmitter::lowerLoop(const Operation &Op, Level L) {
@@ -390,6 +424,9 @@ void ControlEmitter::lowerLoop(const Operation &Op, Level L) {
   LoopTarget Target = loopTarget(L, Exit, Header);
   B.CreateBr(Header);
   B.SetInsertPoint(Header);
+  // Every iteration starts here (a `continue` too): the poll of a loop
+  // that may never end.
+  Cx.emitStopPoll();
   if (L == Level::Cube) {
     B.CreateStore(B.getFalse(), Target.BreakFlag);
     B.CreateStore(B.getFalse(), Target.ContinueFlag);

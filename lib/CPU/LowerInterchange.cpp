@@ -108,7 +108,9 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   B.SetInsertPoint(Partial);
   EmitRound(/*Checked=*/true);
   B.SetInsertPoint(Next);
-  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)), Next);
+  Cx.emitStopPoll(); // docs/Lowering.md, "Cancellation"
+  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)),
+                 B.GetInsertBlock());
   B.CreateBr(Round);
   B.SetInsertPoint(Exit);
 }

@@ -13,6 +13,7 @@
 
 #include "kiln/CPU/CubeABI.h"
 
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,6 +41,16 @@ void LoweringContext::fail(SourceLoc Loc, const llvm::Twine &Msg) {
     OS << " at " << Loc.Line << ":" << Loc.Col;
   OS << ": " << Msg;
   Err = llvm::createStringError(Text);
+}
+
+void LoweringContext::emitStopPoll() {
+  llvm::LoadInst *Flag =
+      B.CreateAlignedLoad(I32, StopFlag, llvm::Align(4), "stop");
+  Flag->setAtomic(llvm::AtomicOrdering::Monotonic);
+  llvm::BasicBlock *Go = newBlock("go");
+  B.CreateCondBr(B.CreateICmpNE(Flag, B.getInt32(0)), StopExit, Go,
+                 llvm::MDBuilder(Ctx).createUnlikelyBranchWeights());
+  B.SetInsertPoint(Go);
 }
 
 llvm::BasicBlock *LoweringContext::newBlock(const llvm::Twine &Name) {
@@ -127,6 +138,26 @@ llvm::Error KernelLowering::emitEntry() {
         B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, C, B.getInt32(1),
                                 nullptr, std::string("cube_count.") + "xyz"[D]);
   }
+  // The stop flag (CubeABI.h): a caller that gives none gets a constant
+  // zero, so that the polls need no null test.
+  {
+    llvm::Value *Given = B.CreateAlignedLoad(
+        Ptr, B.CreateConstInBoundsGEP1_64(I8, LaunchArg, 24), llvm::Align(8),
+        "stop.given");
+    auto *Never = new llvm::GlobalVariable(
+        *Cx.M, I32, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+        B.getInt32(0), "kiln.never_stop");
+    Never->setAlignment(llvm::Align(4));
+    Cx.StopFlag = B.CreateSelect(
+        B.CreateICmpEQ(Given, llvm::ConstantPointerNull::get(
+                                  llvm::PointerType::getUnqual(Cx.Ctx))),
+        Never, Given, "stop.flag");
+    llvm::BasicBlock *Here = B.GetInsertBlock();
+    Cx.StopExit = Cx.newBlock("stopped");
+    B.SetInsertPoint(Cx.StopExit);
+    B.CreateRetVoid();
+    B.SetInsertPoint(Here);
+  }
   for (size_t I = 0; I < K.Params.size(); ++I) {
     ValueId P = K.Params[I];
     const ValueInfo &VI = K.value(P);
@@ -210,12 +241,16 @@ void KernelLowering::emitCubeLoop() {
   if (!Cx.terminated())
     B.CreateBr(Latch);
   B.SetInsertPoint(Latch);
+  // A cube without loops still stops the range at its end.
+  Cx.emitStopPoll();
+  Latch = B.GetInsertBlock();
   llvm::Value *Next = B.CreateAdd(C, B.getInt32(1), "c.next");
   C->addIncoming(Next, Latch);
   B.CreateCondBr(B.CreateICmpULT(Next, End), CubeBody, Exit);
   B.SetInsertPoint(Exit);
   B.CreateRetVoid();
   Exit->moveAfter(&Cx.F->back());
+  Cx.StopExit->moveAfter(Exit);
 }
 
 LoweredModule KernelLowering::finish() {

@@ -101,7 +101,16 @@ struct LoweringContext {
   Liveness Live;
   ScratchLayout Layout;
 
+  /// The launch's stop flag (CubeABI.h; a constant zero when the caller
+  /// gave none) and the block that returns when it is set.
+  llvm::Value *StopFlag = nullptr;
+  llvm::BasicBlock *StopExit = nullptr;
+
   void fail(SourceLoc Loc, const llvm::Twine &Msg);
+  /// At a loop's back edge or a cube's end: returns from the cube function
+  /// when the launch is to stop (docs/Lowering.md, "Cancellation"), a
+  /// relaxed load and a branch marked unlikely; continues in a new block.
+  void emitStopPoll();
   llvm::BasicBlock *newBlock(const llvm::Twine &Name);
   llvm::AllocaInst *entryAlloca(llvm::Type *T, const llvm::Twine &Name);
   bool terminated() const { return B.GetInsertBlock()->getTerminator(); }

@@ -349,8 +349,9 @@ Device::getKernels(llvm::ArrayRef<KernelRequest> Requests,
 
 Error Device::launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
-                     llvm::ArrayRef<ArgBinding> Args) {
-  return P->Exec.launch(Kernel, CubeCount, Args);
+                     llvm::ArrayRef<ArgBinding> Args, LaunchStop *Stop) {
+  return P->Exec.launch(Kernel, CubeCount, Args, /*RequiredAlignment=*/0,
+                        /*Validated=*/false, Stop);
 }
 
 bool Device::unloadKernel(const Kernel &K, llvm::StringRef KernelId,

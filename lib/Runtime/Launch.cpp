@@ -12,6 +12,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/info.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
 #include <atomic>
@@ -370,8 +371,7 @@ struct Scratch {
 };
 } // namespace
 
-/// What the keep-warm tasks share with their executor; held by both, so a
-/// task that runs after the executor is gone only reads Stop and leaves.
+/// What the keep-warm tasks share with their executor.
 struct KeepWarmControl {
   std::atomic<uint64_t> Activity{0}; ///< bumped by every launch and task
   std::atomic<int> Spinning{0};      ///< keep-warm tasks queued or running
@@ -381,6 +381,11 @@ struct KeepWarmControl {
 
 struct Executor::Impl {
   tbb::task_arena Arena;
+  /// The keep-warm tasks queued in Arena: the destructor waits for them, so
+  /// that none outlives the executor. A task still queued when the process
+  /// exits would never run nor be destroyed, and what it holds would leak
+  /// (LeakSanitizer reported it in kiln-run and the runtime's tests).
+  tbb::task_group WarmTasks;
   std::shared_ptr<KeepWarmControl> Warm = std::make_shared<KeepWarmControl>();
   /// One arena per slot of the task arena: a slot is held by one thread at
   /// a time, so however many TBB workers pass through, there are at most
@@ -390,6 +395,7 @@ struct Executor::Impl {
   tbb::enumerable_thread_specific<Scratch> Inline;
   std::atomic<uint64_t> Allocations{0};
   std::atomic<uint64_t> PrivatisedLaunches{0};
+  Watchdog Dog;
 
   /// Least work per thread, in picoseconds (0: use every thread).
   uint64_t MinPicosPerThread = 0;
@@ -425,7 +431,12 @@ struct Executor::Impl {
     return P;
   }
 
-  ~Impl() { Warm->Stop = true; }
+  /// Stop makes every keep-warm task leave at once; the wait, inside the
+  /// arena, runs those no worker has taken yet on this thread.
+  ~Impl() {
+    Warm->Stop = true;
+    Arena.execute([this] { WarmTasks.wait(); });
+  }
 
   /// New work: the keep-warm tasks leave, so their threads take it.
   void announceWork() {
@@ -446,7 +457,7 @@ struct Executor::Impl {
     uint64_t Seen = Warm->Activity.load(std::memory_order_acquire);
     while (Warm->Spinning.load(std::memory_order_relaxed) < Want) {
       Warm->Spinning.fetch_add(1, std::memory_order_relaxed);
-      Arena.enqueue([W = Warm, Seen] {
+      Arena.enqueue(WarmTasks.defer([W = Warm, Seen] {
         auto Until = std::chrono::steady_clock::now() + W->Window;
         for (unsigned N = 1;; ++N) {
           if (W->Activity.load(std::memory_order_acquire) != Seen ||
@@ -459,7 +470,7 @@ struct Executor::Impl {
 #endif
         }
         W->Spinning.fetch_sub(1, std::memory_order_relaxed);
-      });
+      }));
     }
   }
 
@@ -493,10 +504,26 @@ uint64_t Executor::privatisedLaunches() const {
   return P->PrivatisedLaunches.load(std::memory_order_relaxed);
 }
 
+Watchdog &Executor::watchdog() { return P->Dog; }
+
+/// The error of a launch that \p Stop ended.
+static Error stoppedError(const CubeMetadata &M, const LaunchStop &Stop) {
+  if (Stop.reason() == LaunchStop::Reason::TimedOut)
+    return launchError(M,
+                       "stopped at its deadline (the kernel ran too long); "
+                       "the buffers it may write hold unspecified contents",
+                       std::make_error_code(std::errc::timed_out));
+  return launchError(M,
+                     "cancelled while it ran; the buffers it may write hold "
+                     "unspecified contents",
+                     std::make_error_code(std::errc::operation_canceled));
+}
+
 Error Executor::launch(const LoadedKernel &Kernel,
                        std::array<uint32_t, 3> CubeCount,
                        llvm::ArrayRef<ArgBinding> Args,
-                       uint32_t RequiredAlignment, bool Validated) {
+                       uint32_t RequiredAlignment, bool Validated,
+                       LaunchStop *Stop) {
   if (!Kernel.valid())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "launch of an empty kernel handle");
@@ -520,10 +547,15 @@ Error Executor::launch(const LoadedKernel &Kernel,
     else
       KArgs[I] = {const_cast<uint8_t *>(Args[I].valueBytes()), 1};
   }
-  LaunchArgs LA{KArgs.data(), {CubeCount[0], CubeCount[1], CubeCount[2]}, 0};
+  LaunchArgs LA{KArgs.data(),
+                {CubeCount[0], CubeCount[1], CubeCount[2]},
+                0,
+                Stop ? Stop->flag() : nullptr};
   uint32_t Total = CubeCount[0] * CubeCount[1] * CubeCount[2];
   if (Total == 0)
     return Error::success(); // nothing to run (LangRef §2.1)
+  if (Stop && Stop->stopped())
+    return stoppedError(M, *Stop);
   CubeFunction Fn = Kernel.entry();
   // Nothing to privatise: an empty plan, and the kernel's own scratch.
   PrivatePlan Plan = planPrivatisation(M, KArgs, Total);
@@ -572,10 +604,13 @@ Error Executor::launch(const LoadedKernel &Kernel,
     }
     auto T0 = Clock::now();
     Fn(&LA, 0, Total, S);
-    if (Profile)
+    bool Stopped = Stop && Stop->stopped();
+    if (Profile && !Stopped)
       Profile->record(Picos(Clock::now() - T0) / Total);
     if (Copies)
       Plan.mergeAndFree(Copies);
+    if (Stopped)
+      return stoppedError(M, *Stop);
     return Error::success();
   }
 
@@ -605,6 +640,8 @@ Error Executor::launch(const LoadedKernel &Kernel,
   auto RunCubes = [&] {
     tbb::parallel_for(tbb::blocked_range<uint32_t>(0, Total, Grain),
                       [&](const tbb::blocked_range<uint32_t> &R) {
+                        if (Stop && Stop->stopped())
+                          return; // the ranges not started yet
                         void *S = P->slotScratch(ScratchBytes);
                         if (!S) {
                           OutOfMemory = true;
@@ -640,8 +677,11 @@ Error Executor::launch(const LoadedKernel &Kernel,
       Plan.mergeAndFree(C);
   for (void *C : OtherCopies)
     Plan.mergeAndFree(C);
-  if (Profile && !OutOfMemory)
+  bool Stopped = Stop && Stop->stopped();
+  if (Profile && !OutOfMemory && !Stopped)
     Profile->record(BusyPicos.load(std::memory_order_relaxed) / Total);
+  if (Stopped)
+    return stoppedError(M, *Stop);
   if (OutOfMemory)
     return launchError(M,
                        "cannot allocate a scratch area of " +

@@ -3,6 +3,7 @@
 // kiln-run FILE.kiln --kernel NAME --cubes X[,Y[,Z]] [--arg NAME=SPEC]...
 //          [--out NAME=PATH]... [--print NAME]... [--store=DIR | --no-store]
 //          [--bounds-check | --no-bounds-check] [--stats] [--repeat N]
+//          [--timeout=SECONDS]
 //
 // See docs/Tools.md §3; the SPEC forms are in
 // tools/support/ArgSpec.h. --print writes one element per line (the lanes of
@@ -93,6 +94,12 @@ cl::opt<std::string> MAttr("mattr",
                                     "e.g. -avx512f"),
                            cl::value_desc("FEATURES"), cl::cat(Category));
 
+cl::opt<std::string> Timeout(
+    "timeout",
+    cl::desc("Stop a launch that runs longer than SECONDS (a positive "
+             "decimal, e.g. 0.5) and fail; default: no limit"),
+    cl::value_desc("SECONDS"), cl::cat(Category));
+
 cl::opt<unsigned> PlaneDim(
     "plane-dim",
     cl::desc("Units per plane the device runs kernels with (default 32, "
@@ -114,6 +121,25 @@ int fail(Error E) {
     return 1;
   }
   return fail(Msg);
+}
+
+/// --timeout's SECONDS as microseconds: a positive decimal of at most a
+/// year (more is surely a mistake), at least a microsecond.
+Expected<std::chrono::microseconds> parseTimeout(StringRef Text) {
+  auto Bad = [&](const Twine &Why) {
+    return createStringError(inconvertibleErrorCode(),
+                             "--timeout=" + Text + ": " + Why);
+  };
+  double Seconds = 0;
+  if (Text.empty() || Text.find_first_not_of("0123456789.") != StringRef::npos ||
+      Text.count('.') > 1 || Text == "." || Text.getAsDouble(Seconds))
+    return Bad("expected a positive number of seconds, such as 2 or 0.5");
+  if (Seconds > 365.0 * 24 * 3600)
+    return Bad("more than a year");
+  auto Micros = static_cast<int64_t>(Seconds * 1e6);
+  if (Micros < 1)
+    return Bad("the limit must be at least one microsecond");
+  return std::chrono::microseconds(Micros);
 }
 
 double msSince(std::chrono::steady_clock::time_point Start) {
@@ -185,6 +211,13 @@ int run() {
   auto CubeCount = kiln::parseCubeCount(Cubes);
   if (!CubeCount)
     return fail(CubeCount.takeError());
+  std::chrono::microseconds Limit{0};
+  if (Timeout.getNumOccurrences()) {
+    auto T = parseTimeout(Timeout);
+    if (!T)
+      return fail(T.takeError());
+    Limit = *T;
+  }
 
   auto Start = Clock::now();
   StringRef FileName = InputFile == "-" ? StringRef("<stdin>") : InputFile;
@@ -286,7 +319,23 @@ int run() {
   }
   for (unsigned R = 0; R < Repeat; ++R) {
     Start = Clock::now();
-    if (Error E = (*Dev)->launch(*Loaded, *CubeCount, Inputs->Bindings))
+    // A kernel that never ends is stopped at its next loop iteration or
+    // cube (docs/Lowering.md, "Cancellation").
+    kiln::LaunchStop Stop;
+    Error E = Error::success();
+    {
+      kiln::Watchdog::Scope Deadline((*Dev)->executor().watchdog(), Stop,
+                                     Limit);
+      E = (*Dev)->launch(*Loaded, *CubeCount, Inputs->Bindings, &Stop);
+    }
+    if (E && Stop.reason() == kiln::LaunchStop::Reason::TimedOut) {
+      consumeError(std::move(E));
+      return fail("--timeout=" + Timeout + ": launch " +
+                  (Repeat == 1 ? "" : Twine(R + 1) + " ") + "of kernel '" +
+                  K->Name + "' ran longer than " + Timeout +
+                  " s and was stopped (nothing written)");
+    }
+    if (E)
       return fail(std::move(E));
     if (Stats)
       stat(Repeat == 1 ? "launch" : fmt::format("launch {}", R + 1),

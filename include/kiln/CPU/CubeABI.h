@@ -29,6 +29,14 @@
 // its last by the caller (lib/Runtime/Launch.cpp). With Reserved zero, as
 // before, every atomic is a real one and nothing beyond ScratchBytes is read.
 //
+// Stopping a launch (docs/Lowering.md, "Cancellation"): LaunchArgs::Stop
+// points at a u32 the caller may set to non-zero from another thread while
+// the function runs (an atomic store). The function reads it (a relaxed
+// atomic load) at the back edge of every loop that may run long and after
+// every cube, and returns as soon as it sees it set, wherever its units are:
+// the cubes of [CubeBegin, CubeEnd) it has not finished are left partly or
+// wholly undone. A null Stop is a launch that cannot be stopped.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_CPU_CUBEABI_H
@@ -56,9 +64,11 @@ struct LaunchArgs {
   /// Bit k: the k-th privatisable buffer is privatised for this launch
   /// (above); zero: none is.
   uint32_t Reserved;
+  /// Non-zero once the launch is to stop (above); null: never.
+  const uint32_t *Stop = nullptr;
 };
-// Args at 0, CubeCount at 8, 12, 16, Reserved at 20: 24 bytes.
-static_assert(sizeof(LaunchArgs) == 24, "the lowering hard-codes this layout");
+// Args at 0, CubeCount at 8, 12, 16, Reserved at 20, Stop at 24: 32 bytes.
+static_assert(sizeof(LaunchArgs) == 32, "the lowering hard-codes this layout");
 
 using CubeFunction = void (*)(const LaunchArgs *Args, uint32_t CubeBegin,
                               uint32_t CubeEnd, void *Scratch);

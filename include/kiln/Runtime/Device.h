@@ -213,10 +213,12 @@ public:
 
   /// Runs every cube of a launch of \p Kernel (validated first: see
   /// validateLaunch, with the alignment the kernel's variant assumes) and
-  /// returns when all are done.
+  /// returns when all are done. \p Stop, when given, ends it early
+  /// (Executor::launch; its watchdog() sets deadlines).
   llvm::Error launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
-                     llvm::ArrayRef<ArgBinding> Args);
+                     llvm::ArrayRef<ArgBinding> Args,
+                     LaunchStop *Stop = nullptr);
 
   /// The launch executor (its concurrency, scratch statistics).
   Executor &executor();

@@ -14,6 +14,7 @@
 #include "kiln/CPU/LoadedKernel.h"
 #include "kiln/IR/Type.h"
 #include "kiln/Runtime/Buffer.h"
+#include "kiln/Runtime/Watchdog.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -126,10 +127,22 @@ public:
   /// kernel's ScratchBytes) are kept and reused by later launches: one per
   /// slot of the task arena for parallel launches, one per calling thread
   /// for inline ones.
+  ///
+  /// With a \p Stop, the launch ends early once it is set (cancelled, or
+  /// timed out by a Watchdog): the cubes running return at their next poll
+  /// (CubeABI.h), those not started do not run, and the launch fails with
+  /// an error of code std::errc::operation_canceled (cancelled) or
+  /// std::errc::timed_out (a deadline) whatever it did; the buffers it may
+  /// write hold unspecified contents. A stop already set runs nothing.
   llvm::Error launch(const LoadedKernel &Kernel,
                      std::array<uint32_t, 3> CubeCount,
                      llvm::ArrayRef<ArgBinding> Args,
-                     uint32_t RequiredAlignment = 0, bool Validated = false);
+                     uint32_t RequiredAlignment = 0, bool Validated = false,
+                     LaunchStop *Stop = nullptr);
+
+  /// The watchdog that times the launches of this executor's users out
+  /// (a thread started by its first deadline).
+  Watchdog &watchdog();
 
   /// Queues \p Work to run on one of the arena's threads and returns at
   /// once (tbb::task_arena::enqueue). Launches made from inside it run their
