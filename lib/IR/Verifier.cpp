@@ -1049,7 +1049,12 @@ void KernelVerifier::verifyControl(const Operation &Op) {
             error(Op.Loc, "case " + llvm::Twine(V) + " appears twice");
       }
     }
-    verifyRegions(Op, Op.CaseValues.size() + (Op.HasDefault ? 1 : 0));
+    if (!switchLabelsWellFormed(Op))
+      error(Op.Loc, "switch case label counts do not match its " +
+                        llvm::Twine(Op.CaseValues.size()) +
+                        " labels (every case needs at least one)");
+    else
+      verifyRegions(Op, switchCaseCount(Op) + (Op.HasDefault ? 1 : 0));
     for (const Block &B : Op.Regions)
       verifyBlock(B);
     return;

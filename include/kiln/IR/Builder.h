@@ -143,6 +143,9 @@ public:
   void beginSwitch(Arg Selector);
   /// Starts the block of `case Value` of the innermost open switch.
   void addCase(int64_t Value);
+  /// Starts the block of a case with several labels, `case 1, 3, 5`: it runs
+  /// when the selector equals any of them (issue 11).
+  void addCase(llvm::ArrayRef<int64_t> Labels);
   /// Starts the default block (last) of the innermost open switch.
   void addDefault();
   void end();
