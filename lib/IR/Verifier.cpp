@@ -97,6 +97,7 @@ struct MemoryKinds {
 constexpr MemoryKinds AnyArray{true, true, true, false};
 constexpr MemoryKinds AtomicMemory{true, true, false, false};
 constexpr MemoryKinds VarOnly{false, false, false, true};
+constexpr MemoryKinds SharedOnly{false, true, false, false};
 
 class KernelVerifier {
 public:
@@ -201,6 +202,7 @@ private:
   void verifyAccess(const Operation &Op, const ValueInfo &Mem, bool Reads,
                     bool Writes);
   void verifyConvergence(const Operation &Op);
+  void verifyUniformLoad(const Operation &Op);
 };
 
 //===----------------------------------------------------------------------===//
@@ -742,7 +744,11 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
   }
   if (!checkOperandCount(Op, Arity, Arity))
     return std::nullopt;
-  const ValueInfo *Mem = memoryOperand(Op, 0, Atomic ? AtomicMemory : AnyArray);
+  const ValueInfo *Mem = memoryOperand(
+      Op, 0,
+      Op.Kind == OpKind::WorkgroupUniformLoad ? SharedOnly
+      : Atomic                                ? AtomicMemory
+                                              : AnyArray);
   bool Ok = Mem != nullptr;
   if (Mem)
     verifyAccess(Op, *Mem, Reads, Writes);
@@ -1139,6 +1145,18 @@ void KernelVerifier::verifyControl(const Operation &Op) {
   }
 }
 
+/// workgroup_uniform_load (docs/LangRef.md §12.2) is a barrier, so it
+/// follows the placement rule of sync_cube, and every unit must load the
+/// same element: its index must be uniform.
+void KernelVerifier::verifyUniformLoad(const Operation &Op) {
+  verifyConvergence(Op);
+  if (Op.Operands.size() < 2 || Op.Operands[1].isLiteral())
+    return;
+  if (const std::string *Why = Uniformity.divergenceRoot(Op.Operands[1].Value))
+    error(locOf(Op, 1), "the index of " + op(Op) +
+                            " must be uniform, but it depends on " + *Why);
+}
+
 void KernelVerifier::verifyConvergence(const Operation &Op) {
   if (const std::string *Why = Uniformity.controlDivergence(Op))
     error(Op.Loc, op(Op) + " under divergent control flow: " + *Why);
@@ -1172,6 +1190,10 @@ void KernelVerifier::verifyOp(const Operation &Op) {
   case OpClass::PlaneElect:
   case OpClass::PlaneBallot:
     verifyConvergence(Op);
+    break;
+  case OpClass::Load:
+    if (Op.Kind == OpKind::WorkgroupUniformLoad)
+      verifyUniformLoad(Op);
     break;
   default:
     break;

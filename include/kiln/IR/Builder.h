@@ -107,6 +107,11 @@ public:
   // Memory.
   ValueId load(Arg Mem, Arg Index) { return op(OpKind::Load, {Mem, Index}); }
   void store(Arg Mem, Arg Index, Arg Value);
+  /// workgroup_uniform_load: a barrier, then a load of shared array \p Mem at
+  /// a uniform \p Index whose result is uniform (docs/LangRef.md §12.2).
+  ValueId workgroupUniformLoad(Arg Mem, Arg Index) {
+    return op(OpKind::WorkgroupUniformLoad, {Mem, Index});
+  }
   ValueId len(Arg Buffer) { return op(OpKind::Len, {Buffer}); }
   ValueId var(Type Ty);
   ValueId get(Arg Var) { return op(OpKind::Get, {Var}); }

@@ -74,10 +74,41 @@ def switch_or(kf, chk):
             chk.eq("uniform_or_barrier mode=%d cube %d" % (mode, c), res["out"][c], want)
 
 
+def uniform_load(kf, chk):
+    res = K.run(kf, "gate", "1", {"out": K.Buf("u32", [0] * 64)}, ["out"])
+    for u in range(64):
+        chk.eq("gate unit %d" % u, res["out"][u], 3)
+
+    rng = K.Rng(21)
+    for cubes in (1, 3):
+        flags = [1 if rng.below(3) else 0 for _ in range(64 * cubes)]
+        if cubes == 3:
+            flags[64:128] = [0] * 64  # a cube whose count is 0: no step
+        res = K.run(kf, "atomic_count", str(cubes), {"flags": K.Buf("u32", flags),
+                                                     "out": K.Buf("u32", [9] * 64 * cubes),
+                                                     "sums": K.Buf("u32", [9] * cubes)},
+                    ["out", "sums"])
+        for c in range(cubes):
+            n = sum(flags[64 * c:64 * c + 64])
+            for u in range(64):
+                chk.eq("atomic_count cube %d unit %d" % (c, u), res["out"][64 * c + u], n)
+            chk.eq("atomic_count cube %d sum" % c, res["sums"][c], n * (n + 1) // 2)
+
+    res = K.run(kf, "line", "1", {"out": K.Buf("vec<4 x f32>", [0] * 256, lanes=4)}, ["out"])
+    want = [f32(7.0), f32(-1.5), f32(0.25), f32(3.0)]
+    for u in range(64):
+        chk.eq("line unit %d" % u, res["out"][4 * u:4 * u + 4], want)
+
+    res = K.run(kf, "barriers", "4", {"seed": "500", "out": K.Buf("u32", [0] * 48 * 4)},
+                ["out"])
+    for c in range(4):
+        for u in range(48):
+            chk.eq("barriers cube %d unit %d" % (c, u), res["out"][48 * c + u], 500 + c)
+
 
 # ---------------------------------------------------------------------------
 
-PATTERNS = {fn.__name__: fn for fn in [switch_or]}
+PATTERNS = {fn.__name__: fn for fn in [switch_or, uniform_load]}
 
 
 def main():
