@@ -759,11 +759,17 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
     bool Bitwise = Op.Kind == OpKind::AtomicAnd ||
                    Op.Kind == OpKind::AtomicOr || Op.Kind == OpKind::AtomicXor;
     bool Float = E == ScalarKind::F32 || E == ScalarKind::F64;
-    bool TypeOk = !Mem->Ty.isLine() &&
-                  (E == ScalarKind::I32 || E == ScalarKind::U32 ||
-                   E == ScalarKind::I64 || E == ScalarKind::U64 ||
-                   (Float && !Bitwise));
-    if (!TypeOk) {
+    // Lines of these types too, one atomic per lane (§12.3), but for
+    // atomic_cas.
+    bool TypeOk = E == ScalarKind::I32 || E == ScalarKind::U32 ||
+                  E == ScalarKind::I64 || E == ScalarKind::U64 ||
+                  (Float && !Bitwise);
+    if (TypeOk && Mem->Ty.isLine() && Class == OpClass::AtomicCas) {
+      error(locOf(Op, 0), op(Op) + " on %" + Mem->Name + " of " +
+                              quoted(Mem->Ty) +
+                              "; atomic_cas works on scalars, not lines");
+      Ok = false;
+    } else if (!TypeOk) {
       error(locOf(Op, 0),
             op(Op) + " on %" + Mem->Name + " of " + quoted(Mem->Ty) +
                 "; atomics work on 'i32', 'u32', 'i64' and 'u64'" +
