@@ -458,18 +458,20 @@ static std::vector<BasicBlock *> beginSwitch(LoweringContext &L,
   std::vector<BasicBlock *> Blocks;
   for (size_t I = 0; I < Op.Regions.size(); ++I)
     Blocks.push_back(L.newBlock("case"));
-  size_t Cases = std::min(Op.CaseValues.size(), Op.Regions.size());
+  size_t Cases = std::min(switchCaseCount(Op), Op.Regions.size());
   bool HasDefault = Op.HasDefault && Op.Regions.size() > Cases;
   BasicBlock *Default = HasDefault ? Blocks[Cases] : Merge;
-  auto *SI = L.B.CreateSwitch(V, Default, Cases);
+  auto *SI = L.B.CreateSwitch(V, Default, Op.CaseValues.size());
   auto *IT = llvm::cast<llvm::IntegerType>(V->getType());
   for (size_t I = 0; I < Cases; ++I) {
-    if (!labelFits(Op.CaseValues[I], SelTy))
-      continue; // its block stays unreachable
-    auto *C =
-        llvm::ConstantInt::get(IT, static_cast<uint64_t>(Op.CaseValues[I]));
-    if (SI->findCaseValue(C) == SI->case_default()) // first label wins
-      SI->addCase(C, Blocks[I]);
+    // Every label of a case (`case 1, 3, 5`) branches to its one block.
+    for (int64_t Label : switchCaseLabels(Op, I)) {
+      if (!labelFits(Label, SelTy))
+        continue; // never matches
+      auto *C = llvm::ConstantInt::get(IT, static_cast<uint64_t>(Label));
+      if (SI->findCaseValue(C) == SI->case_default()) // first label wins
+        SI->addCase(C, Blocks[I]);
+    }
   }
   return Blocks;
 }

@@ -4,8 +4,9 @@
 // Element i of a memory object is at byte i * storeSize (lines packed). In the
 // bounds-checked variant an out-of-bounds load gives 0 and a store or atomic
 // is dropped (an atomic then gives 0); a negative signed index is out of
-// bounds. Buffer atomics are seq_cst LLVM atomics; shared-memory atomics are
-// plain read-modify-writes (the units of a cube run on one thread). The
+// bounds. Buffer atomics are seq_cst LLVM atomics, one per lane on a buffer
+// of lines; shared-memory atomics are plain read-modify-writes (the units of
+// a cube run on one thread), of the whole line for lines. The
 // atomics on a privatisable buffer (AtomicPrivatisation.h) branch on the
 // launch's choice: plain read-modify-writes on the worker's private copy, or
 // the real atomic.
@@ -185,14 +186,80 @@ Value *MemoryEmitter::guarded(Value *InBounds, Type ResultTy,
   return Phi;
 }
 
+/// The atomicrmw operation of read-modify-write atomic \p Kind on scalars of
+/// type \p T.
+static llvm::AtomicRMWInst::BinOp rmwBinOp(OpKind Kind, Type T) {
+  using BO = llvm::AtomicRMWInst::BinOp;
+  switch (Kind) {
+  case OpKind::AtomicAdd:
+    return T.isFloat() ? BO::FAdd : BO::Add;
+  case OpKind::AtomicSub:
+    return T.isFloat() ? BO::FSub : BO::Sub;
+  case OpKind::AtomicMin:
+    return T.isFloat() ? BO::FMin : T.isSigned() ? BO::Min : BO::UMin;
+  case OpKind::AtomicMax:
+    return T.isFloat() ? BO::FMax : T.isSigned() ? BO::Max : BO::UMax;
+  case OpKind::AtomicAnd:
+    return BO::And;
+  case OpKind::AtomicOr:
+    return BO::Or;
+  case OpKind::AtomicXor:
+    return BO::Xor;
+  default:
+    return BO::Xchg;
+  }
+}
+
+Value *MemoryEmitter::emitLineAtomic(const Operation &Op, Value *Ptr) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId Mem = Op.Operands[0].Value;
+  Type T = Cx.K.value(Mem).Ty;
+  Type E = T.elementType();
+  llvm::Type *ET = Types.memType(E);
+  llvm::Align Al(byteSize(E.elementKind()));
+  auto Order = llvm::AtomicOrdering::SequentiallyConsistent;
+  bool Stores = Op.opClass() == OpClass::AtomicStore;
+  Value *X = Op.opClass() == OpClass::AtomicLoad ? nullptr
+                                                 : Values.operand(Op, 2);
+  Value *Old = llvm::PoisonValue::get(Types.memType(T));
+  // Lane by lane, in lane order; each lane is its own atomic, the line as a
+  // whole is not.
+  for (unsigned L = 0; L < T.lanes(); ++L) {
+    Value *LanePtr = B.CreateConstInBoundsGEP1_64(ET, Ptr, L);
+    llvm::Instruction *I;
+    if (Op.opClass() == OpClass::AtomicLoad) {
+      auto *Ld = B.CreateAlignedLoad(ET, LanePtr, Al);
+      Ld->setAtomic(Order);
+      I = Ld;
+    } else if (Stores) {
+      auto *St = B.CreateAlignedStore(B.CreateExtractElement(X, L), LanePtr, Al);
+      St->setAtomic(Order);
+      I = St;
+    } else {
+      I = B.CreateAtomicRMW(rmwBinOp(Op.Kind, E), LanePtr,
+                            B.CreateExtractElement(X, L), Al, Order);
+    }
+    tagAccess(I, ValueKind::Buffer, Mem, false);
+    if (!Stores)
+      Old = B.CreateInsertElement(Old, I, L);
+  }
+  return Stores ? nullptr : Old;
+}
+
 Value *MemoryEmitter::emitAtomic(const Operation &Op) {
   llvm::IRBuilder<> &B = Cx.B;
   ValueId Mem = Op.Operands[0].Value;
   const ValueInfo &VI = Cx.K.value(Mem);
   Type T = VI.Ty;
   MemAccess A = resolveAccess(Mem, Op.Operands[1]);
-  llvm::Align Al(T.storeSize());
+  // The element's alignment: a line (vec<3 x f32>: 12 bytes) is aligned as
+  // its lanes.
+  llvm::Align Al(byteSize(T.elementKind()));
   bool Global = VI.Kind == ValueKind::Buffer;
+  if (Global && T.isLine() && Op.opClass() != OpClass::AtomicCas)
+    return guarded(A.InBounds,
+                   Op.opClass() != OpClass::AtomicStore ? Op.ResultType : T,
+                   [&] { return emitLineAtomic(Op, A.Ptr); });
   auto Order = llvm::AtomicOrdering::SequentiallyConsistent;
   bool ReturnsValue = Op.opClass() != OpClass::AtomicStore;
   llvm::Type *MT = Types.memType(T);
@@ -282,34 +349,7 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
       return Old;
     };
     if (Global) {
-      using BO = llvm::AtomicRMWInst::BinOp;
-      BO Bin;
-      switch (Op.Kind) {
-      case OpKind::AtomicAdd:
-        Bin = T.isFloat() ? BO::FAdd : BO::Add;
-        break;
-      case OpKind::AtomicSub:
-        Bin = T.isFloat() ? BO::FSub : BO::Sub;
-        break;
-      case OpKind::AtomicMin:
-        Bin = T.isFloat() ? BO::FMin : T.isSigned() ? BO::Min : BO::UMin;
-        break;
-      case OpKind::AtomicMax:
-        Bin = T.isFloat() ? BO::FMax : T.isSigned() ? BO::Max : BO::UMax;
-        break;
-      case OpKind::AtomicAnd:
-        Bin = BO::And;
-        break;
-      case OpKind::AtomicOr:
-        Bin = BO::Or;
-        break;
-      case OpKind::AtomicXor:
-        Bin = BO::Xor;
-        break;
-      default:
-        Bin = BO::Xchg;
-        break;
-      }
+      llvm::AtomicRMWInst::BinOp Bin = rmwBinOp(Op.Kind, T);
       auto RealRMW = [&]() -> Value * {
         auto *R = B.CreateAtomicRMW(Bin, A.Ptr, X, Al, Order);
         tagAccess(R, VI.Kind, Mem, false);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AtomicPrivatisation.h"
+#include "ExpandUniformLoads.h"
 #include "LoweringImpl.h"
 
 #include "kiln/CPU/CubeABI.h"
@@ -299,6 +300,11 @@ llvm::Expected<LoweredModule> kiln::lowerKernel(const Kernel &K,
                                                 const CpuVariant &Variant,
                                                 const DeviceLimits &Limits,
                                                 llvm::LLVMContext &Ctx) {
+  // workgroup_uniform_load is lowered as barrier, load, barrier.
+  if (std::optional<Kernel> Expanded = lowering::expandUniformLoads(K)) {
+    KernelLowering L(*Expanded, Variant, Limits, Ctx);
+    return L.run();
+  }
   KernelLowering L(K, Variant, Limits, Ctx);
   return L.run();
 }

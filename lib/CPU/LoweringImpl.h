@@ -305,6 +305,8 @@ private:
   llvm::Value *slotPtr(uint64_t Offset, uint64_t Stride, llvm::Value *Unit);
   llvm::Value *varPtr(ValueId Var);
   llvm::Value *emitAtomic(const Operation &Op);
+  /// An atomic on a buffer of lines: one atomic per lane (LangRef §12.3).
+  llvm::Value *emitLineAtomic(const Operation &Op, llvm::Value *Ptr);
 
   LoweringContext &Cx;
   TypeLowering &Types;

@@ -2,6 +2,7 @@
 
 #include "kiln/IR/Builder.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <bit>
@@ -462,7 +463,9 @@ void KernelBuilder::beginSwitch(Arg Selector) {
   Open.push_back(std::move(F));
 }
 
-void KernelBuilder::addCase(int64_t Value) {
+void KernelBuilder::addCase(int64_t Value) { addCase(llvm::ArrayRef(Value)); }
+
+void KernelBuilder::addCase(llvm::ArrayRef<int64_t> Labels) {
   if (checkArgs({}))
     return;
   if (Open.empty() || Open.back()->Op.Kind != OpKind::Switch) {
@@ -474,13 +477,17 @@ void KernelBuilder::addCase(int64_t Value) {
     fail("addCase() after the default of a switch");
     return;
   }
-  for (int64_t Seen : Op.CaseValues)
-    if (Seen == Value) {
-      fail("duplicate case value " + llvm::Twine(Value));
+  if (Labels.empty()) {
+    fail("addCase() needs at least one label");
+    return;
+  }
+  for (size_t I = 0; I < Labels.size(); ++I)
+    if (llvm::is_contained(Op.CaseValues, Labels[I]) ||
+        llvm::is_contained(Labels.take_front(I), Labels[I])) {
+      fail("duplicate case value " + llvm::Twine(Labels[I]));
       return;
     }
-  Op.CaseValues.push_back(Value);
-  Op.Regions.emplace_back();
+  addSwitchCase(Op, Labels);
   Open.back()->Region = Op.Regions.size() - 1;
 }
 

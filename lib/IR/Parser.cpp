@@ -11,6 +11,7 @@
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Literal.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -701,24 +702,31 @@ bool Parser::parseSwitch(Kernel &K, Operation &Op) {
                        describeToken());
     if (isWord("case")) {
       consume();
-      if (!is(TokenKind::Word))
-        return errorHere("expected a case value, found " + describeToken());
-      llvm::Expected<int64_t> Value = parseCaseValue(Tok.Text);
-      if (!Value)
-        return errorHere(llvm::toString(Value.takeError()));
-      for (int64_t Seen : Op.CaseValues)
-        if (Seen == *Value)
+      // `case 1, 3, 5 {`: one or more labels, comma-separated (issue 11).
+      std::vector<int64_t> Labels;
+      do {
+        if (!Labels.empty())
+          consume(); // the ','
+        if (!is(TokenKind::Word))
+          return errorHere("expected a case value, found " + describeToken());
+        llvm::Expected<int64_t> Value = parseCaseValue(Tok.Text);
+        if (!Value)
+          return errorHere(llvm::toString(Value.takeError()));
+        if (llvm::is_contained(Op.CaseValues, *Value) ||
+            llvm::is_contained(Labels, *Value))
           return errorHere("duplicate case value " + llvm::Twine(*Value));
-      consume();
-      Op.CaseValues.push_back(*Value);
+        consume();
+        Labels.push_back(*Value);
+      } while (is(TokenKind::Comma));
+      addSwitchCase(Op, Labels);
     } else if (isWord("default")) {
       consume();
       Op.HasDefault = true;
+      Op.Regions.emplace_back();
     } else {
       return errorHere("expected 'case', 'default' or '}', found " +
                        describeToken());
     }
-    Op.Regions.emplace_back();
     if (parseBlock(K, Op.Regions.back()))
       return true;
   }

@@ -10,6 +10,7 @@
 #include "kiln/IR/Printer.h"
 #include "kiln/IR/Literal.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -139,10 +140,14 @@ void Printer::printOperation(const Operation &Op) {
     printOperands(Op);
     OS << " {\n";
     ++Level;
-    size_t Cases = std::min(Op.CaseValues.size(), Op.Regions.size());
+    size_t Cases = std::min(switchCaseCount(Op), Op.Regions.size());
     for (size_t I = 0; I < Cases; ++I) {
       indent();
-      OS << "case " << Op.CaseValues[I] << ' ';
+      OS << "case ";
+      llvm::ListSeparator Comma(", ");
+      for (int64_t Label : switchCaseLabels(Op, I))
+        OS << Comma << Label;
+      OS << ' ';
       printRegion(Op, I);
       OS << '\n';
     }

@@ -203,6 +203,12 @@ private:
       mark(Op.Result, operandRoot(Op, 0));
       return;
     case OpClass::Load: {
+      if (Op.Kind == OpKind::WorkgroupUniformLoad) {
+        // A barrier whose result every unit sees the same (§12.2): uniform
+        // whatever its index (the verifier requires a uniform one).
+        recordControl(Op);
+        return;
+      }
       int Root = operandRoot(Op, 1);
       ValueId Mem = operandId(Op, 0);
       // Shared memory and buffers follow the contract's rule: a load at a

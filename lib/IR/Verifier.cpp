@@ -97,6 +97,7 @@ struct MemoryKinds {
 constexpr MemoryKinds AnyArray{true, true, true, false};
 constexpr MemoryKinds AtomicMemory{true, true, false, false};
 constexpr MemoryKinds VarOnly{false, false, false, true};
+constexpr MemoryKinds SharedOnly{false, true, false, false};
 
 class KernelVerifier {
 public:
@@ -201,6 +202,7 @@ private:
   void verifyAccess(const Operation &Op, const ValueInfo &Mem, bool Reads,
                     bool Writes);
   void verifyConvergence(const Operation &Op);
+  void verifyUniformLoad(const Operation &Op);
 
   // Size (docs/LangRef.md §7.1, "kernel size"): each limit reported once,
   // at the operation that crosses it.
@@ -749,7 +751,11 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
   }
   if (!checkOperandCount(Op, Arity, Arity))
     return std::nullopt;
-  const ValueInfo *Mem = memoryOperand(Op, 0, Atomic ? AtomicMemory : AnyArray);
+  const ValueInfo *Mem = memoryOperand(
+      Op, 0,
+      Op.Kind == OpKind::WorkgroupUniformLoad ? SharedOnly
+      : Atomic                                ? AtomicMemory
+                                              : AnyArray);
   bool Ok = Mem != nullptr;
   if (Mem)
     verifyAccess(Op, *Mem, Reads, Writes);
@@ -760,11 +766,17 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
     bool Bitwise = Op.Kind == OpKind::AtomicAnd ||
                    Op.Kind == OpKind::AtomicOr || Op.Kind == OpKind::AtomicXor;
     bool Float = E == ScalarKind::F32 || E == ScalarKind::F64;
-    bool TypeOk = !Mem->Ty.isLine() &&
-                  (E == ScalarKind::I32 || E == ScalarKind::U32 ||
-                   E == ScalarKind::I64 || E == ScalarKind::U64 ||
-                   (Float && !Bitwise));
-    if (!TypeOk) {
+    // Lines of these types too, one atomic per lane (§12.3), but for
+    // atomic_cas.
+    bool TypeOk = E == ScalarKind::I32 || E == ScalarKind::U32 ||
+                  E == ScalarKind::I64 || E == ScalarKind::U64 ||
+                  (Float && !Bitwise);
+    if (TypeOk && Mem->Ty.isLine() && Class == OpClass::AtomicCas) {
+      error(locOf(Op, 0), op(Op) + " on %" + Mem->Name + " of " +
+                              quoted(Mem->Ty) +
+                              "; atomic_cas works on scalars, not lines");
+      Ok = false;
+    } else if (!TypeOk) {
       error(locOf(Op, 0),
             op(Op) + " on %" + Mem->Name + " of " + quoted(Mem->Ty) +
                 "; atomics work on 'i32', 'u32', 'i64' and 'u64'" +
@@ -1056,7 +1068,12 @@ void KernelVerifier::verifyControl(const Operation &Op) {
             error(Op.Loc, "case " + llvm::Twine(V) + " appears twice");
       }
     }
-    verifyRegions(Op, Op.CaseValues.size() + (Op.HasDefault ? 1 : 0));
+    if (!switchLabelsWellFormed(Op))
+      error(Op.Loc, "switch case label counts do not match its " +
+                        llvm::Twine(Op.CaseValues.size()) +
+                        " labels (every case needs at least one)");
+    else
+      verifyRegions(Op, switchCaseCount(Op) + (Op.HasDefault ? 1 : 0));
     for (const Block &B : Op.Regions)
       verifyBlock(B);
     return;
@@ -1141,6 +1158,18 @@ void KernelVerifier::verifyControl(const Operation &Op) {
   }
 }
 
+/// workgroup_uniform_load (docs/LangRef.md §12.2) is a barrier, so it
+/// follows the placement rule of sync_cube, and every unit must load the
+/// same element: its index must be uniform.
+void KernelVerifier::verifyUniformLoad(const Operation &Op) {
+  verifyConvergence(Op);
+  if (Op.Operands.size() < 2 || Op.Operands[1].isLiteral())
+    return;
+  if (const std::string *Why = Uniformity.divergenceRoot(Op.Operands[1].Value))
+    error(locOf(Op, 1), "the index of " + op(Op) +
+                            " must be uniform, but it depends on " + *Why);
+}
+
 void KernelVerifier::verifyConvergence(const Operation &Op) {
   if (const std::string *Why = Uniformity.controlDivergence(Op))
     error(Op.Loc, op(Op) + " under divergent control flow: " + *Why);
@@ -1174,6 +1203,10 @@ void KernelVerifier::verifyOp(const Operation &Op) {
   case OpClass::PlaneElect:
   case OpClass::PlaneBallot:
     verifyConvergence(Op);
+    break;
+  case OpClass::Load:
+    if (Op.Kind == OpKind::WorkgroupUniformLoad)
+      verifyUniformLoad(Op);
     break;
   default:
     break;

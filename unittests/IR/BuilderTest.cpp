@@ -55,6 +55,7 @@ void expectSameOperation(const Operation &A, const Operation &B) {
   EXPECT_EQ(A.ArraySize, B.ArraySize);
   EXPECT_EQ(A.ConstBits, B.ConstBits);
   EXPECT_EQ(A.CaseValues, B.CaseValues);
+  EXPECT_EQ(A.CaseLabelCounts, B.CaseLabelCounts);
   EXPECT_EQ(A.HasElse, B.HasElse);
   EXPECT_EQ(A.HasDefault, B.HasDefault);
   ASSERT_EQ(A.Regions.size(), B.Regions.size());
@@ -246,6 +247,60 @@ TEST(BuilderTest, MisuseIsAnError) {
     EXPECT_EQ(finishError(B), "kernel 'k': add a case or default to the "
                               "switch before its operations");
   }
+}
+
+TEST(BuilderTest, SwitchCasesWithSeveralLabels) {
+  KernelBuilder B("orpat");
+  ValueId Out = B.addBuffer("out", U32, AccessKind::Write);
+  ValueId Sel = B.addScalar("sel", Type::scalar(ScalarKind::I32));
+  B.beginSwitch(Sel);
+  B.addCase({1, 3, -5});
+  B.store(Out, lit::u32(0), lit::u32(1));
+  B.addCase(2);
+  B.store(Out, lit::u32(0), lit::u32(2));
+  B.addDefault();
+  B.end();
+  Kernel K = finishOk(B);
+  const Operation &Sw = K.Body.Ops[0];
+  EXPECT_EQ(Sw.CaseValues, (std::vector<int64_t>{1, 3, -5, 2}));
+  EXPECT_EQ(Sw.CaseLabelCounts, (std::vector<uint32_t>{3, 1}));
+  ASSERT_EQ(switchCaseCount(Sw), 2u);
+  EXPECT_EQ(switchCaseLabels(Sw, 0).vec(), (std::vector<int64_t>{1, 3, -5}));
+  EXPECT_EQ(switchCaseLabels(Sw, 1).vec(), (std::vector<int64_t>{2}));
+  expectRoundTrip(K);
+  EXPECT_NE(printKernel(K).find("  case 1, 3, -5 {\n"), std::string::npos)
+      << printKernel(K);
+
+  // One label per case keeps the original in-memory form.
+  KernelBuilder One("one");
+  ValueId S1 = One.addScalar("s", U32);
+  One.beginSwitch(S1);
+  One.addCase(llvm::ArrayRef<int64_t>{7});
+  One.addCase(8);
+  One.end();
+  Kernel K1 = finishOk(One);
+  EXPECT_TRUE(K1.Body.Ops[0].CaseLabelCounts.empty());
+  EXPECT_EQ(K1.Body.Ops[0].CaseValues, (std::vector<int64_t>{7, 8}));
+
+  // A label repeated within a case or across cases is a misuse.
+  for (bool Across : {false, true}) {
+    KernelBuilder D("dup");
+    ValueId S = D.addScalar("s", U32);
+    D.beginSwitch(S);
+    if (Across) {
+      D.addCase(4);
+      D.addCase({5, 4});
+    } else {
+      D.addCase({4, 5, 4});
+    }
+    D.end();
+    EXPECT_EQ(finishError(D), "kernel 'dup': duplicate case value 4");
+  }
+  KernelBuilder E("empty");
+  E.beginSwitch(E.addScalar("s", U32));
+  E.addCase(llvm::ArrayRef<int64_t>{});
+  E.end();
+  EXPECT_EQ(finishError(E), "kernel 'empty': addCase() needs at least one label");
 }
 
 TEST(BuilderTest, GeneratedNamesSkipGivenOnes) {

@@ -157,6 +157,30 @@ TEST(ParserTest, SwitchAndConstants) {
                                    0x7fc00000}));
 }
 
+TEST(ParserTest, SwitchCaseWithSeveralLabels) {
+  Module M = parseOk(R"(kernel @k cube_dim(1) (%s: i32) {
+  switch %s {
+    case 1, -3 , 0x10 {
+    }
+    case 2 {
+    }
+  }
+})");
+  const Operation &Sw = M.Kernels[0].Body.Ops[0];
+  EXPECT_EQ(Sw.CaseValues, (std::vector<int64_t>{1, -3, 16, 2}));
+  EXPECT_EQ(Sw.CaseLabelCounts, (std::vector<uint32_t>{2 + 1, 1}));
+  EXPECT_EQ(Sw.Regions.size(), 2u);
+  EXPECT_EQ(parseError("kernel @k cube_dim(1) (%s: i32) {\n  switch %s {\n"
+                       "    case 1, 2, 1 {\n    }\n  }\n}"),
+            "t.kiln:3:16: error: duplicate case value 1");
+  EXPECT_EQ(parseError("kernel @k cube_dim(1) (%s: i32) {\n  switch %s {\n"
+                       "    case 2 {\n    }\n    case 1, 2 {\n    }\n  }\n}"),
+            "t.kiln:5:13: error: duplicate case value 2");
+  EXPECT_EQ(parseError("kernel @k cube_dim(1) (%s: i32) {\n  switch %s {\n"
+                       "    case 1, {\n    }\n  }\n}"),
+            "t.kiln:3:13: error: expected a case value, found '{'");
+}
+
 TEST(ParserTest, DeepNestingIsAnError) {
   std::string Text = "kernel @k cube_dim(1) () {\n";
   for (int I = 0; I < 100000; ++I)

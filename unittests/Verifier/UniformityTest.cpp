@@ -2,6 +2,7 @@
 
 #include "Support/RawKernelBuilder.h"
 
+#include "kiln/IR/Builder.h"
 #include "kiln/IR/Uniformity.h"
 
 #include "gmock/gmock.h"
@@ -373,6 +374,54 @@ TEST(UniformityTest, PerValueUniformityWithTheReason) {
   EXPECT_EQ(*UI.divergenceRoot(AtUnit), "unit_pos.x");
   EXPECT_EQ(*UI.divergenceRoot(Got), "unit_pos.x");
   EXPECT_EQ(UI.divergenceRoot(Sum), nullptr);
+}
+
+} // namespace
+
+namespace {
+
+// workgroup_uniform_load (docs/LangRef.md §12.2), built with KernelBuilder:
+// its result guards a barrier; an atomic_load of the same element does not.
+TEST(UniformityTest, WorkgroupUniformLoad) {
+  for (bool Atomic : {false, true}) {
+    KernelBuilder B("k");
+    B.setCubeDim({64});
+    ValueId Out = B.addBuffer("out", U32, AccessKind::Write);
+    ValueId Count = B.shared(U32, 1);
+    ValueId N = Atomic ? B.atomicLoad(Count, lit::u32(0))
+                       : B.workgroupUniformLoad(Count, lit::u32(0));
+    B.beginIf(B.op(OpKind::Gt, {N, lit::u32(0)}));
+    B.syncCube();
+    B.end();
+    B.store(Out, B.builtin(OpKind::UnitPos), N);
+    llvm::Expected<Kernel> K = B.finish();
+    ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+    UniformityInfo UI(*K);
+    EXPECT_EQ(UI.isDivergent(N), Atomic);
+    if (Atomic)
+      EXPECT_THAT(diagnose(*K), ElementsAre(testing::HasSubstr(
+                                    "sync_cube under divergent control flow")));
+    else
+      EXPECT_THAT(diagnose(*K), IsEmpty());
+  }
+  // A divergent index, and the operation under divergent control flow.
+  KernelBuilder B("k");
+  B.setCubeDim({64});
+  ValueId S = B.shared(U32, 64);
+  ValueId U = B.builtin(OpKind::UnitPos);
+  B.workgroupUniformLoad(S, U);
+  B.beginIf(B.op(OpKind::Lt, {U, lit::u32(3)}));
+  B.workgroupUniformLoad(S, lit::u32(0));
+  B.end();
+  llvm::Expected<Kernel> K = B.finish();
+  ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
+  EXPECT_THAT(
+      diagnose(*K),
+      ElementsAre(testing::HasSubstr("the index of workgroup_uniform_load "
+                                     "must be uniform, but it depends on "
+                                     "unit_pos"),
+                  testing::HasSubstr("workgroup_uniform_load under divergent "
+                                     "control flow")));
 }
 
 } // namespace

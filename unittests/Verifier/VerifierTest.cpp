@@ -417,6 +417,28 @@ TEST(VerifierTest, SwitchSelectorAndCases) {
                   "t.kiln:3:3: error: case 1 appears twice"));
 }
 
+TEST(VerifierTest, SwitchCasesWithSeveralLabels) {
+  KB B;
+  ValueId S = B.param("s", U8);
+  B.switchOn(KB::v(S), {{1, [] {}}, {2, [] {}}, {2, [] {}}});
+  B.kernel().Body.Ops[0].CaseLabelCounts = {2, 1}; // case 1, 2 { } case 2 { }
+  B.kernel().Body.Ops[0].Regions.resize(2);
+  B.switchOn(KB::v(S), {{1, [] {}}, {2, [] {}}, {3, [] {}}});
+  B.kernel().Body.Ops[1].CaseLabelCounts = {2, 2}; // 4 labels claimed, 3 given
+  B.switchOn(KB::v(S), {{1, [] {}}, {2, [] {}}});
+  B.kernel().Body.Ops[2].CaseLabelCounts = {0, 2}; // a case without a label
+  B.switchOn(KB::v(S), {{7, [] {}}, {8, [] {}}, {300, [] {}}});
+  B.kernel().Body.Ops[3].CaseLabelCounts = {1, 2}; // case 7 { } case 8, 300 { }
+  B.kernel().Body.Ops[3].Regions.resize(2);
+  EXPECT_THAT(
+      diagnose(B.kernel()),
+      ElementsAre("t.kiln:2:3: error: case 2 appears twice",
+                  "t.kiln:3:3: error: switch case label counts do not match "
+                  "its 3 labels (every case needs at least one)",
+                  "t.kiln:4:3: error: switch case label counts do not match "
+                  "its 2 labels (every case needs at least one)"));
+}
+
 TEST(VerifierTest, IfConditionIsBool) {
   KB B;
   ValueId X = B.param("x", U32);

@@ -107,6 +107,11 @@ public:
   // Memory.
   ValueId load(Arg Mem, Arg Index) { return op(OpKind::Load, {Mem, Index}); }
   void store(Arg Mem, Arg Index, Arg Value);
+  /// workgroup_uniform_load: a barrier, then a load of shared array \p Mem at
+  /// a uniform \p Index whose result is uniform (docs/LangRef.md §12.2).
+  ValueId workgroupUniformLoad(Arg Mem, Arg Index) {
+    return op(OpKind::WorkgroupUniformLoad, {Mem, Index});
+  }
   ValueId len(Arg Buffer) { return op(OpKind::Len, {Buffer}); }
   ValueId var(Type Ty);
   ValueId get(Arg Var) { return op(OpKind::Get, {Var}); }
@@ -143,6 +148,9 @@ public:
   void beginSwitch(Arg Selector);
   /// Starts the block of `case Value` of the innermost open switch.
   void addCase(int64_t Value);
+  /// Starts the block of a case with several labels, `case 1, 3, 5`: it runs
+  /// when the selector equals any of them (issue 11).
+  void addCase(llvm::ArrayRef<int64_t> Labels);
   /// Starts the default block (last) of the innermost open switch.
   void addDefault();
   void end();

@@ -12,6 +12,7 @@
 
 #include "kiln/IR/Type.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -152,7 +153,11 @@ struct Block {
 /// - ConstBits: Const only: one bit pattern per lane (one for a scalar).
 /// - Regions: If: then[, else]; For/Loop: body; Switch: one per case, then
 ///   the default when HasDefault.
-/// - CaseValues: Switch only: the label of each case region.
+/// - CaseValues: Switch only: the labels of the case regions, in order.
+/// - CaseLabelCounts: Switch only: how many consecutive labels of CaseValues
+///   each case region has (`case 1, 3, 5 {` has 3); empty when every case
+///   has exactly one label, so that CaseValues[I] labels region I. Use
+///   switchCaseCount/switchCaseLabels rather than reading both directly.
 struct Operation {
   OpKind Kind = OpKind::Return;
   SourceLoc Loc;
@@ -164,11 +169,25 @@ struct Operation {
   std::vector<uint64_t> ConstBits;
   std::vector<Block> Regions;
   std::vector<int64_t> CaseValues;
+  std::vector<uint32_t> CaseLabelCounts;
   bool HasElse = false;    ///< If: Regions[1] is the else block
   bool HasDefault = false; ///< Switch: the last region is the default
 
   OpClass opClass() const { return kiln::opClass(Kind); }
 };
+
+/// Switch cases with several labels (`case 1, 3, 5 { ... }`, issue 11):
+/// the number of case regions of switch \p Op (the default not counted),
+/// and the labels of case \p Case. A malformed operation (counts that do
+/// not add up to CaseValues.size()) has no cases here; the verifier
+/// reports it.
+size_t switchCaseCount(const Operation &Op);
+llvm::ArrayRef<int64_t> switchCaseLabels(const Operation &Op, size_t Case);
+/// Whether switch \p Op's CaseLabelCounts and CaseValues agree.
+bool switchLabelsWellFormed(const Operation &Op);
+/// Appends a case region labelled \p Labels (at least one) to switch \p Op,
+/// keeping CaseLabelCounts empty while every case has one label.
+void addSwitchCase(Operation &Op, llvm::ArrayRef<int64_t> Labels);
 
 /// A scalar literal operand of a lane-wise operation whose other data
 /// operands are lines of the literal's type stands for that line with the
