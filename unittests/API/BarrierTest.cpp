@@ -65,7 +65,7 @@ kiln::Kernel buildReverse(uint32_t ArrivalCount) {
 
 TEST(BarrierTest, BuiltKernelPrintsParsesAndRuns) {
   kiln::Kernel K = buildReverse(8);
-  ASSERT_FALSE(llvm::errorToBool(kiln::verifyKernel(K, kiln::DeviceLimits())));
+  ASSERT_FALSE(llvm::errorToBool(kiln::verifyKernel(K, kiln::DeviceLimits(), "<builder>")));
   std::string Text = kiln::printKernel(K);
   EXPECT_NE(Text.find("  %bar = barrier_cube 8:u32\n"), std::string::npos)
       << Text;

@@ -170,7 +170,7 @@ def check_cubecl(chk, variants):
                 res = K.run("cubecl.kiln", kernel, "1",
                             {"lhs": K.Buf("f32", [f32(x) for x in data]),
                              "rhs": K.Buf("f32", [f32(x) for x in rdata]),
-                             "output": K.Buf("f32", [0, 0]), "num": "u32:%d" % num},
+                             "output": K.Buf("f32", [0, 0]), "num": str(num)},
                             ["output"], extra)
                 chk.eq("%s num=%d" % (kernel, num), res["output"], want)
 
@@ -416,7 +416,7 @@ def check_bounds(chk):
     for soff, doff, n in ((4, 0, 5), (-2, 1, 5), (0, 6, 5), (-3, 5, 6), (2, 9, 3), (0, 0, 0)):
         res = K.run("bounds.kiln", "oob", "1",
                     {"src": K.Buf("i32", src), "dst": K.Buf("i32", [0] * 8),
-                     "soff": "i32:%d" % soff, "doff": "u32:%d" % doff, "n": "u32:%d" % n},
+                     "soff": str(soff), "doff": str(doff), "n": str(n)},
                     ["dst"])
         want = [-1] * 8
         for k in range(n):
@@ -488,7 +488,7 @@ def check_faults(chk):
         ("too_many", "1", {}, "barrier_arrive_tx %bar " + site("barrier_arrive_tx %bar, 3") +
          " (operation #1) arrives more often than the barrier's phase expects (2 arrival(s) "
          "were pending)"),
-        ("zero_count", "2", {"n": "u32:0"}, "%bar = barrier_cube " +
+        ("zero_count", "2", {"n": "0"}, "%bar = barrier_cube " +
          site("barrier_cube %n") + " (operation #0) has an arrival count of 0"),
         ("tx_short", "1", {"src": K.Buf("u32", [7])},
          "the phase still expects 0 arrival(s) and 8 transaction byte(s)"),
