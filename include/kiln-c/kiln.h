@@ -134,7 +134,12 @@ typedef enum kiln_status {
    * failed stream gets that stream's own failure back, whatever its code.) */
   KILN_ERROR_CANCELLED = 7,
   /** Anything else: a bug of Kiln's, or a host that cannot run it. */
-  KILN_ERROR_INTERNAL = 8
+  KILN_ERROR_INTERNAL = 8,
+  /** The launch ran, but its kernel misused a barrier object in a way only
+   * running it shows (a wait whose phase can never complete, more arrivals
+   * than a phase expects; docs/LangRef.md §13.5). Every cube ran to its end;
+   * what the launch wrote is unspecified. The message names the operation. */
+  KILN_ERROR_KERNEL_FAULT = 9
 } kiln_status;
 
 /** The calling thread's last-error message: "" when the last call that sets
@@ -144,7 +149,8 @@ typedef enum kiln_status {
 const char *kiln_last_error(void);
 
 /** "ok", "invalid argument", "invalid kernel", "invalid launch", "out of
- * memory", "store failure", "not found", "cancelled", "internal error"; and
+ * memory", "store failure", "not found", "cancelled", "internal error",
+ * "kernel fault"; and
  * "unknown status" for a value that is none of those. A static string. Never
  * fails; does not change the last-error message. */
 const char *kiln_status_name(kiln_status status);

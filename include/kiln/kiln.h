@@ -81,6 +81,12 @@ enum class ErrorCode : int {
   Cancelled = 7,
   /// Anything else: a bug of Kiln's or a host that cannot run it.
   Internal = 8,
+  /// The launch ran, but its kernel misused a barrier object in a way only
+  /// running it shows (a wait whose phase can never complete, more arrivals
+  /// than a phase expects): docs/LangRef.md §13.5. Every cube ran to its
+  /// end; what the launch wrote is unspecified. The message names the
+  /// operation ("barrier_wait %bar at 12:3 (operation #7)").
+  KernelFault = 9,
 };
 
 /// "ok", "invalid argument", "invalid kernel", ...

@@ -3,6 +3,7 @@
 #include "Internal.h"
 
 #include "kiln/IR/Diagnostic.h"
+#include "kiln/Runtime/Launch.h"
 
 #include <system_error>
 
@@ -29,6 +30,8 @@ const char *api::errorCodeName(ErrorCode Code) {
     return "cancelled";
   case ErrorCode::Internal:
     return "internal error";
+  case ErrorCode::KernelFault:
+    return "kernel fault";
   }
   return "unknown error";
 }
@@ -51,6 +54,12 @@ Status detail::statusOf(llvm::Error E, ErrorCode Default) {
         if (!Message.empty())
           Message += "\n";
         Message += D.message();
+      },
+      [&](const KernelFaultError &F) {
+        Code = ErrorCode::KernelFault;
+        if (!Message.empty())
+          Message += "\n";
+        Message += F.message();
       },
       [&](const llvm::ErrorInfoBase &Info) {
         if (Info.convertToErrorCode() ==

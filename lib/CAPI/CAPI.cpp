@@ -75,7 +75,7 @@ template <typename E> int rawValue(const E &V) {
 
 kiln_status toStatus(api::ErrorCode Code) {
   int V = static_cast<int>(Code);
-  if (V < KILN_OK || V > KILN_ERROR_INTERNAL)
+  if (V < KILN_OK || V > KILN_ERROR_KERNEL_FAULT)
     return KILN_ERROR_INTERNAL;
   return static_cast<kiln_status>(V);
 }
@@ -428,7 +428,7 @@ const char *kiln_last_error(void) { return lastError().get(); }
 
 const char *kiln_status_name(kiln_status status) {
   int V = rawValue(status);
-  if (V < KILN_OK || V > KILN_ERROR_INTERNAL)
+  if (V < KILN_OK || V > KILN_ERROR_KERNEL_FAULT)
     return "unknown status";
   return api::errorCodeName(static_cast<api::ErrorCode>(V));
 }

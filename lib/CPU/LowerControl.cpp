@@ -161,6 +161,10 @@ void ControlEmitter::lowerCubeBlock(const Block &Blk) {
     switch (Op.opClass()) {
     case OpClass::Barrier:
       break; // the cut between two unit loops is the barrier
+    case OpClass::BarrierDecl:
+    case OpClass::BarrierWait:
+      Barriers.lowerCubeOp(Op); // a cube's barrier, between unit loops
+      break;
     case OpClass::If:
       lowerIf(Op, Level::Cube);
       break;
@@ -205,6 +209,14 @@ void ControlEmitter::lowerUnitOp(const Operation &Op) {
   case OpClass::AtomicLoad:
   case OpClass::AtomicStore:
     if (Value *V = Memory.lowerMemoryOp(Op); V && Op.Result != NoValue)
+      Values.define(Op.Result, V);
+    return;
+  case OpClass::BarrierDecl:
+  case OpClass::BarrierArrive:
+  case OpClass::BarrierExpectTx:
+  case OpClass::BarrierWait:
+  case OpClass::AsyncCopy:
+    if (Value *V = Barriers.lowerUnitOp(Op); V && Op.Result != NoValue)
       Values.define(Op.Result, V);
     return;
   default:

@@ -72,7 +72,8 @@ KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
       Scalar(Cx, Types, Values, Pos),
       Memory(Cx, Types, Scopes, Pos, Values, Scalar),
       Plane(Cx, Types, Pos, Values, Scalar, Memory),
-      Control(Cx, Pos, Values, Scalar, Memory, Plane) {}
+      Barriers(Cx, Pos, Values, Memory),
+      Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers) {}
 
 llvm::Error KernelLowering::analyse() {
   const Kernel &K = Cx.K;
@@ -159,6 +160,14 @@ llvm::Error KernelLowering::emitEntry() {
     B.CreateRetVoid();
     B.SetInsertPoint(Here);
   }
+  // Where faults go (CubeABI.h), only for kernels that can fault.
+  bool HasBarriers = false;
+  for (const ValueInfo &VI : K.Values)
+    HasBarriers |= VI.IsBarrier;
+  if (HasBarriers)
+    Barriers.FaultSlot =
+        B.CreateAlignedLoad(Ptr, B.CreateConstInBoundsGEP1_64(I8, LaunchArg, 32),
+                            llvm::Align(8), "fault");
   for (size_t I = 0; I < K.Params.size(); ++I) {
     ValueId P = K.Params[I];
     const ValueInfo &VI = K.value(P);

@@ -21,6 +21,7 @@
 //     MemoryEmitter   LowerMemory.cpp       buffers, shared/local arrays,
 //                                           vars, atomics, per-unit slots
 //     PlaneEmitter    LowerPlane.cpp        plane operations at cube level
+//     BarrierEmitter  LowerBarrier.cpp      barrier objects, async copies
 //     ControlEmitter  LowerControl.cpp      cube blocks, constructs at either
 //                                           Level, jumps
 //                     LowerInterchange.cpp  interchanged `for` loops
@@ -340,6 +341,53 @@ private:
   MemoryEmitter &Memory;
 };
 
+/// Barrier objects and asynchronous copies (LowerBarrier.cpp,
+/// docs/Lowering.md "Barrier objects"). A barrier's state is four u32
+/// words (pending arrivals, expected arrivals, completed phases, pending
+/// transaction bytes), updated by small internal functions of the module;
+/// copies run at once, element by element. A cube's barrier is declared and
+/// waited on at cube level (they are splits); everything else runs per unit.
+class BarrierEmitter {
+public:
+  BarrierEmitter(LoweringContext &Cx, UnitLoops &Pos, ValueTable &Values,
+                 MemoryEmitter &Memory)
+      : Cx(Cx), Pos(Pos), Values(Values), Memory(Memory) {}
+  /// An operation inside a unit loop; the token of an arrival, else null.
+  llvm::Value *lowerUnitOp(const Operation &Op);
+  /// barrier_cube, and waits on a cube's barrier, between unit loops.
+  void lowerCubeOp(const Operation &Op);
+
+  /// KernelFault * of the launch, possibly null (set by the driver).
+  llvm::Value *FaultSlot = nullptr;
+
+private:
+  /// The state of barrier \p Bar: the cube's, or the current unit's.
+  llvm::Value *statePtr(ValueId Bar);
+  /// "barrier_wait %bar at 3:5 (operation #7)" as a constant string.
+  llvm::Value *siteOf(const Operation &Op);
+  /// Arrivals and transaction bytes (i32, \p TxDelta signed) on \p State;
+  /// returns the token (the phase arrived at).
+  llvm::Value *update(llvm::Value *State, llvm::Value *Arrivals,
+                      llvm::Value *TxDelta, const Operation &Op);
+  /// Faults unless the phase \p Token of \p State has completed.
+  void checkCompleted(llvm::Value *State, llvm::Value *Token,
+                      const Operation &Op);
+  void init(llvm::Value *State, llvm::Value *Count);
+  void emitCopy(const Operation &Op);
+  /// Base address of array \p Mem for the current unit.
+  llvm::Value *arrayBase(ValueId Mem);
+  llvm::Value *operandI32(const Operand &O, llvm::Value *Unit = nullptr);
+  llvm::Function *updateFunction();
+  llvm::Function *faultFunction();
+
+  LoweringContext &Cx;
+  UnitLoops &Pos;
+  ValueTable &Values;
+  MemoryEmitter &Memory;
+  llvm::Function *UpdateFn = nullptr, *FaultFn = nullptr;
+  llvm::DenseMap<const Operation *, unsigned> OpNumbers;
+};
+
 /// Blocks and control flow: a block lowered at cube level is cut into unit
 /// loops and split operations; each control construct has one emitter for
 /// both levels (LowerControl.cpp, LowerInterchange.cpp).
@@ -347,9 +395,9 @@ class ControlEmitter {
 public:
   ControlEmitter(LoweringContext &Cx, UnitLoops &Pos, ValueTable &Values,
                  ScalarEmitter &Scalar, MemoryEmitter &Memory,
-                 PlaneEmitter &Plane)
+                 PlaneEmitter &Plane, BarrierEmitter &Barriers)
       : Cx(Cx), Pos(Pos), Values(Values), Scalar(Scalar), Memory(Memory),
-        Plane(Plane) {}
+        Plane(Plane), Barriers(Barriers) {}
   void lowerCubeBlock(const Block &Blk);
 
 private:
@@ -388,6 +436,7 @@ private:
   ScalarEmitter &Scalar;
   MemoryEmitter &Memory;
   PlaneEmitter &Plane;
+  BarrierEmitter &Barriers;
   std::vector<LoopTarget> Loops;
   /// A unit of the current segment took a break/continue of a cube-level
   /// loop.
@@ -421,6 +470,7 @@ private:
   ScalarEmitter Scalar;
   MemoryEmitter Memory;
   PlaneEmitter Plane;
+  BarrierEmitter Barriers;
   ControlEmitter Control;
 };
 

@@ -101,6 +101,11 @@ void LivenessWalker::walkCubeBlock(const Block &Blk) {
       use(O, CubeSegment);
     switch (Op.opClass()) {
     case OpClass::Barrier:
+    case OpClass::BarrierWait:
+      break;
+    case OpClass::BarrierDecl:
+      // A cube's barrier object: shared memory, set up at cube level.
+      def(Op.Result, CubeSegment);
       break;
     case OpClass::If:
     case OpClass::Loop:

@@ -29,7 +29,8 @@ static bool hasReturn(const Block &Blk) {
   return false;
 }
 
-Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U) {
+Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U)
+    : Kern(K) {
   bool AnySplit = false;
   for (const Operation &Op : K.Body.Ops)
     AnySplit |= computeSplit(Op);
@@ -60,6 +61,10 @@ bool Segmentation::isSplit(const Operation &Op) const {
   case OpClass::PlaneElect:
   case OpClass::PlaneBallot:
     return true;
+  case OpClass::BarrierDecl:
+    return Op.Kind == OpKind::BarrierCube;
+  case OpClass::BarrierWait:
+    return isCubeBarrierWait(Op);
   case OpClass::If:
   case OpClass::For:
   case OpClass::Loop:
@@ -82,4 +87,11 @@ void Segmentation::findInterchanged(const Block &CubeBlock,
     for (const Block &R : Op.Regions)
       findInterchanged(R, U);
   }
+}
+
+bool Segmentation::isCubeBarrierWait(const Operation &Op) const {
+  if (Op.Operands.empty() || Op.Operands[0].isLiteral() ||
+      Op.Operands[0].Value >= Kern.Values.size())
+    return false;
+  return Kern.value(Op.Operands[0].Value).Kind == ValueKind::Shared;
 }

@@ -31,7 +31,8 @@ class Segmentation {
 public:
   Segmentation(const Kernel &K, const UniformityInfo &Uniformity);
 
-  /// A barrier, a plane operation, or a construct containing one.
+  /// A barrier, a plane operation, the declaration of or a wait on a cube's
+  /// barrier object, or a construct containing one.
   bool isSplit(const Operation &Op) const;
   /// A per-unit `for` in a block lowered at cube level, run as rounds.
   bool isInterchanged(const Operation &Op) const {
@@ -54,6 +55,10 @@ public:
 
 private:
   bool computeSplit(const Operation &Op);
+  /// barrier_wait / barrier_arrive_and_wait on a barrier_cube.
+  bool isCubeBarrierWait(const Operation &Op) const;
+
+  const Kernel &Kern;
   void findInterchanged(const Block &CubeBlock, const UniformityInfo &U);
 
   /// Control constructs only; other operations are decided by their class.

@@ -169,6 +169,7 @@ KernelBuilder::impliedType(OpKind Kind,
   case OpClass::Builtin:
   case OpClass::BuiltinXYZ:
   case OpClass::Len:
+  case OpClass::BarrierArrive:
     return U32;
   case OpClass::UnaryNumeric:
   case OpClass::BinaryNumeric:
@@ -228,6 +229,7 @@ ValueId KernelBuilder::op(OpKind Kind, llvm::ArrayRef<Arg> Operands,
   case OpClass::Const:
   case OpClass::VarDecl:
   case OpClass::ArrayDecl:
+  case OpClass::BarrierDecl:
   case OpClass::For:
     fail("build '" + opName(Kind) + "' with its own builder method");
     return NoValue;
@@ -374,6 +376,69 @@ ValueId KernelBuilder::shared(Type Elem, uint64_t Count) {
 
 ValueId KernelBuilder::localArray(Type Elem, uint64_t Count) {
   return declareMemory(OpKind::LocalArray, ValueKind::Local, Elem, Count);
+}
+
+ValueId KernelBuilder::barrierUnit() {
+  ValueId Id = declareMemory(OpKind::BarrierUnit, ValueKind::Local,
+                             Type::scalar(ScalarKind::U32), BarrierStateWords);
+  if (Id != NoValue && Id < K.Values.size())
+    K.value(Id).IsBarrier = true;
+  return Id;
+}
+
+ValueId KernelBuilder::barrierCube(Arg ArrivalCount) {
+  if (checkArgs({ArrivalCount}))
+    return NoValue;
+  ValueId Id = declareMemory(OpKind::BarrierCube, ValueKind::Shared,
+                             Type::scalar(ScalarKind::U32), BarrierStateWords);
+  if (Id == NoValue || Error) // a refused append left no operation to fill
+    return NoValue;
+  K.value(Id).IsBarrier = true;
+  currentBlock().Ops.back().Operands = {ArrivalCount.O};
+  return Id;
+}
+
+void KernelBuilder::barrierExpectTx(Arg Barrier, Arg Bytes) {
+  if (checkArgs({Barrier, Bytes}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::BarrierExpectTx;
+  Op.Operands = {Barrier.O, Bytes.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::barrierWait(Arg Barrier, Arg Token) {
+  if (checkArgs({Barrier, Token}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::BarrierWait;
+  Op.Operands = {Barrier.O, Token.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::barrierArriveAndWait(Arg Barrier) {
+  if (checkArgs({Barrier}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::BarrierArriveAndWait;
+  Op.Operands = {Barrier.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::memcpyAsync(OpKind Kind, Arg Barrier, Arg Src,
+                                Arg SrcOffset, Arg Dst, Arg DstOffset,
+                                Arg Count) {
+  if (checkArgs({Barrier, Src, SrcOffset, Dst, DstOffset, Count}))
+    return;
+  if (opClass(Kind) != OpClass::AsyncCopy) {
+    fail("memcpyAsync builds memcpy_async or memcpy_async_tx, not '" +
+         opName(Kind) + "'");
+    return;
+  }
+  Operation Op;
+  Op.Kind = Kind;
+  Op.Operands = {Barrier.O, Src.O, SrcOffset.O, Dst.O, DstOffset.O, Count.O};
+  append(std::move(Op));
 }
 
 void KernelBuilder::syncCube() {

@@ -40,6 +40,9 @@ bool kiln::producesValue(OpClass Class) {
   case OpClass::Set:
   case OpClass::AtomicStore:
   case OpClass::Barrier:
+  case OpClass::BarrierExpectTx:
+  case OpClass::BarrierWait:
+  case OpClass::AsyncCopy:
   case OpClass::If:
   case OpClass::Loop:
   case OpClass::Switch:
@@ -66,6 +69,14 @@ bool kiln::hasIndexedFirstOperand(OpClass Class) {
   default:
     return false;
   }
+}
+
+const std::vector<unsigned> *kiln::bracketedOperandShape(OpClass Class) {
+  // memcpy_async %bar, %src[%i], %dst[%j], %count
+  static const std::vector<unsigned> AsyncCopyShape = {0, 1, 1, 0};
+  if (Class == OpClass::AsyncCopy)
+    return &AsyncCopyShape;
+  return nullptr;
 }
 
 const Kernel *Module::findKernel(llvm::StringRef Name) const {

@@ -67,6 +67,13 @@ private:
   bool parseTypedLiteral(const Token &Text, llvm::StringRef What,
                          Literal &Out);
   bool parseIndexedOperand(Kernel &K, Operation &Op);
+  /// The index between brackets: a value, a typed literal, or a bare
+  /// integer (a u32 literal).
+  bool parseIndex(Kernel &K, Operand &Index);
+  /// Operands of the shape bracketedOperandShape gives (memcpy_async).
+  bool parseBracketedOperands(Kernel &K, Operation &Op);
+  /// `%b = barrier_unit`, `%b = barrier_cube %count`.
+  bool parseBarrierDecl(Kernel &K, Operation &Op, ValueInfo &Info);
   bool parseOperands(Kernel &K, Operation &Op);
   bool parseConst(Operation &Op);
   bool parseIf(Kernel &K, Operation &Op);
@@ -383,11 +390,18 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
   case OpClass::Store:
   case OpClass::AtomicStore:
   case OpClass::Set:
+  case OpClass::BarrierExpectTx:
+  case OpClass::BarrierWait:
     if (parseOperands(K, Op))
+      return true;
+    break;
+  case OpClass::AsyncCopy:
+    if (parseBracketedOperands(K, Op))
       return true;
     break;
   case OpClass::VarDecl:
   case OpClass::ArrayDecl:
+  case OpClass::BarrierDecl:
     return error(Op.Loc, "'" + opName(Op.Kind) +
                              "' declares a value: write '%name = " +
                              opName(Op.Kind) + " ...'");
@@ -439,7 +453,10 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
   OpClass Class = Op.opClass();
   ValueInfo Info;
 
-  if (Class == OpClass::VarDecl || Class == OpClass::ArrayDecl) {
+  if (Class == OpClass::BarrierDecl) {
+    if (parseBarrierDecl(K, Op, Info))
+      return true;
+  } else if (Class == OpClass::VarDecl || Class == OpClass::ArrayDecl) {
     if (parseType(Op.ResultType))
       return true;
     Info.Ty = Op.ResultType;
@@ -595,6 +612,16 @@ bool Parser::parseIndexedOperand(Kernel &K, Operation &Op) {
   if (expect(TokenKind::LSquare, "'[' and an index"))
     return true;
   Operand Index;
+  if (parseIndex(K, Index))
+    return true;
+  if (expect(TokenKind::RSquare, "']' after the index"))
+    return true;
+  Op.Operands.push_back(Base);
+  Op.Operands.push_back(Index);
+  return false;
+}
+
+bool Parser::parseIndex(Kernel &K, Operand &Index) {
   if (is(TokenKind::Word)) {
     // A bare integer index is a u32 literal; a typed one is a plain literal.
     Token Text = Tok;
@@ -613,10 +640,53 @@ bool Parser::parseIndexedOperand(Kernel &K, Operation &Op) {
   } else if (parseOperand(K, Index)) {
     return true;
   }
-  if (expect(TokenKind::RSquare, "']' after the index"))
+  return false;
+}
+
+bool Parser::parseBracketedOperands(Kernel &K, Operation &Op) {
+  const std::vector<unsigned> &Shape = *bracketedOperandShape(Op.opClass());
+  for (size_t G = 0; G < Shape.size(); ++G) {
+    if (G && expect(TokenKind::Comma, "',' and operand " +
+                                          std::to_string(G + 1) + " of '" +
+                                          opName(Op.Kind).str() + "'"))
+      return true;
+    Operand O;
+    if (parseOperand(K, O))
+      return true;
+    Op.Operands.push_back(O);
+    if (Shape[G] == 0)
+      continue;
+    if (expect(TokenKind::LSquare, "'[' and the offset of operand " +
+                                       std::to_string(G + 1) + " of '" +
+                                       opName(Op.Kind).str() + "'"))
+      return true;
+    for (unsigned I = 0; I < Shape[G]; ++I) {
+      if (I && expect(TokenKind::Comma, "',' and the next index"))
+        return true;
+      Operand Index;
+      if (parseIndex(K, Index))
+        return true;
+      Op.Operands.push_back(Index);
+    }
+    if (expect(TokenKind::RSquare, "']' after the index"))
+      return true;
+  }
+  return false;
+}
+
+bool Parser::parseBarrierDecl(Kernel &K, Operation &Op, ValueInfo &Info) {
+  Info.IsBarrier = true;
+  Info.Ty = Op.ResultType = Type::scalar(ScalarKind::U32);
+  Info.Count = Op.ArraySize = BarrierStateWords;
+  if (Op.Kind == OpKind::BarrierUnit) {
+    Info.Kind = ValueKind::Local;
+    return false;
+  }
+  Info.Kind = ValueKind::Shared;
+  Operand Count;
+  if (parseOperand(K, Count))
     return true;
-  Op.Operands.push_back(Base);
-  Op.Operands.push_back(Index);
+  Op.Operands.push_back(Count);
   return false;
 }
 

@@ -31,6 +31,8 @@ private:
   void printOperand(const Operand &O);
   void printIndex(const Operand &O);
   void printOperands(const Operation &Op, size_t First = 0);
+  /// An effect whose operands follow bracketedOperandShape.
+  void printBracketed(const Operation &Op);
   void printBlock(const Block &B);
   void printRegion(const Operation &Op, size_t I);
 
@@ -77,6 +79,28 @@ void Printer::printOperands(const Operation &Op, size_t First) {
     OS << (I == First ? " " : ", ");
     printOperand(Op.Operands[I]);
   }
+}
+
+void Printer::printBracketed(const Operation &Op) {
+  OS << opName(Op.Kind);
+  const std::vector<unsigned> &Shape = *bracketedOperandShape(Op.opClass());
+  size_t Next = 0;
+  for (size_t G = 0; G < Shape.size() && Next < Op.Operands.size(); ++G) {
+    OS << (G ? ", " : " ");
+    printOperand(Op.Operands[Next++]);
+    if (Shape[G] == 0)
+      continue;
+    OS << '[';
+    for (unsigned I = 0; I < Shape[G] && Next < Op.Operands.size(); ++I) {
+      OS << (I ? ", " : "");
+      printIndex(Op.Operands[Next++]);
+    }
+    OS << ']';
+  }
+  // A malformed operation (from the builder) still prints every operand.
+  if (Next < Op.Operands.size())
+    printOperands(Op, Next);
+  OS << '\n';
 }
 
 void Printer::printBlock(const Block &B) {
@@ -170,6 +194,15 @@ void Printer::printOperation(const Operation &Op) {
     printValue(Op.Result);
     OS << " = " << opName(Op.Kind) << ' ' << Op.ResultType.str() << '['
        << Op.ArraySize << "]\n";
+    return;
+  case OpClass::BarrierDecl:
+    printValue(Op.Result);
+    OS << " = " << opName(Op.Kind);
+    printOperands(Op);
+    OS << '\n';
+    return;
+  case OpClass::AsyncCopy:
+    printBracketed(Op);
     return;
   case OpClass::Const: {
     printValue(Op.Result);

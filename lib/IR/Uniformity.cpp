@@ -248,6 +248,37 @@ private:
     case OpClass::Barrier:
       recordControl(Op);
       return;
+    // Barrier objects (docs/LangRef.md §13): a cube's barrier is declared
+    // and waited on by all its units together; tokens may differ per unit.
+    case OpClass::BarrierDecl:
+      if (Op.Kind == OpKind::BarrierCube)
+        recordControl(Op);
+      return;
+    case OpClass::BarrierArrive:
+      mark(Op.Result, addRoot("the result of " + opName(Op.Kind).str() +
+                              " at " + where(Op, Op.Loc)));
+      return;
+    case OpClass::BarrierExpectTx:
+      return;
+    case OpClass::BarrierWait: {
+      ValueId Bar = operandId(Op, 0);
+      if (validId(Bar) && K.Values[Bar].Kind == ValueKind::Shared)
+        recordControl(Op);
+      return;
+    }
+    case OpClass::AsyncCopy: {
+      // %bar, %src, %srcOffset, %dst, %dstOffset, %count: a copy into a
+      // local array is a store of every element it copies.
+      ValueId Src = operandId(Op, 1), Dst = operandId(Op, 3);
+      if (!validId(Dst) || K.Values[Dst].Kind != ValueKind::Local)
+        return;
+      int SrcRoot = validId(Src) && K.Values[Src].Kind == ValueKind::Local
+                        ? rootOf(Src)
+                        : -1;
+      mark(Dst, firstOf({SrcRoot, operandRoot(Op, 2), operandRoot(Op, 4),
+                         operandRoot(Op, 5), controlRoot()}));
+      return;
+    }
     case OpClass::If:
     case OpClass::Switch: {
       Frame F(&Op, /*IsLoop=*/false);

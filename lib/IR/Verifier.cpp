@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cstdint>
 #include <optional>
 #include <set>
 
@@ -65,16 +66,28 @@ int64_t signedValue(uint64_t Bits, ScalarKind Kind) {
   return llvm::SignExtend64(Bits, Width);
 }
 
+/// "a buffer", "a barrier object", ...: kindPhrase, barriers told apart.
+llvm::StringRef valuePhrase(const ValueInfo &V) {
+  return V.IsBarrier ? "a barrier object" : kindPhrase(V.Kind);
+}
+
 /// What a memory operand may name.
 struct MemoryKinds {
   bool Buffer = false, Shared = false, Local = false, Var = false;
-  bool allows(ValueKind Kind) const {
+  /// Barrier objects (kind Shared or Local) instead of arrays.
+  bool Barriers = false;
+  bool allows(const ValueInfo &V) const {
+    ValueKind Kind = V.Kind;
+    if (V.IsBarrier != Barriers)
+      return false;
     return (Kind == ValueKind::Buffer && Buffer) ||
            (Kind == ValueKind::Shared && Shared) ||
            (Kind == ValueKind::Local && Local) ||
            (Kind == ValueKind::Var && Var);
   }
   std::string phrase() const {
+    if (Barriers)
+      return "a barrier object";
     std::vector<std::string> Parts;
     if (Buffer)
       Parts.push_back("a buffer");
@@ -98,6 +111,7 @@ constexpr MemoryKinds AnyArray{true, true, true, false};
 constexpr MemoryKinds AtomicMemory{true, true, false, false};
 constexpr MemoryKinds VarOnly{false, false, false, true};
 constexpr MemoryKinds SharedOnly{false, true, false, false};
+constexpr MemoryKinds BarrierObject{false, true, true, false, true};
 
 class KernelVerifier {
 public:
@@ -210,6 +224,19 @@ private:
   uint64_t Operations = 0, SyncPoints = 0;
   bool OperationsReported = false, SyncPointsReported = false,
        DepthReported = false;
+
+  // Barrier objects and asynchronous copies (docs/LangRef.md §13).
+  void verifyBarrierDecl(const Operation &Op);
+  std::optional<Type> verifyBarrierOp(const Operation &Op);
+  void verifyAsyncCopy(const Operation &Op);
+  /// Operand \p I is a u32 value or literal (\p Role names it).
+  bool expectU32(const Operation &Op, size_t I, const llvm::Twine &Role);
+  /// The barrier operand \p I, or null after a diagnostic; with
+  /// \p NeedsCube, a barrier_unit is refused (transaction counts).
+  const ValueInfo *barrierOperand(const Operation &Op, size_t I,
+                                  bool NeedsCube);
+  /// Counts \p Bytes of a declaration against the device's limits.
+  void countMemory(const Operation &Op, bool IsShared, uint64_t Bytes);
 };
 
 //===----------------------------------------------------------------------===//
@@ -360,7 +387,7 @@ std::optional<Type> KernelVerifier::plainOperand(const Operation &Op,
   if (V->Kind != ValueKind::Plain) {
     error(Loc, "operand " + llvm::Twine(I + 1) + " of " + op(Op) +
                    " must be a value, but " + name(O.Value) + " is " +
-                   kindPhrase(V->Kind));
+                   valuePhrase(*V));
     return std::nullopt;
   }
   return V->Ty;
@@ -378,10 +405,10 @@ const ValueInfo *KernelVerifier::memoryOperand(const Operation &Op, size_t I,
   const ValueInfo *V = resolve(Op, I);
   if (!V)
     return nullptr;
-  if (!Kinds.allows(V->Kind)) {
+  if (!Kinds.allows(*V)) {
     error(Loc, op(Op) + " needs " + Kinds.phrase() + " as operand " +
                    llvm::Twine(I + 1) + ", but " + name(O.Value) + " is " +
-                   kindPhrase(V->Kind));
+                   valuePhrase(*V));
     return nullptr;
   }
   return V;
@@ -948,6 +975,10 @@ std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
   case OpClass::Barrier:
     checkOperandCount(Op, 0, 0);
     return std::nullopt;
+  case OpClass::BarrierArrive:
+  case OpClass::BarrierExpectTx:
+  case OpClass::BarrierWait:
+    return verifyBarrierOp(Op);
   default:
     return std::nullopt;
   }
@@ -993,9 +1024,9 @@ void KernelVerifier::verifyDecl(const Operation &Op) {
   ValueKind Want = Op.opClass() == OpClass::VarDecl ? ValueKind::Var
                    : Op.Kind == OpKind::Shared      ? ValueKind::Shared
                                                     : ValueKind::Local;
-  if (V.Kind != Want)
+  if (V.Kind != Want || V.IsBarrier)
     error(Op.Loc, op(Op) + " declares " + name(Op.Result) + " as " +
-                      kindPhrase(V.Kind) + ", expected " + kindPhrase(Want));
+                      valuePhrase(V) + ", expected " + kindPhrase(Want));
   if (V.Ty != Op.ResultType)
     error(Op.Loc, op(Op) + " declares " + name(Op.Result) + " of " +
                       quoted(Op.ResultType) + " but it is recorded as " +
@@ -1037,6 +1068,176 @@ void KernelVerifier::verifyDecl(const Operation &Op) {
                         llvm::Twine(Limits.MaxLocalBytesPerUnit) +
                         " bytes per unit");
     }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Barrier objects and asynchronous copies (docs/LangRef.md §13)
+//===----------------------------------------------------------------------===//
+
+void KernelVerifier::countMemory(const Operation &Op, bool IsShared,
+                                 uint64_t Bytes) {
+  if (IsShared) {
+    SharedBytes = llvm::SaturatingAdd(SharedBytes, Bytes);
+    if (SharedBytes > Limits.MaxSharedBytes && !SharedReported) {
+      SharedReported = true;
+      error(Op.Loc, "shared memory reaches " + llvm::Twine(SharedBytes) +
+                        " bytes with " + name(Op.Result) +
+                        "; the device allows at most " +
+                        llvm::Twine(Limits.MaxSharedBytes) + " bytes per cube");
+    }
+    return;
+  }
+  LocalBytes = llvm::SaturatingAdd(LocalBytes, Bytes);
+  if (LocalBytes > Limits.MaxLocalBytesPerUnit && !LocalReported) {
+    LocalReported = true;
+    error(Op.Loc, "per-unit memory (vars and local arrays) reaches " +
+                      llvm::Twine(LocalBytes) + " bytes with " +
+                      name(Op.Result) + "; the device allows at most " +
+                      llvm::Twine(Limits.MaxLocalBytesPerUnit) +
+                      " bytes per unit");
+  }
+}
+
+bool KernelVerifier::expectU32(const Operation &Op, size_t I,
+                               const llvm::Twine &Role) {
+  return expectType(Op, I, plainOperand(Op, I), Type::scalar(ScalarKind::U32),
+                    Role);
+}
+
+void KernelVerifier::verifyBarrierDecl(const Operation &Op) {
+  bool Cube = Op.Kind == OpKind::BarrierCube;
+  if (!Op.Regions.empty())
+    verifyRegions(Op, 0);
+  if (checkOperandCount(Op, Cube ? 1 : 0, Cube ? 1 : 0) && Cube &&
+      expectU32(Op, 0, "the arrival count")) {
+    const Operand &Count = Op.Operands[0];
+    if (Count.isLiteral() && Count.Lit.Bits == 0)
+      error(locOf(Op, 0), "barrier_cube needs an arrival count of at least 1");
+    else if (!Uniformity.isUniform(Count))
+      error(locOf(Op, 0), "the arrival count of barrier_cube must be uniform, "
+                          "but it depends on " +
+                              *Uniformity.divergenceRoot(Count.Value));
+  }
+  if (Op.Result >= K.Values.size()) {
+    error(Op.Loc, op(Op) + " declares no valid object");
+    return;
+  }
+  const ValueInfo &V = K.Values[Op.Result];
+  ValueKind Want = Cube ? ValueKind::Shared : ValueKind::Local;
+  if (!V.IsBarrier || V.Kind != Want || V.Ty != Type::scalar(ScalarKind::U32) ||
+      V.Count != BarrierStateWords)
+    error(Op.Loc, op(Op) + " declares " + name(Op.Result) +
+                      ", which is not recorded as a barrier object " +
+                      (Cube ? "in shared memory" : "of the unit"));
+  define(Op.Result, Op.Loc);
+  // A cube's barrier lives in its shared memory, a unit's in its own.
+  countMemory(Op, Cube, BarrierStateWords * 4);
+  if (Cube)
+    verifyConvergence(Op);
+}
+
+const ValueInfo *KernelVerifier::barrierOperand(const Operation &Op, size_t I,
+                                                bool NeedsCube) {
+  const ValueInfo *Bar = memoryOperand(Op, I, BarrierObject);
+  if (Bar && NeedsCube && Bar->Kind != ValueKind::Shared) {
+    error(locOf(Op, I), op(Op) + " counts transaction bytes, which only a "
+                                 "barrier_cube (in shared memory) has; " +
+                            name(Op.Operands[I].Value) +
+                            " is a barrier_unit");
+    return nullptr;
+  }
+  return Bar;
+}
+
+std::optional<Type> KernelVerifier::verifyBarrierOp(const Operation &Op) {
+  switch (Op.Kind) {
+  case OpKind::BarrierArrive:
+    if (!checkOperandCount(Op, 1, 1) || !barrierOperand(Op, 0, false))
+      return std::nullopt;
+    return Type::scalar(ScalarKind::U32);
+  case OpKind::BarrierArriveTx: {
+    if (!checkOperandCount(Op, 3, 3))
+      return std::nullopt;
+    bool Ok = barrierOperand(Op, 0, true) != nullptr;
+    Ok &= expectU32(Op, 1, "the arrival count");
+    Ok &= expectU32(Op, 2, "the transaction byte count");
+    if (Ok && Op.Operands[1].isLiteral() && Op.Operands[1].Lit.Bits == 0) {
+      error(locOf(Op, 1), "barrier_arrive_tx needs an arrival count of at "
+                          "least 1 (use barrier_expect_tx to add bytes "
+                          "without arriving)");
+      Ok = false;
+    }
+    return Ok ? std::optional<Type>(Type::scalar(ScalarKind::U32))
+              : std::nullopt;
+  }
+  case OpKind::BarrierExpectTx:
+    if (checkOperandCount(Op, 2, 2)) {
+      barrierOperand(Op, 0, true);
+      expectU32(Op, 1, "the transaction byte count");
+    }
+    return std::nullopt;
+  case OpKind::BarrierWait:
+  case OpKind::BarrierArriveAndWait: {
+    bool Wait = Op.Kind == OpKind::BarrierWait;
+    if (!checkOperandCount(Op, Wait ? 2 : 1, Wait ? 2 : 1))
+      return std::nullopt;
+    const ValueInfo *Bar = barrierOperand(Op, 0, false);
+    if (Wait)
+      expectU32(Op, 1, "the token");
+    // Every unit of the cube waits on a cube's barrier together.
+    if (Bar && Bar->Kind == ValueKind::Shared)
+      verifyConvergence(Op);
+    return std::nullopt;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+void KernelVerifier::verifyAsyncCopy(const Operation &Op) {
+  // %bar, %src, %srcOffset, %dst, %dstOffset, %count
+  if (!checkOperandCount(Op, 6, 6))
+    return;
+  barrierOperand(Op, 0, Op.Kind == OpKind::MemcpyAsyncTx);
+  const ValueInfo *Src = memoryOperand(Op, 1, AnyArray);
+  bool Ok = verifyIndex(Op, 2);
+  const ValueInfo *Dst = memoryOperand(Op, 3, AnyArray);
+  Ok &= verifyIndex(Op, 4);
+  Ok &= expectU32(Op, 5, "the element count");
+  if (Src && Src->Kind == ValueKind::Buffer && Src->Access == AccessKind::Write)
+    error(locOf(Op, 1), op(Op) + " reads from %" + Src->Name +
+                            ", a buffer declared 'write'");
+  if (Dst && Dst->Kind == ValueKind::Buffer && Dst->Access == AccessKind::Read)
+    error(locOf(Op, 3), op(Op) + " writes to %" + Dst->Name +
+                            ", a buffer declared 'read'");
+  if (!Src || !Dst)
+    return;
+  if (Src->Ty != Dst->Ty) {
+    error(locOf(Op, 3), op(Op) + " copies from %" + Src->Name + " of " +
+                            quoted(Src->Ty) + " to %" + Dst->Name + " of " +
+                            quoted(Dst->Ty) +
+                            "; both must have one element type");
+    return;
+  }
+  if (!Ok || !Op.Operands[5].isLiteral())
+    return;
+  // Literal offsets and count into arrays of known size: the copy must fit.
+  uint64_t Count = Op.Operands[5].Lit.Bits;
+  for (size_t I : {size_t(1), size_t(3)}) {
+    const ValueInfo &Mem = I == 1 ? *Src : *Dst;
+    const Operand &Off = Op.Operands[I + 1];
+    if (Mem.Kind == ValueKind::Buffer || !Off.isLiteral())
+      continue;
+    ScalarKind OffKind = Off.Lit.Ty.elementKind();
+    int64_t Start = isSigned(OffKind) ? signedValue(Off.Lit.Bits, OffKind)
+                                      : static_cast<int64_t>(Off.Lit.Bits);
+    if (Start < 0 || (!isSigned(OffKind) && Off.Lit.Bits > INT64_MAX) ||
+        uint64_t(Start) > Mem.Count || Count > Mem.Count - uint64_t(Start))
+      error(locOf(Op, I + 1),
+            op(Op) + " copies " + llvm::Twine(Count) + " elements at offset " +
+                llvm::Twine(Start) + " of %" + Mem.Name + ", which has " +
+                llvm::Twine(Mem.Count));
   }
 }
 
@@ -1188,6 +1389,14 @@ void KernelVerifier::verifyOp(const Operation &Op) {
   case OpClass::VarDecl:
   case OpClass::ArrayDecl:
     verifyDecl(Op);
+    return;
+  case OpClass::BarrierDecl:
+    verifyBarrierDecl(Op);
+    return;
+  case OpClass::AsyncCopy:
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    verifyAsyncCopy(Op);
     return;
   default:
     break;

@@ -84,6 +84,40 @@ static Error launchError(const CubeMetadata &M, const Twine &Msg,
                                          "': " + Msg);
 }
 
+char KernelFaultError::ID = 0;
+
+/// The error of a launch whose code recorded \p F (CubeABI.h).
+static Error faultError(const CubeMetadata &M, const KernelFault &F) {
+  std::string Site = F.Site ? F.Site : "a barrier operation";
+  std::string Why;
+  switch (F.Code) {
+  case BarrierWaitNeverCompletes:
+    Why = Site + " can never complete: every unit of the cube that could "
+                 "arrive has reached it, and the phase still expects " +
+          std::to_string(F.Pending) + " arrival(s) and " +
+          std::to_string(F.PendingTx) +
+          " transaction byte(s) (on a GPU the units would hang here)";
+    break;
+  case BarrierTooManyArrivals:
+    Why = Site + " arrives more often than the barrier's phase expects (" +
+          std::to_string(F.Pending) +
+          " arrival(s) were pending); the phase completed with the arrivals "
+          "it expected";
+    break;
+  case BarrierZeroArrivalCount:
+    Why = Site + " has an arrival count of 0; the barrier expects 1 arrival "
+                 "per phase instead";
+    break;
+  default:
+    Why = Site + " faulted with code " + std::to_string(F.Code);
+    break;
+  }
+  return llvm::make_error<KernelFaultError>(
+      "launch of kernel '" + M.KernelName + "': kernel fault: " + Why +
+      "; every cube ran to its end and the launch's results are unspecified "
+      "(docs/LangRef.md §13.5)");
+}
+
 static std::string describe(const ParamMetadata &P) {
   if (P.IsBuffer)
     return "a " + accessName(P.Access).str() + " buffer of " + P.Ty.str();
@@ -547,10 +581,12 @@ Error Executor::launch(const LoadedKernel &Kernel,
     else
       KArgs[I] = {const_cast<uint8_t *>(Args[I].valueBytes()), 1};
   }
+  KernelFault Fault{};
   LaunchArgs LA{KArgs.data(),
                 {CubeCount[0], CubeCount[1], CubeCount[2]},
                 0,
-                Stop ? Stop->flag() : nullptr};
+                Stop ? Stop->flag() : nullptr,
+                &Fault};
   uint32_t Total = CubeCount[0] * CubeCount[1] * CubeCount[2];
   if (Total == 0)
     return Error::success(); // nothing to run (LangRef §2.1)
@@ -611,6 +647,8 @@ Error Executor::launch(const LoadedKernel &Kernel,
       Plan.mergeAndFree(Copies);
     if (Stopped)
       return stoppedError(M, *Stop);
+    if (Fault.Code != NoKernelFault)
+      return faultError(M, Fault);
     return Error::success();
   }
 
@@ -688,6 +726,9 @@ Error Executor::launch(const LoadedKernel &Kernel,
                            Twine(ScratchBytes) +
                            " bytes: some cubes did not run",
                        std::make_error_code(std::errc::not_enough_memory));
+  // Written by the cubes (one compare-and-swap), read after all of them.
+  if (Fault.Code != NoKernelFault)
+    return faultError(M, Fault);
   return Error::success();
 }
 

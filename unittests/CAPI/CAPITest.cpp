@@ -55,7 +55,9 @@ TEST(CAPIStatusTest, Names) {
   EXPECT_STREQ(kiln_status_name(KILN_ERROR_NOT_FOUND), "not found");
   EXPECT_STREQ(kiln_status_name(KILN_ERROR_CANCELLED), "cancelled");
   EXPECT_STREQ(kiln_status_name(KILN_ERROR_INTERNAL), "internal error");
-  EXPECT_STREQ(kiln_status_name(static_cast<kiln_status>(9)), "unknown status");
+  EXPECT_STREQ(kiln_status_name(KILN_ERROR_KERNEL_FAULT), "kernel fault");
+  EXPECT_STREQ(kiln_status_name(static_cast<kiln_status>(10)),
+               "unknown status");
   // (Negative values are checked from C, in HeaderC99.c: a C++ caller
   // cannot make one.)
 }

@@ -37,7 +37,7 @@ std::vector<float> runVadd(const LoadedKernel &K, uint32_t N, uint32_t Cubes) {
     B[I] = float(2 * I);
   }
   KernelArg Args[4] = {{A.data(), N}, {B.data(), N}, {C.data(), N}, {&N, 1}};
-  LaunchArgs LA{Args, {Cubes, 1, 1}, 0};
+  LaunchArgs LA{Args, {Cubes, 1, 1}, 0, nullptr};
   alignas(64) char Scratch[64];
   K.entry()(&LA, 0, Cubes, Scratch);
   return C;
@@ -156,7 +156,7 @@ define void @kiln_cube_e(ptr %la, i32 %b, i32 %e, ptr %s) {
   ASSERT_TRUE(!!K) << llvm::toString(K.takeError());
   float X = 1.0f;
   KernelArg Args[1] = {{&X, 1}};
-  LaunchArgs LA{Args, {1, 1, 1}, 0};
+  LaunchArgs LA{Args, {1, 1, 1}, 0, nullptr};
   K->entry()(&LA, 0, 1, nullptr);
   EXPECT_NEAR(X, 2.7182817f, 1e-6f);
 }

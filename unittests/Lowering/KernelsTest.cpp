@@ -165,7 +165,7 @@ kernel @hist cube_dim(64) (%in: buffer<u32, read>, %bins: buffer<u32, read_write
   // Cubes run concurrently: split them over threads to exercise real atomics.
   uint32_t Cubes = (N + 63) / 64;
   std::vector<std::thread> Threads;
-  LaunchArgs LA{nullptr, {Cubes, 1, 1}, 0};
+  LaunchArgs LA{nullptr, {Cubes, 1, 1}, 0, nullptr};
   std::vector<KernelArg> Args = {buf(In), buf(Bins), val(N)};
   LA.Args = Args.data();
   for (uint32_t T = 0; T < 4; ++T)

@@ -122,7 +122,7 @@ void JitKernel::launch(std::vector<KernelArg> Args,
   size_t Bytes = (std::max<uint64_t>(Metadata.ScratchBytes, 64) + 63) / 64 * 64;
   void *Scratch = std::aligned_alloc(64, Bytes);
   std::memset(Scratch, 0xCD, Bytes);
-  LaunchArgs LA{Args.data(), {Count[0], Count[1], Count[2]}, 0};
+  LaunchArgs LA{Args.data(), {Count[0], Count[1], Count[2]}, 0, nullptr};
   uint32_t Total = Count[0] * Count[1] * Count[2];
   if (OneCubePerCall) {
     for (uint32_t C = 0; C < Total; ++C)

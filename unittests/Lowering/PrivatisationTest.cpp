@@ -119,7 +119,7 @@ void callWithCopies(const JitKernel &K, std::vector<KernelArg> Args,
   std::memset(Scratch, 0xCD, Bytes);
   for (size_t I = 0; I < Copies.size(); ++I)
     std::memcpy(static_cast<char *>(Scratch) + Table + 8 * I, &Copies[I], 8);
-  LaunchArgs LA{Args.data(), {Cubes, 1, 1}, Mask};
+  LaunchArgs LA{Args.data(), {Cubes, 1, 1}, Mask, nullptr};
   K.Fn(&LA, 0, Cubes, Scratch);
   std::free(Scratch);
 }

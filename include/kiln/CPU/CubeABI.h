@@ -57,6 +57,33 @@ struct KernelArg {
 };
 static_assert(sizeof(KernelArg) == 16, "the lowering hard-codes this layout");
 
+/// Why a launch faulted (KernelFault::Code): misuse of a barrier object the
+/// verifier cannot see (docs/LangRef.md §13.5). Values never change.
+enum KernelFaultCode : uint32_t {
+  NoKernelFault = 0,
+  /// A wait whose phase can never complete: every unit that could arrive
+  /// had reached the wait (on a GPU the units would hang there).
+  BarrierWaitNeverCompletes = 1,
+  /// An arrival at a barrier whose phase expected fewer arrivals.
+  BarrierTooManyArrivals = 2,
+  /// barrier_cube with an arrival count of 0 (it counts as 1).
+  BarrierZeroArrivalCount = 3,
+};
+
+/// The first fault of a launch, written by the compiled code; the launcher
+/// zeroes it before the launch and reports it as an error after (every
+/// cube still runs to its end: a faulting wait does not block).
+struct KernelFault {
+  uint32_t Code;      ///< a KernelFaultCode; set once (compare-and-swap)
+  uint32_t Pending;   ///< arrivals the barrier's phase still expected
+  int32_t PendingTx;  ///< transaction bytes it still expected
+  uint32_t Phase;     ///< the barrier's completed phases at the fault
+  /// The operation, in the kernel's own code (valid while it is loaded):
+  /// "barrier_wait %bar at 12:3 (operation #7)".
+  const char *Site;
+};
+static_assert(sizeof(KernelFault) == 24, "the lowering hard-codes this layout");
+
 /// What one launch hands every call of the cube function.
 struct LaunchArgs {
   const KernelArg *Args;  ///< one per kernel parameter
@@ -66,9 +93,13 @@ struct LaunchArgs {
   uint32_t Reserved;
   /// Non-zero once the launch is to stop (above); null: never.
   const uint32_t *Stop = nullptr;
+  /// Where the code records a fault, or null: then faults go unreported
+  /// (the code never writes through a null pointer).
+  KernelFault *Fault = nullptr;
 };
-// Args at 0, CubeCount at 8, 12, 16, Reserved at 20, Stop at 24: 32 bytes.
-static_assert(sizeof(LaunchArgs) == 32, "the lowering hard-codes this layout");
+// Args at 0, CubeCount at 8, 12, 16, Reserved at 20, Stop at 24, Fault at
+// 32: 40 bytes.
+static_assert(sizeof(LaunchArgs) == 40, "the lowering hard-codes this layout");
 
 using CubeFunction = void (*)(const LaunchArgs *Args, uint32_t CubeBegin,
                               uint32_t CubeEnd, void *Scratch);

@@ -137,6 +137,28 @@ public:
   void syncPlane();
   /// Plane operations are value operations: op(OpKind::PlaneSum, {X}).
 
+  // Barrier objects and asynchronous copies (docs/LangRef.md §13).
+  /// `barrier_unit`: a barrier of the unit, expecting one arrival.
+  ValueId barrierUnit();
+  /// `barrier_cube %count`: one barrier per cube, in shared memory.
+  ValueId barrierCube(Arg ArrivalCount);
+  /// `barrier_arrive %bar : u32`: the token (phase) arrived at.
+  ValueId barrierArrive(Arg Barrier) {
+    return op(OpKind::BarrierArrive, {Barrier});
+  }
+  /// `barrier_arrive_tx %bar, %arrivals, %bytes : u32`.
+  ValueId barrierArriveTx(Arg Barrier, Arg Arrivals, Arg Bytes) {
+    return op(OpKind::BarrierArriveTx, {Barrier, Arrivals, Bytes});
+  }
+  void barrierExpectTx(Arg Barrier, Arg Bytes);
+  void barrierWait(Arg Barrier, Arg Token);
+  void barrierArriveAndWait(Arg Barrier);
+  /// `memcpy_async[_tx] %bar, %src[%srcOffset], %dst[%dstOffset], %count`
+  /// (\p Kind MemcpyAsync or MemcpyAsyncTx).
+  void memcpyAsync(OpKind Kind, Arg Barrier, Arg Src, Arg SrcOffset, Arg Dst,
+                   Arg DstOffset, Arg Count);
+
+
   // Control flow: every begin* is closed by end().
   void beginIf(Arg Cond);
   /// Switches the innermost open `if` to its else block.

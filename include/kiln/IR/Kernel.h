@@ -36,8 +36,18 @@ struct ValueInfo {
   AccessKind Access = AccessKind::ReadWrite; ///< buffers only
   uint64_t Count = 0;                   ///< Shared and Local: elements
   SourceLoc Loc;                        ///< where it is defined
+  /// A barrier object (docs/LangRef.md §13): Kind Shared for barrier_cube
+  /// (one per cube, in shared memory), Local for barrier_unit (one per
+  /// unit); Ty u32 and Count BarrierStateWords, its state. Plain memory
+  /// operations do not take it.
+  bool IsBarrier = false;
   bool isMemory() const { return Kind != ValueKind::Plain; }
 };
+
+/// The u32 words of a barrier object's state (docs/Lowering.md, "Barrier
+/// objects"): pending arrivals, expected arrivals, completed phases,
+/// pending transaction bytes.
+constexpr uint64_t BarrierStateWords = 4;
 
 /// A kernel parameter: a buffer or a scalar/line passed by value.
 struct Param {

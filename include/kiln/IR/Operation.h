@@ -74,6 +74,11 @@ enum class OpClass : uint8_t {
   PlaneLane,      ///< T, u32 -> T (a value from another lane)
   PlaneElect,     ///< -> bool
   PlaneBallot,    ///< bool -> vec<4 x u32>
+  BarrierDecl,     ///< `%b = barrier_unit`, `%b = barrier_cube %count`
+  BarrierArrive,   ///< %bar[, %arrivals, %bytes] -> u32 (the phase token)
+  BarrierExpectTx, ///< %bar, %bytes
+  BarrierWait,     ///< %bar, %token (barrier_wait); %bar (arrive_and_wait)
+  AsyncCopy,       ///< %bar, %src[%i], %dst[%j], %count
   If,
   For,
   Loop,
@@ -93,6 +98,13 @@ bool producesValue(OpClass Class);
 bool hasIndexedFirstOperand(OpClass Class);
 
 
+
+/// Operations written with `%m[idx]` operands after the first one (the
+/// asynchronous copies, docs/LangRef.md §13): for each operand as written,
+/// how many indices follow it in brackets (0 for a plain operand). Null for
+/// every other class. The operands are stored flattened: each memory
+/// operand followed by its indices.
+const std::vector<unsigned> *bracketedOperandShape(OpClass Class);
 
 /// Index of a value in Kernel::Values.
 using ValueId = uint32_t;

@@ -71,6 +71,22 @@ private:
   size_t Size = 0;
 };
 
+/// A launch that ran and faulted (CubeABI.h's KernelFault; docs/LangRef.md
+/// §13.5): misuse of a barrier object that only running the kernel shows.
+/// Every cube ran to its end; what the launch wrote is unspecified.
+class KernelFaultError : public llvm::ErrorInfo<KernelFaultError> {
+public:
+  static char ID;
+  explicit KernelFaultError(std::string Message) : Message(std::move(Message)) {}
+  void log(llvm::raw_ostream &OS) const override { OS << Message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+private:
+  std::string Message;
+};
+
 /// Checks a launch of a kernel with \p Metadata: the argument count, each
 /// argument's kind (buffer or value), its type, its access (a read-only
 /// binding for a written buffer) and size (a value of the wrong size), the
