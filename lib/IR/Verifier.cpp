@@ -1453,10 +1453,12 @@ void KernelVerifier::verifySize(const Block &B, uint32_t LoopDepth) {
       }
       break;
     case OpClass::Switch: {
-      size_t Cases = Op.Regions.size() - (Op.HasDefault ? 1 : 0);
-      if (Cases > Limits.MaxSwitchCases)
-        error(Op.Loc, op(Op) + " has " + llvm::Twine(Cases) +
-                          " cases; the device allows at most " +
+      // Labels, not case blocks: `case 1, 2, 3` is three entries of the
+      // switch LLVM compiles.
+      size_t Labels = Op.CaseValues.size();
+      if (Labels > Limits.MaxSwitchCases)
+        error(Op.Loc, op(Op) + " has " + llvm::Twine(Labels) +
+                          " case labels; the device allows at most " +
                           llvm::Twine(Limits.MaxSwitchCases) +
                           " in one switch");
       break;

@@ -26,7 +26,7 @@ struct DeviceLimits {
   /// than these, so they bound it (seconds, not minutes, at the limits).
   /// Operations in the kernel, nested ones included.
   uint64_t MaxOperations = 32768;
-  /// Cases of one switch (the default not counted).
+  /// Case labels of one switch (`case 1, 2` has two; the default none).
   uint32_t MaxSwitchCases = 4096;
   /// Loops (for, loop) nested in one another.
   uint32_t MaxLoopDepth = 64;

@@ -4,6 +4,7 @@ docs/LangRef.md §7.1, to standard output.
 
   big-kernel.py operations N   N operations in all (straight-line arithmetic)
   big-kernel.py cases N        one switch of N cases
+  big-kernel.py cases2 N       one switch of N cases of two labels each
   big-kernel.py depth N        N `for` loops nested in one another
   big-kernel.py sync N         N sync_cube barriers
 """
@@ -23,6 +24,14 @@ elif kind == "cases":
     out.append("  switch %u {")
     for i in range(n):
         out.append("    case %d {" % i)
+        out.append("      store %%b[%%u], %d:u32" % (i + 1))
+        out.append("    }")
+    out.append("  }")
+elif kind == "cases2":
+    out.append("  %u = unit_pos : u32")
+    out.append("  switch %u {")
+    for i in range(n):
+        out.append("    case %d, %d {" % (2 * i, 2 * i + 1))
         out.append("      store %%b[%%u], %d:u32" % (i + 1))
         out.append("    }")
     out.append("  }")
