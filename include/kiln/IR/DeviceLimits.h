@@ -23,8 +23,9 @@ struct DeviceLimits {
   /// kernel requesting another size with plane_dim(N) is rejected.
   uint32_t PlaneDim = 32;
   /// Whether each element type is supported, indexed by ScalarKind.
-  bool SupportsType[13] = {true, true, true, true, true, true, true,
-                           true, true, true, true, true, true};
+  bool SupportsType[unsigned(LastScalarKind) + 1] = {
+      true, true, true, true, true, true, true, true, true, true,
+      true, true, true, true, true, true, true, true, true, true};
 
   bool supports(ScalarKind Kind) const {
     return SupportsType[static_cast<unsigned>(Kind)];
