@@ -7,7 +7,8 @@ with Kiln: a code's value is read field by field, and a conversion picks the
 nearest finite value from the list of all of them (ties to the even code),
 saturating beyond the largest; ue8m0 rounds up to a power of two.
 
-Checked, in the bounds-checked and the unchecked variant:
+Checked, in the bounds-checked variant and in the unchecked one compiled
+without AVX:
 - decode: every code of every type cast to f32, f64, f16, bf16, i32, u8,
   bool and to the other minifloats, scalars and lines;
 - encode: edge values (every value, every tie between neighbours and one
@@ -38,7 +39,10 @@ FORMATS = {
 }
 ELEMS = list(FORMATS)
 SOURCES = ["f32", "f64", "f16", "bf16"]
-VARIANTS = [("checked", ()), ("unchecked", ("--no-bounds-check",))]
+# Both variants; the unchecked one also without AVX (SSE2 only), the generic
+# path of every x86-64.
+VARIANTS = [("checked", ()),
+            ("unchecked, no AVX", ("--no-bounds-check", "--mattr=-avx,-avx2,-avx512f"))]
 NAN = "nan"
 
 
