@@ -62,6 +62,8 @@ uint8_t kiln::encodeMinifloat(double Value, ScalarKind Kind) {
       return F.NaNCode;
     if (!(Value > 0))
       return 0;
+    if (std::isinf(Value)) // frexp has no exponent for it
+      return F.MaxCode;
     int E;
     double M = std::frexp(Value, &E); // Value = M * 2^E, M in [0.5, 1)
     int Code = (M == 0.5 ? E - 1 : E) + F.Bias;
