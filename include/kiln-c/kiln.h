@@ -171,7 +171,15 @@ typedef enum kiln_scalar_type {
   KILN_F16 = 9,
   KILN_BF16 = 10,
   KILN_F32 = 11,
-  KILN_F64 = 12
+  KILN_F64 = 12,
+  /* Minifloat storage types (docs/LangRef.md §3.3): one byte each. */
+  KILN_F8E4M3 = 13,
+  KILN_F8E5M2 = 14,
+  KILN_F6E2M3 = 15,
+  KILN_F6E3M2 = 16,
+  KILN_F4E2M1 = 17,
+  KILN_F4E2M1X2 = 18,
+  KILN_UE8M0 = 19
 } kiln_scalar_type;
 
 /** The element type of a buffer view or of a value: a scalar (lanes 0), or a

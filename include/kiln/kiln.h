@@ -144,6 +144,8 @@ private:
 /// The IR's scalar types, in the IR's order (docs/LangRef.md).
 enum class ScalarType : uint8_t {
   Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64,
+  // Minifloat storage types (docs/LangRef.md §3.3).
+  F8E4M3, F8E5M2, F6E2M3, F6E3M2, F4E2M1, F4E2M1X2, UE8M0,
 };
 
 /// The element type of a buffer or a value: a scalar, or a line

@@ -86,7 +86,7 @@ ElementType detail::apiType(kiln::Type T) {
 
 bool detail::isValidType(ElementType T) {
   return static_cast<unsigned>(T.Scalar) <=
-             static_cast<unsigned>(ScalarType::F64) &&
+             static_cast<unsigned>(ScalarType::UE8M0) &&
          (T.Lanes == 0 || kiln::Type::isValidLineWidth(T.Lanes));
 }
 

@@ -296,7 +296,7 @@ bool validLanes(uint32_t Lanes) {
 kiln_status toElementType(Call &C, kiln_element_type T, ArgName Name,
                           api::ElementType &Out) {
   int Scalar = rawValue(T.scalar);
-  if (Scalar < KILN_BOOL || Scalar > KILN_F64)
+  if (Scalar < KILN_BOOL || Scalar > KILN_UE8M0)
     return C.invalid("{}.scalar is {}, not a kiln_scalar_type", Name, Scalar);
   if (!validLanes(T.lanes))
     return C.invalid("{}.lanes is {}, not one of 0, 1, 2, 3, 4, 8, 16", Name,

@@ -155,7 +155,7 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
       return E;
     if (IsBuffer > 1)
       return corrupt("parameter " + Twine(I) + ": bad buffer flag");
-    if (Kind > static_cast<uint8_t>(ScalarKind::F64))
+    if (Kind > static_cast<uint8_t>(LastScalarKind))
       return corrupt("parameter " + Twine(I) + ": bad element kind " +
                      Twine(Kind));
     if (Lanes != 0 && !Type::isValidLineWidth(Lanes))

@@ -80,8 +80,14 @@ Value *ScalarEmitter::intToBF16(Value *V, Type From) {
   if (W <= 32) // exact in f64
     return f64ToBF16(From.isSigned() ? B.CreateSIToFP(V, F64T)
                                      : B.CreateUIToFP(V, F64T));
-  // 64-bit: keep the top 32 significant bits and a sticky bit for the rest
-  // (exact in f64), so that only the final rounding rounds.
+  return f64ToBF16(intToF64Sticky(V, From));
+}
+
+Value *ScalarEmitter::intToF64Sticky(Value *V, Type From) {
+  llvm::IRBuilder<> &B = Cx.B;
+  llvm::Type *F64T = shaped(B.getDoubleTy(), V->getType());
+  // Keep the top 32 significant bits and a sticky bit for the rest (exact in
+  // f64), so that only the final rounding rounds.
   llvm::Type *I64T = V->getType();
   auto C = [&](uint64_t X) { return llvm::ConstantInt::get(I64T, X); };
   Value *Neg = From.isSigned() ? B.CreateICmpSLT(V, C(0)) : nullptr;
@@ -99,7 +105,7 @@ Value *ScalarEmitter::intToBF16(Value *V, Type From) {
   D = B.CreateFMul(D, Scale); // exact: a power of two
   if (Neg)
     D = B.CreateSelect(Neg, B.CreateFNeg(D), D);
-  return f64ToBF16(D);
+  return D;
 }
 
 Value *ScalarEmitter::narrowFmaInF64(Value *A, Value *Bv, Value *C) {

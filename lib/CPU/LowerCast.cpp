@@ -18,6 +18,9 @@ Value *ScalarEmitter::emitCast(Value *V, Type From, Type To) {
   llvm::IRBuilder<> &B = Cx.B;
   if (From == To)
     return V;
+  // Minifloats by hand, through f32 (LowerMinifloat.cpp).
+  if (From.isMinifloat() || To.isMinifloat())
+    return emitMinifloatCast(V, From, To);
   llvm::Type *DT = Types.valueType(To);
   // bf16 by hand: widening is exact, narrowing rounds once (LowerBF16.cpp).
   if (From.elementKind() == ScalarKind::BF16)

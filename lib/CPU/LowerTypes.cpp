@@ -38,6 +38,14 @@ llvm::Type *TypeLowering::scalarType(ScalarKind Kind) {
     return llvm::Type::getFloatTy(Cx.Ctx);
   case ScalarKind::F64:
     return llvm::Type::getDoubleTy(Cx.Ctx);
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2:
+  case ScalarKind::F6E2M3:
+  case ScalarKind::F6E3M2:
+  case ScalarKind::F4E2M1:
+  case ScalarKind::F4E2M1X2:
+  case ScalarKind::UE8M0:
+    return Cx.I8; // the code (LowerMinifloat.cpp)
   }
   return Cx.I32;
 }

@@ -18,6 +18,7 @@
 //                     LowerCast.cpp         casts
 //                     LowerMath.cpp         math intrinsics and libm calls
 //                     LowerBF16.cpp         bf16 by hand (values are i16 bits)
+//                     LowerMinifloat.cpp    minifloat casts (values are i8 codes)
 //     MemoryEmitter   LowerMemory.cpp       buffers, shared/local arrays,
 //                                           vars, atomics, per-unit slots
 //     PlaneEmitter    LowerPlane.cpp        plane operations at cube level
@@ -259,6 +260,18 @@ public:
   llvm::Value *f32ToBF16(llvm::Value *V);
   llvm::Value *f64ToBF16(llvm::Value *V);
   llvm::Value *intToBF16(llvm::Value *V, Type From);
+  /// A 64-bit integer as an f64 that any later rounding to 32 significant
+  /// bits or fewer rounds like the integer itself (a sticky bit).
+  llvm::Value *intToF64Sticky(llvm::Value *V, Type From);
+  // Minifloats are i8 codes; casts decode to f32 and encode from f32/f64
+  // by hand (LowerMinifloat.cpp).
+  llvm::Value *emitMinifloatCast(llvm::Value *V, Type From, Type To);
+  llvm::Value *encodeMinifloat(llvm::Value *V, Type From, Type To);
+  llvm::Value *minifloatToF32(llvm::Value *Code, ScalarKind Kind);
+  llvm::Value *floatToMinifloat(llvm::Value *V, ScalarKind Kind);
+  llvm::Value *floatToUE8M0(llvm::Value *V);
+  llvm::Value *unpackPairs(llvm::Value *V);
+  llvm::Value *packPairs(llvm::Value *Codes, bool Scalar);
   /// a*b+c for f64 operands widened from f16/bf16 (so a*b is exact), as an
   /// f64 that rounds to the narrow type like the exact result: the f64 sum's
   /// rounding error (TwoSum) nudges it one ulp so that a tie cannot mislead

@@ -1,6 +1,7 @@
 //===- Builder.cpp - Build kernels in C++ without text --------------------===//
 
 #include "kiln/IR/Builder.h"
+#include "kiln/IR/Minifloat.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -25,6 +26,9 @@ Literal lit::f32(float V) {
 }
 Literal lit::f64(double V) {
   return make(ScalarKind::F64, std::bit_cast<uint64_t>(V));
+}
+Literal lit::minifloat(ScalarKind Kind, double V) {
+  return make(Kind, encodeMinifloat(V, Kind));
 }
 
 /// An open control-flow construct: the operation being built and the region

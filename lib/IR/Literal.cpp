@@ -1,6 +1,7 @@
 //===- Literal.cpp - Text of scalar literals -------------------------------===//
 
 #include "kiln/IR/Literal.h"
+#include "kiln/IR/Minifloat.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/APInt.h"
@@ -8,7 +9,9 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 
 using namespace kiln;
 using llvm::APFloat;
@@ -143,6 +146,67 @@ static llvm::Expected<uint64_t> parseFloat(llvm::StringRef Text,
   return F.bitcastToAPInt().getZExtValue();
 }
 
+/// A minifloat literal (docs/LangRef.md §4.5): a decimal is converted as
+/// `cast` converts its exact value; `nan`/`inf` where the format has them;
+/// `0x` hex is the code. f4e2m1x2 takes only hex (it holds two values).
+static llvm::Expected<uint64_t> parseMinifloat(llvm::StringRef Text,
+                                               ScalarKind Kind) {
+  const MinifloatFormat &F = minifloatFormat(Kind);
+  unsigned Bits = Kind == ScalarKind::F4E2M1X2 ? 8 : F.Bits;
+  llvm::StringRef Name = scalarName(Kind);
+  llvm::StringRef Body = Text;
+  bool Negative = Body.consume_front("-");
+  bool Signed = Negative || Body.consume_front("+");
+  if (Body.size() > 2 && Body[0] == '0' && (Body[1] == 'x' || Body[1] == 'X')) {
+    if (Signed)
+      return literalError("a hex " + Name +
+                          " literal is a bit pattern and takes no sign: '" +
+                          Text + "'");
+    bool Neg, Overflow;
+    uint64_t Mag;
+    if (!readInteger(Body, Neg, Mag, Overflow) && !Overflow)
+      return literalError("invalid hex literal '" + Text + "'");
+    if (Overflow || (Mag & ~widthMask(Bits)))
+      return literalError("hex literal '" + Text + "' does not fit in " +
+                          llvm::Twine(Bits) + " bits of '" + Name + "'");
+    return Mag;
+  }
+  if (Kind == ScalarKind::F4E2M1X2)
+    return literalError("a f4e2m1x2 literal is the byte in hex (two f4e2m1 "
+                        "codes, element 0 in the low nibble), found '" +
+                        Text + "'");
+  uint64_t SignBit = F.Signed && Negative ? uint64_t(1) << (F.Bits - 1) : 0;
+  if (Body == "nan") {
+    if (!F.HasNaN)
+      return literalError("'" + Name + "' has no NaN");
+    if (Negative && !F.Signed)
+      return literalError("'" + Name + "' is unsigned: '" + Text + "'");
+    return F.NaNCode | SignBit;
+  }
+  if (Body == "inf") {
+    if (!F.HasInfinity)
+      return literalError("'" + Name + "' has no infinity");
+    return 0x7C | SignBit;
+  }
+  if (!isDecimalFloat(Text))
+    return literalError("invalid " + Name + " literal '" + Text + "'");
+  // Read toward zero and set the lowest bit when inexact: a sticky bit far
+  // below any minifloat's rounding position, so that rounding the double
+  // rounds the exact decimal.
+  APFloat D(APFloat::IEEEdouble());
+  auto Status = D.convertFromString(Text, APFloat::rmTowardZero);
+  if (!Status) {
+    llvm::consumeError(Status.takeError());
+    return literalError("invalid " + Name + " literal '" + Text + "'");
+  }
+  uint64_t DBits = D.bitcastToAPInt().getZExtValue();
+  if (*Status & APFloat::opInexact)
+    DBits |= 1;
+  double Value;
+  std::memcpy(&Value, &DBits, sizeof(Value));
+  return encodeMinifloat(Value, Kind);
+}
+
 llvm::Expected<uint64_t> kiln::parseLiteral(llvm::StringRef Text,
                                             ScalarKind Kind) {
   llvm::StringRef Name = scalarName(Kind);
@@ -161,6 +225,8 @@ llvm::Expected<uint64_t> kiln::parseLiteral(llvm::StringRef Text,
   }
   if (isFloat(Kind))
     return parseFloat(Text, Kind);
+  if (isMinifloat(Kind))
+    return parseMinifloat(Text, Kind);
 
   unsigned Bits = bitWidth(Kind);
   bool Negative, Overflow;
@@ -198,7 +264,47 @@ llvm::Expected<int64_t> kiln::parseCaseValue(llvm::StringRef Text) {
   return static_cast<int64_t>(*Bits);
 }
 
+/// shortestFloatText for a minifloat: the shortest decimal that is the
+/// value's nearest double and reads back as the same code. ue8m0 rounds up,
+/// so a decimal printed a little above a power of two would read back as the
+/// next one: the digits cut toward zero are tried too.
+static std::string shortestMinifloatText(uint64_t Bits, ScalarKind Kind) {
+  const MinifloatFormat &F = minifloatFormat(Kind);
+  Bits &= widthMask(F.Bits);
+  double Value = decodeMinifloat(Bits, Kind);
+  if (!std::isfinite(Value))
+    return std::string();
+  auto ReadsBack = [&](const char *Text) {
+    if (std::strtod(Text, nullptr) != Value)
+      return false;
+    llvm::Expected<uint64_t> Back = parseMinifloat(Text, Kind);
+    if (!Back) {
+      llvm::consumeError(Back.takeError());
+      return false;
+    }
+    return *Back == Bits;
+  };
+  char Exact[64];
+  std::snprintf(Exact, sizeof(Exact), "%.40e", Value); // "-d.ddd...e-39"
+  llvm::StringRef ExactText(Exact);
+  size_t E = ExactText.find('e');
+  char Buffer[128];
+  for (int Precision = 1; Precision <= 40; ++Precision) {
+    std::snprintf(Buffer, sizeof(Buffer), "%.*g", Precision, Value);
+    if (ReadsBack(Buffer))
+      return Buffer;
+    // The first Precision digits of the exact value, cut toward zero.
+    size_t Keep = (Value < 0 ? 1 : 0) + 1 + (Precision > 1 ? Precision : 0);
+    std::string Cut = (ExactText.take_front(Keep) + ExactText.substr(E)).str();
+    if (ReadsBack(Cut.c_str()))
+      return Cut;
+  }
+  return Buffer;
+}
+
 std::string kiln::shortestFloatText(uint64_t Bits, ScalarKind Kind) {
+  if (isMinifloat(Kind))
+    return shortestMinifloatText(Bits, Kind);
   unsigned Width = bitWidth(Kind);
   Bits &= widthMask(Width);
   APFloat F(semanticsOf(Kind), llvm::APInt(Width, Bits));
@@ -221,6 +327,28 @@ std::string kiln::shortestFloatText(uint64_t Bits, ScalarKind Kind) {
   return Buffer;
 }
 
+/// printLiteral for a minifloat: the canonical text of §4.5.
+static std::string printMinifloat(uint64_t Bits, ScalarKind Kind) {
+  const MinifloatFormat &F = minifloatFormat(Kind);
+  unsigned Width = Kind == ScalarKind::F4E2M1X2 ? 8 : F.Bits;
+  Bits &= widthMask(Width);
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  double Value = decodeMinifloat(Bits, Kind);
+  if (Kind == ScalarKind::F4E2M1X2 || (std::isnan(Value) && Bits != F.NaNCode)) {
+    OS << llvm::format_hex(Bits, 2 + (Width + 3) / 4);
+    return S;
+  }
+  if (std::isnan(Value))
+    return "nan";
+  if (std::isinf(Value))
+    return Value < 0 ? "-inf" : "inf";
+  S = shortestMinifloatText(Bits, Kind);
+  if (S.find_first_of(".e") == std::string::npos)
+    S += ".0";
+  return S;
+}
+
 std::string kiln::printLiteral(uint64_t Bits, ScalarKind Kind) {
   unsigned Width = bitWidth(Kind);
   Bits &= widthMask(Width);
@@ -232,6 +360,8 @@ std::string kiln::printLiteral(uint64_t Bits, ScalarKind Kind) {
     return isSigned(Kind) ? std::to_string(static_cast<int64_t>(Bits))
                           : std::to_string(Bits);
   }
+  if (isMinifloat(Kind))
+    return printMinifloat(Bits, Kind);
   const llvm::fltSemantics &Sem = semanticsOf(Kind);
   APFloat F(Sem, llvm::APInt(Width, Bits));
   if (F.isInfinity())

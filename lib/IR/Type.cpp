@@ -12,6 +12,14 @@ unsigned kiln::bitWidth(ScalarKind Kind) {
     return 1;
   case ScalarKind::I8:
   case ScalarKind::U8:
+  case ScalarKind::F8E4M3:
+  case ScalarKind::F8E5M2:
+  case ScalarKind::F6E2M3:
+  case ScalarKind::F6E3M2:
+  case ScalarKind::F4E2M1:
+  case ScalarKind::F4E2M1X2:
+  case ScalarKind::UE8M0:
+    // Minifloats take a byte each, in values and in memory (LangRef §3.3).
     return 8;
   case ScalarKind::I16:
   case ScalarKind::U16:
@@ -39,8 +47,12 @@ bool kiln::isFloat(ScalarKind Kind) {
          Kind == ScalarKind::F32 || Kind == ScalarKind::F64;
 }
 
+bool kiln::isMinifloat(ScalarKind Kind) {
+  return Kind >= ScalarKind::F8E4M3 && Kind <= LastScalarKind;
+}
+
 bool kiln::isInteger(ScalarKind Kind) {
-  return Kind != ScalarKind::Bool && !isFloat(Kind);
+  return Kind != ScalarKind::Bool && !isFloat(Kind) && !isMinifloat(Kind);
 }
 
 bool kiln::isSigned(ScalarKind Kind) {
@@ -76,6 +88,20 @@ llvm::StringRef kiln::scalarName(ScalarKind Kind) {
     return "f32";
   case ScalarKind::F64:
     return "f64";
+  case ScalarKind::F8E4M3:
+    return "f8e4m3";
+  case ScalarKind::F8E5M2:
+    return "f8e5m2";
+  case ScalarKind::F6E2M3:
+    return "f6e2m3";
+  case ScalarKind::F6E3M2:
+    return "f6e3m2";
+  case ScalarKind::F4E2M1:
+    return "f4e2m1";
+  case ScalarKind::F4E2M1X2:
+    return "f4e2m1x2";
+  case ScalarKind::UE8M0:
+    return "ue8m0";
   }
   return "?";
 }
@@ -95,6 +121,13 @@ std::optional<ScalarKind> kiln::parseScalarName(llvm::StringRef Name) {
       .Case("bf16", ScalarKind::BF16)
       .Case("f32", ScalarKind::F32)
       .Case("f64", ScalarKind::F64)
+      .Case("f8e4m3", ScalarKind::F8E4M3)
+      .Case("f8e5m2", ScalarKind::F8E5M2)
+      .Case("f6e2m3", ScalarKind::F6E2M3)
+      .Case("f6e3m2", ScalarKind::F6E3M2)
+      .Case("f4e2m1", ScalarKind::F4E2M1)
+      .Case("f4e2m1x2", ScalarKind::F4E2M1X2)
+      .Case("ue8m0", ScalarKind::UE8M0)
       .Default(std::nullopt);
 }
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Verifier.h"
+#include "kiln/IR/Minifloat.h"
 
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Printer.h"
@@ -54,7 +55,10 @@ std::string quoted(Type Ty) { return "'" + Ty.str() + "'"; }
 
 /// Whether \p Bits has no bit set above the width of \p Kind.
 bool fitsWidth(uint64_t Bits, ScalarKind Kind) {
-  unsigned Width = bitWidth(Kind);
+  // A minifloat's code is the low 4, 6 or 8 bits of its byte.
+  unsigned Width = isMinifloat(Kind) && Kind != ScalarKind::F4E2M1X2
+                       ? minifloatFormat(Kind).Bits
+                       : bitWidth(Kind);
   return Width >= 64 || (Bits >> Width) == 0;
 }
 
@@ -209,6 +213,9 @@ private:
   std::optional<Type> verifyMemoryOp(const Operation &Op);
   std::optional<Type> verifyLineOp(const Operation &Op);
   std::optional<Type> verifyConversion(const Operation &Op);
+  void rejectMinifloat(const Operation &Op, Type T);
+  std::optional<Type> verifyPackedPairCast(const Operation &Op, Type From,
+                                           Type To);
   std::optional<Type> verifyPlaneOp(const Operation &Op);
   void verifyDecl(const Operation &Op);
   void verifyControl(const Operation &Op);
@@ -250,7 +257,7 @@ bool KernelVerifier::verifyType(SourceLoc Loc, Type Ty,
                    " lanes; lines have 1, 2, 3, 4, 8 or 16");
     return false;
   }
-  if (static_cast<unsigned>(Ty.elementKind()) > 12) {
+  if (Ty.elementKind() > LastScalarKind) {
     error(Loc, What + " has an invalid element kind");
     return false;
   }
@@ -507,6 +514,10 @@ std::optional<Type> KernelVerifier::verifyElementwise(const Operation &Op,
   if (!Ok || !First)
     return std::nullopt;
   Type T = *First;
+  if (T.isMinifloat() && Op.opClass() != OpClass::Vector) {
+    rejectMinifloat(Op, T);
+    return std::nullopt;
+  }
   auto Reject = [&](const char *Need) -> std::optional<Type> {
     error(locOf(Op, 0),
           op(Op) + " needs " + Need + " operands, found " + quoted(T));
@@ -648,6 +659,28 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
   }
 }
 
+void KernelVerifier::rejectMinifloat(const Operation &Op, Type T) {
+  error(locOf(Op, 0), op(Op) + " does not take " + quoted(T) +
+                          ": minifloat types are storage types; cast to "
+                          "'f32' to compute, bitcast to compare bits");
+}
+
+/// A cast between f4e2m1x2 and another type: each lane holds two values, so
+/// the other side has twice the lanes (a scalar pair is `vec<2 x T>`).
+std::optional<Type> KernelVerifier::verifyPackedPairCast(const Operation &Op,
+                                                         Type From, Type To) {
+  Type Packed = From.isPackedPair() ? From : To;
+  Type Other = From.isPackedPair() ? To : From;
+  if (!Other.isLine() || Other.lanes() != 2 * Packed.lanes()) {
+    error(Op.Loc, "cast from " + quoted(From) + " to " + quoted(To) +
+                      ": each lane of 'f4e2m1x2' holds two values, so the "
+                      "other side must be a line of " +
+                      llvm::Twine(2 * Packed.lanes()) + " lanes");
+    return std::nullopt;
+  }
+  return To;
+}
+
 std::optional<Type> KernelVerifier::verifyConversion(const Operation &Op) {
   if (Op.opClass() == OpClass::Select) {
     if (!checkOperandCount(Op, 3, 3))
@@ -686,6 +719,8 @@ std::optional<Type> KernelVerifier::verifyConversion(const Operation &Op) {
     return std::nullopt;
   Type R = Op.ResultType;
   if (Op.opClass() == OpClass::Cast) {
+    if (T->isPackedPair() != R.isPackedPair())
+      return verifyPackedPairCast(Op, *T, R);
     if (T->isLine() != R.isLine() || T->lanes() != R.lanes()) {
       error(Op.Loc, "cast from " + quoted(*T) + " to " + quoted(R) +
                         " changes the number of lanes");
@@ -854,6 +889,10 @@ std::optional<Type> KernelVerifier::verifyPlaneOp(const Operation &Op) {
                            ? "the delta"
                            : "the lane";
     bool Ok = expectType(Op, 1, L, Type::scalar(ScalarKind::U32), Role);
+    if (T && T->isMinifloat()) {
+      rejectMinifloat(Op, *T);
+      return std::nullopt;
+    }
     if (!T || !Ok)
       return std::nullopt;
     return *T;

@@ -2,6 +2,7 @@
 
 #include "support/ArgSpec.h"
 #include "kiln/IR/Literal.h"
+#include "kiln/IR/Minifloat.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallVector.h"
@@ -168,8 +169,16 @@ static void storeConverted(uint64_t N, ScalarKind Kind, uint8_t *Out) {
     Bits = F.bitcastToAPInt().getZExtValue();
     break;
   }
+  case ScalarKind::F4E2M1X2: // element N holds the values 2N and 2N + 1
+    Bits = encodeMinifloat(double(2 * N), ScalarKind::F4E2M1) |
+           unsigned(encodeMinifloat(double(2 * N + 1), ScalarKind::F4E2M1))
+               << 4;
+    break;
   default:
-    Bits = N; // integers wrap: the low bytes are stored
+    if (isMinifloat(Kind)) // rounded and saturated as `cast` does
+      Bits = encodeMinifloat(double(N), Kind);
+    else
+      Bits = N; // integers wrap: the low bytes are stored
     break;
   }
   for (unsigned B = 0; B < byteSize(Kind); ++B)
@@ -449,8 +458,13 @@ std::string kiln::formatElement(const void *Element, Type Ty) {
     // A bool byte other than 0 or 1 is still shown as what it means.
     if (Ty.elementKind() == ScalarKind::Bool)
       Bits = Bits != 0;
-    S += isFloat(Ty.elementKind()) ? formatFloat(Bits, Ty.elementKind())
-                                   : printLiteral(Bits, Ty.elementKind());
+    ScalarKind K = Ty.elementKind();
+    if (K == ScalarKind::F4E2M1X2) // its two values, element 0 first
+      S += formatFloat(Bits & 0xF, ScalarKind::F4E2M1) + "|" +
+           formatFloat(Bits >> 4, ScalarKind::F4E2M1);
+    else
+      S += isFloat(K) || isMinifloat(K) ? formatFloat(Bits, K)
+                                        : printLiteral(Bits, K);
   }
   return S;
 }

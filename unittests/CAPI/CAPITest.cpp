@@ -128,6 +128,10 @@ TEST(CAPIElementTypeTest, Constructors) {
   EXPECT_EQ(KILN_F64, static_cast<int>(kiln::api::ScalarType::F64));
   EXPECT_EQ(KILN_BF16, static_cast<int>(kiln::api::ScalarType::BF16));
   EXPECT_EQ(KILN_U8, static_cast<int>(kiln::api::ScalarType::U8));
+  EXPECT_EQ(KILN_F8E4M3, static_cast<int>(kiln::api::ScalarType::F8E4M3));
+  EXPECT_EQ(KILN_F4E2M1X2,
+            static_cast<int>(kiln::api::ScalarType::F4E2M1X2));
+  EXPECT_EQ(KILN_UE8M0, static_cast<int>(kiln::api::ScalarType::UE8M0));
 }
 
 TEST(CAPIElementTypeTest, Parse) {
@@ -161,16 +165,21 @@ TEST(CAPIElementTypeTest, Size) {
   EXPECT_EQ(Bytes, 1u);
   ASSERT_KILN_OK(kiln_element_type_size(kiln_line(KILN_F64, 16), &Bytes));
   EXPECT_EQ(Bytes, 128u);
+  // Minifloats are one byte a lane.
+  ASSERT_KILN_OK(kiln_element_type_size(kiln_line(KILN_F8E4M3, 4), &Bytes));
+  EXPECT_EQ(Bytes, 4u);
+  ASSERT_KILN_OK(kiln_element_type_size(kiln_scalar(KILN_UE8M0), &Bytes));
+  EXPECT_EQ(Bytes, 1u);
 
   EXPECT_EQ(kiln_element_type_size(kiln_line(KILN_F32, 5), &Bytes),
             KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(), "kiln_element_type_size: type.lanes is 5, "
                                   "not one of 0, 1, 2, 3, 4, 8, 16");
   EXPECT_EQ(kiln_element_type_size(
-                kiln_scalar(static_cast<kiln_scalar_type>(13)), &Bytes),
+                kiln_scalar(static_cast<kiln_scalar_type>(20)), &Bytes),
             KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(kiln_last_error(),
-               "kiln_element_type_size: type.scalar is 13, not a "
+               "kiln_element_type_size: type.scalar is 20, not a "
                "kiln_scalar_type");
   EXPECT_EQ(kiln_element_type_size(kiln_scalar(KILN_F32), nullptr),
             KILN_ERROR_INVALID_ARGUMENT);

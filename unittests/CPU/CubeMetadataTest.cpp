@@ -102,7 +102,7 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B[P] = 2;
   Expect(B, "buffer flag");
   B = Good;
-  B[P + 1] = 13;
+  B[P + 1] = 20; // one past the last kind (ue8m0)
   Expect(B, "element kind");
   B = Good;
   B[P + 2] = 5;

@@ -8,7 +8,7 @@
 using namespace kiln;
 
 TEST(TypeTest, NamesRoundTrip) {
-  for (unsigned K = 0; K <= unsigned(ScalarKind::F64); ++K) {
+  for (unsigned K = 0; K <= unsigned(LastScalarKind); ++K) {
     auto Kind = ScalarKind(K);
     EXPECT_EQ(parseScalarName(scalarName(Kind)), Kind);
   }

@@ -204,7 +204,8 @@ void damage(Kernel &K, std::mt19937 &Rng) {
     return std::uniform_int_distribution<size_t>(0, N - 1)(Rng);
   };
   auto RandomType = [&] {
-    unsigned Kind = Pick(14); // one past the last kind on purpose
+    // One past the last kind on purpose.
+    unsigned Kind = Pick(unsigned(LastScalarKind) + 2);
     unsigned Lanes =
         std::array<unsigned, 8>{0, 1, 2, 3, 4, 5, 16, 255}[Pick(8)];
     return Type::line(static_cast<ScalarKind>(Kind), Lanes);

@@ -57,6 +57,10 @@ Literal u32(uint32_t V);
 Literal u64(uint64_t V);
 Literal f32(float V);
 Literal f64(double V);
+/// \p V converted to the minifloat \p Kind as `cast` converts an f64
+/// (round to nearest even, saturating; docs/LangRef.md §5.3.1). Not for
+/// f4e2m1x2, whose literal is the byte: use make().
+Literal minifloat(ScalarKind Kind, double V);
 } // namespace lit
 
 class KernelBuilder {

@@ -33,8 +33,9 @@ struct DeviceLimits {
   /// Barriers and plane operations: each is a step of the whole cube.
   uint32_t MaxSyncPoints = 1024;
   /// Whether each element type is supported, indexed by ScalarKind.
-  bool SupportsType[13] = {true, true, true, true, true, true, true,
-                           true, true, true, true, true, true};
+  bool SupportsType[unsigned(LastScalarKind) + 1] = {
+      true, true, true, true, true, true, true, true, true, true,
+      true, true, true, true, true, true, true, true, true, true};
 
   bool supports(ScalarKind Kind) const {
     return SupportsType[static_cast<unsigned>(Kind)];

@@ -32,7 +32,19 @@ enum class ScalarKind : uint8_t {
   BF16,
   F32,
   F64,
+  // Minifloat storage types (docs/LangRef.md §3.3). They come after the
+  // others so that the numbering the API and the metadata use stays put.
+  F8E4M3,   ///< OCP FP8 E4M3 ("FN": no infinities, NaN is S.1111.111)
+  F8E5M2,   ///< OCP FP8 E5M2 (IEEE-like: infinities and NaNs)
+  F6E2M3,   ///< OCP MX FP6 E2M3 (finite only)
+  F6E3M2,   ///< OCP MX FP6 E3M2 (finite only)
+  F4E2M1,   ///< OCP MX FP4 E2M1 (finite only)
+  F4E2M1X2, ///< two F4E2M1 in one byte, element 0 in the low nibble
+  UE8M0,    ///< OCP MX scale: 2^(e-127), 0xFF is NaN
 };
+
+/// The last ScalarKind, for range checks of stored kinds.
+constexpr ScalarKind LastScalarKind = ScalarKind::UE8M0;
 
 /// Bits in one scalar of \p Kind (bool counts as 1).
 unsigned bitWidth(ScalarKind Kind);
@@ -41,6 +53,9 @@ unsigned byteSize(ScalarKind Kind);
 bool isFloat(ScalarKind Kind);
 bool isInteger(ScalarKind Kind); ///< signed or unsigned, not bool
 bool isSigned(ScalarKind Kind);  ///< signed integers only
+/// The minifloat storage types: one byte each in values and memory, no
+/// arithmetic (docs/LangRef.md §3.3). Neither isFloat nor isInteger.
+bool isMinifloat(ScalarKind Kind);
 /// The IR spelling: "f32", "u8", "bool", ...
 llvm::StringRef scalarName(ScalarKind Kind);
 /// The kind spelled \p Name, or none.
@@ -70,6 +85,9 @@ public:
   bool isInteger() const { return kiln::isInteger(Elem); }
   bool isSigned() const { return kiln::isSigned(Elem); }
   bool isBool() const { return Elem == ScalarKind::Bool; }
+  bool isMinifloat() const { return kiln::isMinifloat(Elem); }
+  /// Whether the element is f4e2m1x2, two values to a lane.
+  bool isPackedPair() const { return Elem == ScalarKind::F4E2M1X2; }
   /// Bytes a value of this type occupies in memory: lanes are packed, so a
   /// buffer of `vec<3 x f32>` has a stride of 12 bytes.
   unsigned storeSize() const { return lanes() * byteSize(Elem); }

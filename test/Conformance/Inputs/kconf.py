@@ -24,6 +24,9 @@ INT_TYPES = {
 }
 # Float formats: (total bits, mantissa bits without the hidden one, exponent bits).
 FLOAT_TYPES = {"f16": (16, 10, 5), "bf16": (16, 7, 8), "f32": (32, 23, 8), "f64": (64, 52, 11)}
+# Minifloat storage types: one byte each, carried as their codes
+# (minifloat.py holds their reference).
+MINIFLOAT_TYPES = ("f8e4m3", "f8e5m2", "f6e2m3", "f6e3m2", "f4e2m1", "f4e2m1x2", "ue8m0")
 
 
 def is_int(t):
@@ -35,7 +38,7 @@ def is_float(t):
 
 
 def width(t):
-    if t == "bool":
+    if t == "bool" or t in MINIFLOAT_TYPES:
         return 8
     if is_int(t):
         return INT_TYPES[t][0]
