@@ -508,7 +508,9 @@ struct DeviceConfig {
 };
 
 /// The CPU device. Move-only; destroying it *drains* its streams (waits for
-/// the work already queued to run): no queued work is lost. Afterwards the
+/// the work already queued to run): no queued work is lost, so a stream
+/// running a kernel that never ends must be cancelled first
+/// (Stream::cancel, Stream::setLaunchTimeout). Afterwards the
 /// handles still held on it stay safe to use: a submission to one of its
 /// streams, a new stream or a variant not yet compiled fails with Cancelled
 /// ("the device was destroyed"); a stream's status and synchronize() report

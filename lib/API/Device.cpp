@@ -522,15 +522,17 @@ Status detail::runLaunch(DeviceState &D, const PreparedLaunch &P,
                       P.Code.bufferAlignment(), /*Validated=*/true, Stop);
     }
   }
-  if (!E || !Stop || !Stop->stopped())
+  // A deadline stops this launch only (the stream's failure skips the
+  // rest): cleared here, also when it passed just as the launch ended.
+  bool TimedOut = Stop && Stop->clear(LaunchStop::Reason::TimedOut);
+  if (!E || !Stop || !(TimedOut || Stop->stopped()))
     return statusOf(std::move(E), ErrorCode::InvalidLaunch);
   llvm::consumeError(std::move(E));
   std::string Kernel = "launch of kernel '" + P.Code.metadata().KernelName +
                        "' ";
   const char *Unspecified =
       "; the buffers it may write hold unspecified contents";
-  // A deadline stops this launch only: the stream's failure skips the rest.
-  if (Stop->clear(LaunchStop::Reason::TimedOut))
+  if (TimedOut)
     return Status(ErrorCode::Cancelled,
                   Kernel + "was stopped at the stream's launch timeout of " +
                       std::to_string(P.TimeoutMilliseconds) + " ms" +
