@@ -42,8 +42,12 @@ void Watchdog::run() {
       continue;
     }
     auto First = Armed.begin();
-    if (Clock::now() < First->first.first) {
-      Changed.wait_until(L, First->first.first);
+    // A copy: disarm() may erase the node while the wait has the lock
+    // released, and the wait reads its deadline again when it wakes (a
+    // heap-use-after-free under ASan when it took a reference).
+    const Clock::time_point Deadline = First->first.first;
+    if (Clock::now() < Deadline) {
+      Changed.wait_until(L, Deadline);
       continue; // re-read: disarmed, or an earlier deadline armed
     }
     // Under the lock: disarm() cannot return while the stop is touched.
