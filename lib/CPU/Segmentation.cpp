@@ -59,6 +59,7 @@ bool Segmentation::isSplit(const Operation &Op) const {
   case OpClass::PlaneLane:
   case OpClass::PlaneElect:
   case OpClass::PlaneBallot:
+  case OpClass::Cmma:
     return true;
   case OpClass::If:
   case OpClass::For:

@@ -198,6 +198,7 @@ private:
     case OpClass::Len:
     case OpClass::VarDecl:
     case OpClass::ArrayDecl:
+    case OpClass::MatrixDecl:
       return;
     case OpClass::Get:
       mark(Op.Result, operandRoot(Op, 0));
@@ -240,6 +241,7 @@ private:
     case OpClass::AtomicStore:
       return;
     case OpClass::Barrier:
+    case OpClass::Cmma: // plane-collective, like plane operations
       recordControl(Op);
       return;
     case OpClass::If:

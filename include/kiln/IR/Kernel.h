@@ -26,6 +26,7 @@ enum class ValueKind : uint8_t {
   Shared, ///< per-cube shared array
   Local,  ///< per-unit array
   Var,    ///< per-unit mutable variable
+  Fragment, ///< a cmma fragment, owned by each plane (docs/LangRef.md §5.4)
 };
 
 /// One named value of a kernel.
@@ -36,6 +37,7 @@ struct ValueInfo {
   AccessKind Access = AccessKind::ReadWrite; ///< buffers only
   uint64_t Count = 0;                   ///< Shared and Local: elements
   SourceLoc Loc;                        ///< where it is defined
+  MatrixType Matrix = {};               ///< Fragment only: its type (Ty is the element)
   bool isMemory() const { return Kind != ValueKind::Plain; }
 };
 

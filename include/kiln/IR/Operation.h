@@ -10,6 +10,7 @@
 #ifndef KILN_IR_OPERATION_H
 #define KILN_IR_OPERATION_H
 
+#include "kiln/IR/Matrix.h"
 #include "kiln/IR/Type.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -73,6 +74,8 @@ enum class OpClass : uint8_t {
   PlaneLane,      ///< T, u32 -> T (a value from another lane)
   PlaneElect,     ///< -> bool
   PlaneBallot,    ///< bool -> vec<4 x u32>
+  MatrixDecl,     ///< `%f = fragment matrix<...>`
+  Cmma,           ///< plane-collective fragment operations (no result)
   If,
   For,
   Loop,
@@ -153,6 +156,14 @@ struct Block {
 /// - Regions: If: then[, else]; For/Loop: body; Switch: one per case, then
 ///   the default when HasDefault.
 /// - CaseValues: Switch only: the label of each case region.
+/// - Matrix: MatrixDecl only: the fragment's type (ResultType is then its
+///   element type).
+/// - Layout: cmma_load and cmma_store: the memory layout written after the
+///   stride, Undefined when none is (the fragment's own).
+/// The operands of the cmma operations, in order: cmma_fill: fragment,
+/// value; cmma_load: fragment, memory, index, stride; cmma_store: memory,
+/// index, fragment, stride; cmma_mma: D, A, B, C; cmma_cast: destination,
+/// source.
 struct Operation {
   OpKind Kind = OpKind::Return;
   SourceLoc Loc;
@@ -166,6 +177,8 @@ struct Operation {
   std::vector<int64_t> CaseValues;
   bool HasElse = false;    ///< If: Regions[1] is the else block
   bool HasDefault = false; ///< Switch: the last region is the default
+  MatrixType Matrix = {};
+  MatrixLayout Layout = MatrixLayout::Undefined;
 
   OpClass opClass() const { return kiln::opClass(Kind); }
 };

@@ -52,7 +52,8 @@ public:
     return O.isLiteral() || !isDivergent(O.Value);
   }
 
-  /// For a sync_cube or plane operation under divergent control flow, why
+  /// For a sync_cube, plane operation or cmma operation under divergent
+  /// control flow, why
   /// ("the condition at 5:7 depends on unit_pos"); null otherwise. The
   /// outermost divergent construct is named. IR without locations names
   /// operations by number instead ("at operation #3", see forEachOperation).
