@@ -8,7 +8,8 @@
 // a value of the fragment's element type, since f16 and bf16 widen to f32
 // exactly and every write rounds to the element type.
 //
-// cmma_mma computes each row of D as C's row plus, for k = 0 .. K-1 in order,
+// cmma_mma computes each row of D (4 rows at a time, interleaved) as C's
+// row plus, for k = 0 .. K-1 in order,
 // A[i][k] * B[k][:], one fused multiply-add (one f32 rounding) per k, in
 // <N x float> vectors that the backend maps to AVX-512 or AVX2 FMAs (or to
 // fmaf calls on a host without FMA), then rounds once to D's element type.
@@ -158,30 +159,44 @@ void CmmaEmitter::emitMma(const Operation &Op, Value *Plane) {
   }
   llvm::Function *Fma = llvm::Intrinsic::getDeclaration(
       Cx.M.get(), llvm::Intrinsic::fma, {RowTy});
+  // Rows go in groups of 4 (M is a multiple of 8): the four accumulators'
+  // FMA chains are independent, so they overlap instead of waiting for each
+  // other's latency.
+  constexpr unsigned Group = 4;
   Pos.emitCountedLoop(
-      B.getInt32(0), B.getInt32(M),
-      [&](Value *I) {
-        Value *I64 = B.CreateZExt(I, Cx.I64);
-        auto *CRow = B.CreateAlignedLoad(
-            RowTy,
-            B.CreateInBoundsGEP(F32, CPtr, B.CreateMul(I64, B.getInt64(N))),
-            llvm::Align(4));
-        tag(CRow, CId);
-        Value *Acc = CRow;
-        Value *ARow = B.CreateInBoundsGEP(F32, APtr,
-                                          B.CreateMul(I64, B.getInt64(K)));
-        for (unsigned Kk = 0; Kk < K; ++Kk) {
-          auto *A = B.CreateAlignedLoad(
-              F32, B.CreateConstInBoundsGEP1_64(F32, ARow, Kk), llvm::Align(4));
-          tag(A, AId);
-          Acc = B.CreateCall(Fma, {B.CreateVectorSplat(N, A), BRows[Kk], Acc});
+      B.getInt32(0), B.getInt32(M / Group),
+      [&](Value *G) {
+        Value *Row0 = B.CreateMul(B.CreateZExt(G, Cx.I64), B.getInt64(Group));
+        Value *Acc[Group], *ARow[Group];
+        for (unsigned R = 0; R < Group; ++R) {
+          Value *I64 = B.CreateAdd(Row0, B.getInt64(R));
+          auto *CRow = B.CreateAlignedLoad(
+              RowTy,
+              B.CreateInBoundsGEP(F32, CPtr, B.CreateMul(I64, B.getInt64(N))),
+              llvm::Align(4));
+          tag(CRow, CId);
+          Acc[R] = CRow;
+          ARow[R] = B.CreateInBoundsGEP(F32, APtr,
+                                        B.CreateMul(I64, B.getInt64(K)));
         }
-        tag(B.CreateAlignedStore(
-                roundTo(Acc, DT.Elem),
-                B.CreateInBoundsGEP(F32, DPtr,
-                                    B.CreateMul(I64, B.getInt64(N))),
-                llvm::Align(4)),
-            DId);
+        for (unsigned Kk = 0; Kk < K; ++Kk)
+          for (unsigned R = 0; R < Group; ++R) {
+            auto *A = B.CreateAlignedLoad(
+                F32, B.CreateConstInBoundsGEP1_64(F32, ARow[R], Kk),
+                llvm::Align(4));
+            tag(A, AId);
+            Acc[R] = B.CreateCall(
+                Fma, {B.CreateVectorSplat(N, A), BRows[Kk], Acc[R]});
+          }
+        for (unsigned R = 0; R < Group; ++R) {
+          Value *I64 = B.CreateAdd(Row0, B.getInt64(R));
+          tag(B.CreateAlignedStore(
+                  roundTo(Acc[R], DT.Elem),
+                  B.CreateInBoundsGEP(F32, DPtr,
+                                      B.CreateMul(I64, B.getInt64(N))),
+                  llvm::Align(4)),
+              DId);
+        }
       },
       "cmma.mma");
 }
