@@ -59,6 +59,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,6 +100,18 @@ cl::opt<bool> Unchecked("unchecked",
 cl::opt<bool> SkipMany("skip-many",
                        cl::desc("Skip the 32-kernel compile measurements"),
                        cl::cat(Category));
+cl::list<std::string>
+    Only("only",
+         cl::desc("Run only these kernels' launch measurements (vadd, saxpy, "
+                  "reduce_sum, reduce_plane, scan_plane, matmul_tiled, "
+                  "matmul_cmma, softmax_rows, hist, empty), and no compile "
+                  "or store measurements"),
+         cl::value_desc("K1,K2,..."), cl::CommaSeparated, cl::cat(Category));
+
+/// Whether --only leaves \p Name in.
+bool wanted(StringRef Name) {
+  return Only.empty() || llvm::is_contained(Only, Name.str());
+}
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point T0) {
@@ -182,7 +195,8 @@ Suite loadSuite(const kiln::DeviceLimits &Limits) {
   static const char *Files[] = {"init",         "vadd",       "saxpy",
                                 "reduce_sum",   "reduce_plane", "matmul_tiled",
                                 "softmax_rows", "hist_global",  "hist_local",
-                                "empty",        "many32"};
+                                "empty",        "many32",       "scan_plane",
+                                "matmul_cmma"};
   Suite S;
   for (const char *F : Files) {
     SmallString<256> Path(KernelDir);
@@ -544,9 +558,13 @@ void benchReduce(Bench &Bn, const Suite &S, const Inputs &In,
     failure(Name + ": relative error " + num(Rel));
 }
 
-void benchMatmul(Bench &Bn, const Suite &S) {
+/// matmul_tiled (16 x 16 units per cube, a cube per 16 x 16 tile) and
+/// matmul_cmma (a plane per cube, a cube per 32 x 32 block): the same
+/// 1024 x 1024 f32 product. matmul_cmma is also timed against matmul_tiled,
+/// launched by the same device in the same rounds (reference "kiln_tiled").
+void benchMatmul(Bench &Bn, const Suite &S, StringRef Name, uint32_t Block) {
   const uint32_t M = 1024;
-  LoadedKernel K = Bn.compile(S.get("matmul_tiled"), "matmul_tiled", true);
+  LoadedKernel K = Bn.compile(S.get(Name), Name, true);
   std::vector<float> A(M * M), B(M * M);
   for (float &V : A)
     V = frand() - 0.5f;
@@ -559,7 +577,7 @@ void benchMatmul(Bench &Bn, const Suite &S) {
   ArgBinding Args[] = {ArgBinding::buffer(dA, kiln::AccessKind::Read),
                        ArgBinding::buffer(dB, kiln::AccessKind::Read),
                        ArgBinding::buffer(dC), ArgBinding::u32(M)};
-  std::array<uint32_t, 3> Cubes = {M / 16, M / 16, 1};
+  std::array<uint32_t, 3> Cubes = {M / Block, M / Block, 1};
   // Reference: double accumulation, i-k-j order.
   std::vector<double> Ref(size_t(M) * M, 0.0);
   for (uint32_t I = 0; I < M; ++I)
@@ -585,25 +603,75 @@ void benchMatmul(Bench &Bn, const Suite &S) {
   Refs = refs({{"native", [=] { nat::matmulBlocked(Ap, Bp, Cp, M, T); }}});
   if (nat::haveBlas())
     Refs.push_back({"openblas", [=] { nat::sgemm(Ap, Bp, Cp, M, T); }});
+#endif
+  std::optional<LoadedKernel> Tiled;
+  if (Name != "matmul_tiled") {
+    Tiled.emplace(Bn.compile(S.get("matmul_tiled"), "matmul_tiled", false));
+    Refs.push_back({"kiln_tiled", [&] {
+                      Bn.launch(*Tiled, {M / 16, M / 16, 1}, Args);
+                    }});
+  }
   for (const Reference &R : Refs) {
-    std::memset(Cp, 0, M * M * 4);
+    std::memset(dC.data(), 0, M * M * 4);
     R.Run();
     double E = maxErr();
-    referenceCorrect("matmul_tiled", R.Name, E < 1e-3,
-                     "max abs error " + num(E));
+    referenceCorrect(Name, R.Name, E < 1e-3, "max abs error " + num(E));
   }
-#endif
   // Fewer rounds when one launch takes long, to keep the run time sane.
-  double Tm = Bn.timeKernel("matmul_tiled", K, Cubes, Args, nothing, Refs,
-                            true, /*SlowMs=*/300);
-  result("matmul_tiled", "GFLOPs", 2.0 * M * M * M / (Tm * 1e6));
+  double Tm = Bn.timeKernel(Name, K, Cubes, Args, nothing, Refs, true,
+                            /*SlowMs=*/300);
+  result(Name, "GFLOPs", 2.0 * M * M * M / (Tm * 1e6));
   std::memset(dC.data(), 0, M * M * 4);
   Bn.launch(K, Cubes, Args);
   double MaxErr = maxErr();
-  result("matmul_tiled", "max_abs_err", MaxErr);
-  result("matmul_tiled", "correct", MaxErr < 1e-3);
+  result(Name, "max_abs_err", MaxErr);
+  result(Name, "correct", MaxErr < 1e-3);
   if (!(MaxErr < 1e-3))
-    failure("matmul_tiled: max abs error " + num(MaxErr));
+    failure(Name + ": max abs error " + num(MaxErr));
+}
+
+/// scan_plane: inclusive prefix sums of u32 within blocks of 256, checked
+/// exactly (u32 wraps the same on both sides).
+void benchScan(Bench &Bn, const Suite &S) {
+  StringRef Name = "scan_plane";
+  LoadedKernel K = Bn.compile(S.get(Name), Name, true);
+  const uint32_t G = N / CubeDim;
+  Buffer InB = makeBuffer(u32Type(), N), Out = makeBuffer(u32Type(), N);
+  uint32_t *Ip = InB.as<uint32_t>();
+  for (uint32_t I = 0; I < N; ++I)
+    Ip[I] = lcg() >> 20;
+  ArgBinding Args[] = {ArgBinding::buffer(InB, kiln::AccessKind::Read),
+                       ArgBinding::buffer(Out)};
+  auto firstWrong = [&]() -> int64_t {
+    const uint32_t *O = Out.as<uint32_t>();
+    for (uint32_t B = 0; B < G; ++B) {
+      uint32_t Acc = 0;
+      for (uint32_t I = B * CubeDim; I < (B + 1) * CubeDim; ++I) {
+        Acc += Ip[I];
+        if (O[I] != Acc)
+          return I;
+      }
+    }
+    return -1;
+  };
+  std::vector<Reference> Refs;
+#ifdef KILN_BENCH_NATIVE
+  const int T = Bn.threads();
+  uint32_t *Op = Out.as<uint32_t>();
+  Refs = refs({{"native", [=] { nat::blockScan(Ip, Op, G, CubeDim, T); }}});
+  Refs[0].Run();
+  int64_t NW = firstWrong();
+  referenceCorrect(Name, "native", NW < 0, "wrong at " + num(double(NW)));
+  std::memset(Op, 0, size_t(N) * 4);
+#endif
+  double Tm = Bn.timeKernel(Name, K, {G, 1, 1}, Args, nothing, Refs);
+  result(Name, "GBps", 8.0 * N / (Tm * 1e6));
+  std::memset(Out.data(), 0, size_t(N) * 4);
+  Bn.launch(K, {G, 1, 1}, Args);
+  int64_t W = firstWrong();
+  result(Name, "correct", W < 0);
+  if (W >= 0)
+    failure(Name + ": wrong prefix sum at element " + num(double(W)));
 }
 
 void benchSoftmax(Bench &Bn, const Suite &S) {
@@ -1023,17 +1091,30 @@ int main(int argc, char **argv) {
     In.A[I] = frand();
     In.B[I] = frand();
   }
-  {
+  if (wanted("vadd") || wanted("saxpy")) {
     Triad Tr;
-    benchVadd(Bn, S, In, Tr);
-    benchSaxpy(Bn, S, In, Tr);
+    if (wanted("vadd"))
+      benchVadd(Bn, S, In, Tr);
+    if (wanted("saxpy"))
+      benchSaxpy(Bn, S, In, Tr);
   }
-  benchReduce(Bn, S, In, "reduce_sum");
-  benchReduce(Bn, S, In, "reduce_plane");
-  benchMatmul(Bn, S);
-  benchSoftmax(Bn, S);
-  benchHistograms(Bn, S);
-  benchEmpty(Bn, S);
+  for (const char *R : {"reduce_sum", "reduce_plane"})
+    if (wanted(R))
+      benchReduce(Bn, S, In, R);
+  if (wanted("scan_plane"))
+    benchScan(Bn, S);
+  if (wanted("matmul_tiled"))
+    benchMatmul(Bn, S, "matmul_tiled", 16);
+  if (wanted("matmul_cmma"))
+    benchMatmul(Bn, S, "matmul_cmma", 32);
+  if (wanted("softmax_rows"))
+    benchSoftmax(Bn, S);
+  if (wanted("hist"))
+    benchHistograms(Bn, S);
+  if (wanted("empty"))
+    benchEmpty(Bn, S);
+  if (!Only.empty())
+    return AnyFailure ? 1 : 0;
   if (!SkipMany)
     benchMany(Bn, S);
 

@@ -70,6 +70,17 @@ void blockSums(const float *In, float *Partial, size_t Blocks, size_t Block,
   });
 }
 
+void blockScan(const uint32_t *In, uint32_t *Out, size_t Blocks, size_t Block,
+               int Threads) {
+  chunks(Threads, Blocks, [=](size_t Lo, size_t Hi) {
+    for (size_t G = Lo; G < Hi; ++G) {
+      uint32_t S = 0;
+      for (size_t I = G * Block; I < (G + 1) * Block; ++I)
+        Out[I] = S += In[I];
+    }
+  });
+}
+
 void softmaxRowsScalar(const float *X, float *Y, unsigned Rows, unsigned Cols,
                        int Threads) {
   chunks(Threads, Rows, [=](size_t Lo, size_t Hi) {

@@ -34,6 +34,11 @@ void triad(float *A, const float *B, const float *C, float S, size_t N,
 void blockSums(const float *In, float *Partial, size_t Blocks, size_t Block,
                int Threads);
 
+/// out = the inclusive prefix sums of in within each block of Block u32
+/// values (scan_plane's output), sequentially in each block.
+void blockScan(const uint32_t *In, uint32_t *Out, size_t Blocks, size_t Block,
+               int Threads);
+
 /// y = exp(x - max) / sum(exp(x - max)) per row, scalar expf (no
 /// -ffast-math: glibc's vector expf is not used).
 void softmaxRowsScalar(const float *X, float *Y, unsigned Rows, unsigned Cols,

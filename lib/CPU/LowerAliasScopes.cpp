@@ -37,6 +37,7 @@ void AliasScopes::setup() {
     const ValueInfo &VI = K.value(Id);
     bool InScratch = VI.Kind == ValueKind::Shared ||
                      VI.Kind == ValueKind::Local ||
+                     VI.Kind == ValueKind::Fragment ||
                      (VI.Kind == ValueKind::Var && Cx.Layout.inScratch(Id));
     if (InScratch)
       Scopes.push_back({Id, MDB.createAnonymousAliasScope(Domain, VI.Name)});

@@ -177,6 +177,9 @@ void ControlEmitter::lowerCubeBlock(const Block &Blk) {
     case OpClass::Switch:
       lowerSwitch(Op, Level::Cube);
       break;
+    case OpClass::Cmma:
+      Cmma.lowerCmmaOp(Op);
+      break;
     default:
       Plane.lowerPlaneOp(Op);
       break;
@@ -197,6 +200,8 @@ void ControlEmitter::lowerUnitOp(const Operation &Op) {
     return lowerSwitch(Op, Level::Unit);
   case OpClass::Jump:
     return lowerJump(Op);
+  case OpClass::MatrixDecl:
+    return; // a fragment's storage is laid out in scratch (ScratchLayout.h)
   case OpClass::Load:
   case OpClass::Store:
   case OpClass::Len:

@@ -73,7 +73,8 @@ KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
       Memory(Cx, Types, Scopes, Pos, Values, Scalar),
       Plane(Cx, Types, Pos, Values, Scalar, Memory),
       Barriers(Cx, Pos, Values, Memory),
-      Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers) {}
+      Cmma(Cx, Types, Scopes, Pos, Values, Scalar, Memory),
+      Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers, Cmma) {}
 
 llvm::Error KernelLowering::analyse() {
   const Kernel &K = Cx.K;
@@ -93,7 +94,8 @@ llvm::Error KernelLowering::analyse() {
                                      "' has a parameter that names no value");
   Cx.Seg.emplace(K, Uniformity);
   Cx.Live = analyzeLiveness(K, *Cx.Seg);
-  auto L = layoutScratch(K, Cx.Units, Cx.Seg->needsReturnFlags(), Cx.Live);
+  auto L = layoutScratch(K, Cx.Units, Cx.PlaneDim, Cx.Seg->needsReturnFlags(),
+                         Cx.Live);
   if (!L)
     return L.takeError();
   Cx.Layout = std::move(*L);

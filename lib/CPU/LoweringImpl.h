@@ -23,6 +23,8 @@
 //                                           vars, atomics, per-unit slots
 //     PlaneEmitter    LowerPlane.cpp        plane operations at cube level
 //     BarrierEmitter  LowerBarrier.cpp      barrier objects, async copies
+//     CmmaEmitter     LowerCmma.cpp         cmma fragment operations, once
+//                                           per plane at cube level
 //     ControlEmitter  LowerControl.cpp      cube blocks, constructs at either
 //                                           Level, jumps
 //                     LowerInterchange.cpp  interchanged `for` loops
@@ -399,6 +401,47 @@ private:
   MemoryEmitter &Memory;
   llvm::Function *UpdateFn = nullptr, *FaultFn = nullptr;
   llvm::DenseMap<const Operation *, unsigned> OpNumbers;
+/// Cooperative matrix operations (LowerCmma.cpp, docs/Lowering.md §14): at
+/// cube level, once per plane that has a unit still running, with the
+/// operands of the plane's first such unit. A fragment is one f32 matrix per
+/// plane in scratch, row-major, every element exactly a value of the
+/// fragment's element type.
+class CmmaEmitter {
+public:
+  CmmaEmitter(LoweringContext &Cx, TypeLowering &Types, AliasScopes &Scopes,
+              UnitLoops &Pos, ValueTable &Values, ScalarEmitter &Scalar,
+              MemoryEmitter &Memory)
+      : Cx(Cx), Types(Types), Scopes(Scopes), Pos(Pos), Values(Values),
+        Scalar(Scalar), Memory(Memory) {}
+  void lowerCmmaOp(const Operation &Op);
+
+private:
+  /// Runs \p Body for each plane with a unit that has not returned, given
+  /// the plane (i32) and that unit (i32).
+  void forEachActivePlane(
+      llvm::function_ref<void(llvm::Value *Plane, llvm::Value *Unit)> Body);
+  /// The plane's copy of fragment \p F (f32 elements, row-major).
+  llvm::Value *fragmentPtr(ValueId F, llvm::Value *Plane);
+  void emitFill(const Operation &Op, llvm::Value *Plane, llvm::Value *Unit);
+  /// cmma_load (\p Store false) or cmma_store.
+  void emitTransfer(const Operation &Op, llvm::Value *Plane, llvm::Value *Unit,
+                    bool Store);
+  void emitMma(const Operation &Op, llvm::Value *Plane);
+  void emitCast(const Operation &Op, llvm::Value *Plane);
+  /// f32 lanes (scalar or vector) rounded to \p Elem and widened back.
+  llvm::Value *roundTo(llvm::Value *V, ScalarKind Elem);
+  /// Memory values of \p Elem widened to f32, and back (rounding).
+  llvm::Value *toF32(llvm::Value *V, ScalarKind Elem);
+  llvm::Value *fromF32(llvm::Value *V, ScalarKind Elem);
+  void tag(llvm::Instruction *I, ValueId Key) { Scopes.tag(I, Key); }
+
+  LoweringContext &Cx;
+  TypeLowering &Types;
+  AliasScopes &Scopes;
+  UnitLoops &Pos;
+  ValueTable &Values;
+  ScalarEmitter &Scalar;
+  MemoryEmitter &Memory;
 };
 
 /// Blocks and control flow: a block lowered at cube level is cut into unit
@@ -408,9 +451,10 @@ class ControlEmitter {
 public:
   ControlEmitter(LoweringContext &Cx, UnitLoops &Pos, ValueTable &Values,
                  ScalarEmitter &Scalar, MemoryEmitter &Memory,
-                 PlaneEmitter &Plane, BarrierEmitter &Barriers)
+                 PlaneEmitter &Plane, BarrierEmitter &Barriers,
+                 CmmaEmitter &Cmma)
       : Cx(Cx), Pos(Pos), Values(Values), Scalar(Scalar), Memory(Memory),
-        Plane(Plane), Barriers(Barriers) {}
+        Plane(Plane), Barriers(Barriers), Cmma(Cmma) {}
   void lowerCubeBlock(const Block &Blk);
 
 private:
@@ -450,6 +494,7 @@ private:
   MemoryEmitter &Memory;
   PlaneEmitter &Plane;
   BarrierEmitter &Barriers;
+  CmmaEmitter &Cmma;
   std::vector<LoopTarget> Loops;
   /// A unit of the current segment took a break/continue of a cube-level
   /// loop.
@@ -484,6 +529,7 @@ private:
   MemoryEmitter Memory;
   PlaneEmitter Plane;
   BarrierEmitter Barriers;
+  CmmaEmitter Cmma;
   ControlEmitter Control;
 };
 

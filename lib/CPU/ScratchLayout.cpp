@@ -14,7 +14,8 @@ using namespace kiln;
 using namespace kiln::lowering;
 
 llvm::Expected<ScratchLayout>
-kiln::lowering::layoutScratch(const Kernel &K, uint32_t Units, bool ReturnFlags,
+kiln::lowering::layoutScratch(const Kernel &K, uint32_t Units,
+                              uint32_t PlaneDim, bool ReturnFlags,
                               const Liveness &Live) {
   // The arena is addressed with 64-bit offsets, but anything beyond 4 GiB per
   // worker is a kernel the host cannot run.
@@ -63,6 +64,13 @@ kiln::lowering::layoutScratch(const Kernel &K, uint32_t Units, bool ReturnFlags,
       if (Live[Id].MultiSegment)
         P = {StorageKind::ScratchUnit, Reserve(PerUnit(VI.Ty.storeSize()))};
       break;
+    case ValueKind::Fragment: {
+      // Fragments hold at most 32 x 32 elements (the verifier's shapes).
+      uint64_t Planes = (uint64_t(Units) + PlaneDim - 1) / std::max(PlaneDim, 1u);
+      uint64_t Elements = std::min<uint64_t>(VI.Matrix.elements(), 1 << 20);
+      P = {StorageKind::ScratchCube, Reserve(Planes * Elements * 4)};
+      break;
+    }
     case ValueKind::Plain:
       if (Live[Id].NeedsSlot)
         P.Offset = Reserve(PerUnit(VI.Ty.storeSize()));

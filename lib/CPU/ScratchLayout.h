@@ -19,7 +19,7 @@ namespace kiln::lowering {
 enum class StorageKind : uint8_t {
   Alloca,      ///< a var used in one segment only: a stack slot
   ScratchUnit, ///< one copy per unit in scratch: [units][count]
-  ScratchCube, ///< one copy per cube in scratch (shared arrays)
+  ScratchCube, ///< one copy per cube in scratch (shared arrays, fragments)
 };
 
 struct Placement {
@@ -38,9 +38,12 @@ struct ScratchLayout {
   }
 };
 
-/// Lays out the scratch area of \p K for \p Units units per cube, every
-/// region aligned to 64 bytes; an error when it exceeds 4 GiB.
+/// Lays out the scratch area of \p K for \p Units units per cube in planes
+/// of \p PlaneDim units, every region aligned to 64 bytes; an error when it
+/// exceeds 4 GiB. A cmma fragment is one f32 matrix per plane, row-major
+/// (ScratchCube).
 llvm::Expected<ScratchLayout> layoutScratch(const Kernel &K, uint32_t Units,
+                                            uint32_t PlaneDim,
                                             bool ReturnFlags,
                                             const Liveness &Live);
 

@@ -60,6 +60,7 @@ bool Segmentation::isSplit(const Operation &Op) const {
   case OpClass::PlaneLane:
   case OpClass::PlaneElect:
   case OpClass::PlaneBallot:
+  case OpClass::Cmma:
     return true;
   case OpClass::BarrierDecl:
     return Op.Kind == OpKind::BarrierCube;

@@ -234,6 +234,7 @@ ValueId KernelBuilder::op(OpKind Kind, llvm::ArrayRef<Arg> Operands,
   case OpClass::VarDecl:
   case OpClass::ArrayDecl:
   case OpClass::BarrierDecl:
+  case OpClass::MatrixDecl:
   case OpClass::For:
     fail("build '" + opName(Kind) + "' with its own builder method");
     return NoValue;
@@ -443,6 +444,57 @@ void KernelBuilder::memcpyAsync(OpKind Kind, Arg Barrier, Arg Src,
   Op.Kind = Kind;
   Op.Operands = {Barrier.O, Src.O, SrcOffset.O, Dst.O, DstOffset.O, Count.O};
   append(std::move(Op));
+}
+
+ValueId KernelBuilder::fragment(const MatrixType &T) {
+  if (checkArgs({}))
+    return NoValue;
+  Operation Op;
+  Op.Kind = OpKind::Fragment;
+  Op.ResultType = Type::scalar(T.Elem);
+  Op.Matrix = T;
+  ValueInfo Info;
+  Info.Kind = ValueKind::Fragment;
+  Info.Ty = Op.ResultType;
+  Info.Matrix = T;
+  Op.Result = define(std::move(Info));
+  ValueId Id = Op.Result;
+  append(std::move(Op));
+  return Id;
+}
+
+void KernelBuilder::cmma(OpKind Kind, llvm::ArrayRef<Arg> Operands,
+                         MatrixLayout Layout) {
+  if (checkArgs(Operands))
+    return;
+  Operation Op;
+  Op.Kind = Kind;
+  Op.Layout = Layout;
+  for (const Arg &A : Operands)
+    Op.Operands.push_back(A.O);
+  append(std::move(Op));
+}
+
+void KernelBuilder::cmmaFill(Arg Fragment, Arg Value) {
+  cmma(OpKind::CmmaFill, {Fragment, Value});
+}
+
+void KernelBuilder::cmmaLoad(Arg Fragment, Arg Mem, Arg Index, Arg Stride,
+                             MatrixLayout Layout) {
+  cmma(OpKind::CmmaLoad, {Fragment, Mem, Index, Stride}, Layout);
+}
+
+void KernelBuilder::cmmaStore(Arg Mem, Arg Index, Arg Fragment, Arg Stride,
+                              MatrixLayout Layout) {
+  cmma(OpKind::CmmaStore, {Mem, Index, Fragment, Stride}, Layout);
+}
+
+void KernelBuilder::cmmaMma(Arg D, Arg A, Arg B, Arg C) {
+  cmma(OpKind::CmmaMma, {D, A, B, C});
+}
+
+void KernelBuilder::cmmaCast(Arg Destination, Arg Source) {
+  cmma(OpKind::CmmaCast, {Destination, Source});
 }
 
 void KernelBuilder::syncCube() {

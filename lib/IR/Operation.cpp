@@ -43,12 +43,13 @@ bool kiln::producesValue(OpClass Class) {
   case OpClass::BarrierExpectTx:
   case OpClass::BarrierWait:
   case OpClass::AsyncCopy:
+  case OpClass::Cmma:
   case OpClass::If:
   case OpClass::Loop:
   case OpClass::Switch:
   case OpClass::Jump:
     return false;
-  // VarDecl, ArrayDecl and For define a value (the object, the induction
+  // VarDecl, ArrayDecl, MatrixDecl and For define a value (the object, the induction
   // variable) but are not written `%x = OP ... : T`; the parser knows.
   default:
     return true;

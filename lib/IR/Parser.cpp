@@ -79,6 +79,12 @@ private:
   bool parseIf(Kernel &K, Operation &Op);
   bool parseFor(Kernel &K, Operation &Op);
   bool parseSwitch(Kernel &K, Operation &Op);
+  /// `matrix<USE, MxNxK, ELEM[, LAYOUT]>` (docs/LangRef.md §5.4).
+  bool parseMatrixType(MatrixType &T);
+  /// The operands of a cmma operation, after its name.
+  bool parseCmma(Kernel &K, Operation &Op);
+  /// `, row` or `, col` after the stride of cmma_load/cmma_store, if any.
+  bool parseOptionalLayout(Operation &Op);
   Type operandType(const Kernel &K, const Operand &O) const;
 
   Lexer Lex;
@@ -397,11 +403,14 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
     break;
   case OpClass::AsyncCopy:
     if (parseBracketedOperands(K, Op))
+  case OpClass::Cmma:
+    if (parseCmma(K, Op))
       return true;
     break;
   case OpClass::VarDecl:
   case OpClass::ArrayDecl:
   case OpClass::BarrierDecl:
+  case OpClass::MatrixDecl:
     return error(Op.Loc, "'" + opName(Op.Kind) +
                              "' declares a value: write '%name = " +
                              opName(Op.Kind) + " ...'");
@@ -456,6 +465,13 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
   if (Class == OpClass::BarrierDecl) {
     if (parseBarrierDecl(K, Op, Info))
       return true;
+  if (Class == OpClass::MatrixDecl) {
+    if (parseMatrixType(Op.Matrix))
+      return true;
+    Op.ResultType = Type::scalar(Op.Matrix.Elem);
+    Info.Kind = ValueKind::Fragment;
+    Info.Ty = Op.ResultType;
+    Info.Matrix = Op.Matrix;
   } else if (Class == OpClass::VarDecl || Class == OpClass::ArrayDecl) {
     if (parseType(Op.ResultType))
       return true;
@@ -802,6 +818,91 @@ bool Parser::parseSwitch(Kernel &K, Operation &Op) {
   }
   consume();
   return false;
+}
+
+bool Parser::parseMatrixType(MatrixType &T) {
+  if (expectWord("matrix") || expect(TokenKind::Less, "'<' after 'matrix'"))
+    return true;
+  std::optional<MatrixUse> Use =
+      is(TokenKind::Word) ? parseMatrixUse(Tok.Text) : std::nullopt;
+  if (!Use)
+    return errorHere("expected a fragment use (a, b or accumulator), found " +
+                     describeToken());
+  T.Use = *Use;
+  consume();
+  if (expect(TokenKind::Comma, "',' after the fragment use"))
+    return true;
+  if (!is(TokenKind::Word) || !parseMatrixShape(Tok.Text, T.M, T.N, T.K))
+    return errorHere("expected a fragment shape MxNxK such as 16x16x16, "
+                     "found " + describeToken());
+  consume();
+  if (expect(TokenKind::Comma, "',' after the fragment shape"))
+    return true;
+  std::optional<ScalarKind> Elem =
+      is(TokenKind::Word) ? parseScalarName(Tok.Text) : std::nullopt;
+  if (!Elem)
+    return errorHere("expected the fragment's element type, found " +
+                     describeToken());
+  T.Elem = *Elem;
+  consume();
+  T.Layout = MatrixLayout::Undefined;
+  if (is(TokenKind::Comma)) {
+    consume();
+    std::optional<MatrixLayout> Layout =
+        is(TokenKind::Word) ? parseMatrixLayout(Tok.Text) : std::nullopt;
+    if (!Layout)
+      return errorHere("expected a layout (row or col), found " +
+                       describeToken());
+    T.Layout = *Layout;
+    consume();
+  }
+  return expect(TokenKind::Greater, "'>' to close the fragment type");
+}
+
+bool Parser::parseOptionalLayout(Operation &Op) {
+  if (!is(TokenKind::Comma))
+    return false;
+  consume();
+  std::optional<MatrixLayout> Layout =
+      is(TokenKind::Word) ? parseMatrixLayout(Tok.Text) : std::nullopt;
+  if (!Layout)
+    return errorHere("expected a layout (row or col), found " +
+                     describeToken());
+  Op.Layout = *Layout;
+  consume();
+  return false;
+}
+
+bool Parser::parseCmma(Kernel &K, Operation &Op) {
+  // Plain operands separated by commas; cmma_load and cmma_store hold one
+  // indexed operand `%m[idx]` and may end with a layout.
+  auto Plain = [&](bool Comma) {
+    Operand O;
+    if ((Comma && expect(TokenKind::Comma, "','")) || parseOperand(K, O))
+      return true;
+    Op.Operands.push_back(O);
+    return false;
+  };
+  switch (Op.Kind) {
+  case OpKind::CmmaFill:
+  case OpKind::CmmaCast:
+    return Plain(false) || Plain(true);
+  case OpKind::CmmaMma:
+    return Plain(false) || Plain(true) || Plain(true) || Plain(true);
+  case OpKind::CmmaLoad:
+    if (Plain(false) || expect(TokenKind::Comma, "','"))
+      return true;
+    if (!is(TokenKind::ValueName))
+      return errorHere("expected '%name[index]' as the memory operand of "
+                       "'cmma_load', found " + describeToken());
+    return parseIndexedOperand(K, Op) || Plain(true) ||
+           parseOptionalLayout(Op);
+  case OpKind::CmmaStore:
+    return parseIndexedOperand(K, Op) || Plain(true) || Plain(true) ||
+           parseOptionalLayout(Op);
+  default:
+    return error(Op.Loc, "'" + opName(Op.Kind) + "' is not a cmma operation");
+  }
 }
 
 llvm::Expected<Module> kiln::parseModule(llvm::StringRef Text,

@@ -35,6 +35,7 @@ private:
   void printBracketed(const Operation &Op);
   void printBlock(const Block &B);
   void printRegion(const Operation &Op, size_t I);
+  void printCmma(const Operation &Op);
 
   const Kernel &K;
   llvm::raw_ostream &OS;
@@ -203,6 +204,12 @@ void Printer::printOperation(const Operation &Op) {
     return;
   case OpClass::AsyncCopy:
     printBracketed(Op);
+  case OpClass::MatrixDecl:
+    printValue(Op.Result);
+    OS << " = fragment " << Op.Matrix.str() << '\n';
+    return;
+  case OpClass::Cmma:
+    printCmma(Op);
     return;
   case OpClass::Const: {
     printValue(Op.Result);
@@ -246,6 +253,26 @@ void Printer::printOperation(const Operation &Op) {
   }
   if (HasResult)
     OS << " : " << Op.ResultType.str();
+  OS << '\n';
+}
+
+void Printer::printCmma(const Operation &Op) {
+  // cmma_load holds `%m[idx]` as operands 1 and 2, cmma_store as 0 and 1.
+  size_t Indexed = Op.Kind == OpKind::CmmaLoad    ? 1
+                   : Op.Kind == OpKind::CmmaStore ? 0
+                                                  : Op.Operands.size();
+  OS << opName(Op.Kind);
+  for (size_t I = 0; I < Op.Operands.size(); ++I) {
+    OS << (I == 0 ? " " : ", ");
+    printOperand(Op.Operands[I]);
+    if (I == Indexed && I + 1 < Op.Operands.size()) {
+      OS << '[';
+      printIndex(Op.Operands[++I]);
+      OS << ']';
+    }
+  }
+  if (Op.Layout != MatrixLayout::Undefined)
+    OS << ", " << matrixLayoutName(Op.Layout);
   OS << '\n';
 }
 

@@ -198,6 +198,7 @@ private:
     case OpClass::Len:
     case OpClass::VarDecl:
     case OpClass::ArrayDecl:
+    case OpClass::MatrixDecl:
       return;
     case OpClass::Get:
       mark(Op.Result, operandRoot(Op, 0));
@@ -246,6 +247,7 @@ private:
     case OpClass::AtomicStore:
       return;
     case OpClass::Barrier:
+    case OpClass::Cmma: // plane-collective, like plane operations
       recordControl(Op);
       return;
     // Barrier objects (docs/LangRef.md §13): a cube's barrier is declared

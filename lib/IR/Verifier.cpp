@@ -47,6 +47,8 @@ llvm::StringRef kindPhrase(ValueKind Kind) {
     return "a local array";
   case ValueKind::Var:
     return "a var";
+  case ValueKind::Fragment:
+    return "a fragment";
   }
   return "?";
 }
@@ -116,6 +118,7 @@ constexpr MemoryKinds AtomicMemory{true, true, false, false};
 constexpr MemoryKinds VarOnly{false, false, false, true};
 constexpr MemoryKinds SharedOnly{false, true, false, false};
 constexpr MemoryKinds BarrierObject{false, true, true, false, true};
+constexpr MemoryKinds CmmaMemory{true, true, false, false};
 
 class KernelVerifier {
 public:
@@ -244,6 +247,14 @@ private:
                                   bool NeedsCube);
   /// Counts \p Bytes of a declaration against the device's limits.
   void countMemory(const Operation &Op, bool IsShared, uint64_t Bytes);
+
+  // Cooperative matrix operations (docs/LangRef.md §5.4).
+  void verifyFragmentDecl(const Operation &Op);
+  void verifyCmma(const Operation &Op);
+  const ValueInfo *fragmentOperand(const Operation &Op, size_t I,
+                                   std::optional<MatrixUse> Use);
+  bool verifyCmmaMemory(const Operation &Op, size_t MemIndex,
+                        const ValueInfo *Fragment, bool Writes);
 };
 
 //===----------------------------------------------------------------------===//
@@ -1436,6 +1447,14 @@ void KernelVerifier::verifyOp(const Operation &Op) {
     if (!Op.Regions.empty())
       verifyRegions(Op, 0);
     verifyAsyncCopy(Op);
+  case OpClass::MatrixDecl:
+    verifyFragmentDecl(Op);
+    return;
+  case OpClass::Cmma:
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    verifyCmma(Op);
+    verifyConvergence(Op);
     return;
   default:
     break;
@@ -1483,6 +1502,7 @@ void KernelVerifier::verifySize(const Block &B, uint32_t LoopDepth) {
     case OpClass::PlaneLane:
     case OpClass::PlaneElect:
     case OpClass::PlaneBallot:
+    case OpClass::Cmma:
       if (++SyncPoints > Limits.MaxSyncPoints && !SyncPointsReported) {
         SyncPointsReported = true;
         error(Op.Loc, op(Op) + " is the kernel's barrier or plane operation "
@@ -1515,6 +1535,184 @@ void KernelVerifier::verifySize(const Block &B, uint32_t LoopDepth) {
     }
     for (const Block &Region : Op.Regions)
       verifySize(Region, LoopDepth + (IsLoop ? 1 : 0));
+//===----------------------------------------------------------------------===//
+// Cooperative matrix operations
+//===----------------------------------------------------------------------===//
+
+void KernelVerifier::verifyFragmentDecl(const Operation &Op) {
+  checkOperandCount(Op, 0, 0);
+  if (!Op.Regions.empty())
+    verifyRegions(Op, 0);
+  if (Op.Result >= K.Values.size()) {
+    error(Op.Loc, "fragment declares no valid object");
+    return;
+  }
+  const ValueInfo &V = K.Values[Op.Result];
+  if (V.Kind != ValueKind::Fragment)
+    error(Op.Loc, "fragment declares " + name(Op.Result) + " as " +
+                      kindPhrase(V.Kind) + ", expected a fragment");
+  else if (V.Matrix != Op.Matrix ||
+           V.Ty != Type::scalar(Op.Matrix.Elem) ||
+           Op.ResultType != V.Ty)
+    error(Op.Loc, "fragment declares " + name(Op.Result) + " of '" +
+                      Op.Matrix.str() + "' but it is recorded as '" +
+                      V.Matrix.str() + "' of " + quoted(V.Ty));
+  if (verifyType(Op.Loc, Type::scalar(Op.Matrix.Elem),
+                 "fragment " + name(Op.Result)))
+    if (std::optional<std::string> Why = unsupportedMatrixReason(Op.Matrix))
+      error(Op.Loc, "fragment " + name(Op.Result) + " of " + *Why);
+  define(Op.Result, Op.Loc);
+}
+
+const ValueInfo *
+KernelVerifier::fragmentOperand(const Operation &Op, size_t I,
+                                std::optional<MatrixUse> Use) {
+  const Operand &O = Op.Operands[I];
+  SourceLoc Loc = locOf(Op, I);
+  std::string Want = !Use                          ? "a fragment"
+                     : *Use == MatrixUse::A          ? "an a fragment"
+                     : *Use == MatrixUse::B          ? "a b fragment"
+                                                     : "an accumulator fragment";
+  if (O.isLiteral()) {
+    error(Loc, op(Op) + " needs " + Want + " as operand " +
+                   llvm::Twine(I + 1) + ", found a literal");
+    return nullptr;
+  }
+  const ValueInfo *V = resolve(Op, I);
+  if (!V)
+    return nullptr;
+  if (V->Kind != ValueKind::Fragment) {
+    error(Loc, op(Op) + " needs " + Want + " as operand " +
+                   llvm::Twine(I + 1) + ", but " + name(O.Value) + " is " +
+                   kindPhrase(V->Kind));
+    return nullptr;
+  }
+  if (Use && V->Matrix.Use != *Use) {
+    error(Loc, op(Op) + " needs " + Want + " as operand " +
+                   llvm::Twine(I + 1) + ", but " + name(O.Value) + " is '" +
+                   V->Matrix.str() + "'");
+    return nullptr;
+  }
+  return V;
+}
+
+/// The memory operand (at \p MemIndex, its index after it) and the stride
+/// of cmma_load/cmma_store, and the layout the operation uses.
+bool KernelVerifier::verifyCmmaMemory(const Operation &Op, size_t MemIndex,
+                                      const ValueInfo *Fragment,
+                                      bool Writes) {
+  const ValueInfo *Mem = memoryOperand(Op, MemIndex, CmmaMemory);
+  bool Ok = Mem != nullptr;
+  if (Mem)
+    verifyAccess(Op, *Mem, !Writes, Writes);
+  Ok &= verifyIndex(Op, MemIndex + 1);
+  Ok &= expectType(Op, 3, plainOperand(Op, 3), Type::scalar(ScalarKind::U32),
+                   "the stride");
+  if (!Fragment)
+    return false;
+  const MatrixType &T = Fragment->Matrix;
+  if (Mem && Mem->Ty.elementKind() != T.Elem) {
+    error(locOf(Op, MemIndex),
+          op(Op) + " " + (Writes ? "writes" : "reads") + " %" + Mem->Name +
+              " of " + quoted(Mem->Ty) + (Writes ? " from" : " into") +
+              " a fragment of '" + scalarName(T.Elem) +
+              "'; the memory must hold '" + scalarName(T.Elem) +
+              "' or lines of it");
+    Ok = false;
+  }
+  if (T.Use != MatrixUse::Accumulator) {
+    if (Op.Layout != MatrixLayout::Undefined) {
+      error(Op.Loc, op(Op) + " names a layout, but the layout of an a or b "
+                             "fragment is part of its type");
+      Ok = false;
+    }
+  } else if (Op.Layout == MatrixLayout::Undefined &&
+             T.Layout == MatrixLayout::Undefined) {
+    error(Op.Loc, op(Op) + " of an accumulator of undefined layout needs a "
+                           "layout: write ', row' or ', col' after the "
+                           "stride");
+    Ok = false;
+  }
+  return Ok;
+}
+
+void KernelVerifier::verifyCmma(const Operation &Op) {
+  const MatrixUse A = MatrixUse::A, B = MatrixUse::B,
+                  Acc = MatrixUse::Accumulator;
+  auto ScalarOf = [](const ValueInfo *F) {
+    return Type::scalar(F->Matrix.Elem);
+  };
+  switch (Op.Kind) {
+  case OpKind::CmmaFill: {
+    if (!checkOperandCount(Op, 2, 2))
+      return;
+    const ValueInfo *F = fragmentOperand(Op, 0, std::nullopt);
+    std::optional<Type> X = plainOperand(Op, 1);
+    if (F)
+      expectType(Op, 1, X, ScalarOf(F), "the value");
+    return;
+  }
+  case OpKind::CmmaLoad: {
+    if (!checkOperandCount(Op, 4, 4))
+      return;
+    const ValueInfo *F = fragmentOperand(Op, 0, std::nullopt);
+    verifyCmmaMemory(Op, 1, F, /*Writes=*/false);
+    return;
+  }
+  case OpKind::CmmaStore: {
+    if (!checkOperandCount(Op, 4, 4))
+      return;
+    const ValueInfo *F = fragmentOperand(Op, 2, Acc);
+    verifyCmmaMemory(Op, 0, F, /*Writes=*/true);
+    return;
+  }
+  case OpKind::CmmaMma: {
+    if (!checkOperandCount(Op, 4, 4))
+      return;
+    const ValueInfo *D = fragmentOperand(Op, 0, Acc);
+    const ValueInfo *FA = fragmentOperand(Op, 1, A);
+    const ValueInfo *FB = fragmentOperand(Op, 2, B);
+    const ValueInfo *C = fragmentOperand(Op, 3, Acc);
+    if (!D || !FA || !FB || !C)
+      return;
+    const ValueInfo *Frags[] = {D, FA, FB, C};
+    for (size_t I = 1; I < 4; ++I)
+      if (!Frags[I]->Matrix.sameShape(D->Matrix)) {
+        error(locOf(Op, I), "cmma_mma needs fragments of one shape, but " +
+                                name(Op.Operands[I].Value) + " is " +
+                                Frags[I]->Matrix.shapeStr() + " and " +
+                                name(Op.Operands[0].Value) + " " +
+                                D->Matrix.shapeStr());
+        return;
+      }
+    if (FA->Matrix.Elem != FB->Matrix.Elem)
+      error(locOf(Op, 2), "cmma_mma needs a and b fragments of one element "
+                          "type, found '" +
+                              scalarName(FA->Matrix.Elem) + "' and '" +
+                              scalarName(FB->Matrix.Elem) + "'");
+    for (size_t I : {size_t(0), size_t(3)})
+      if ((I == 0 || Op.Operands[3].Value != Op.Operands[0].Value) &&
+          Frags[I]->Matrix.Elem != ScalarKind::F16 &&
+          Frags[I]->Matrix.Elem != ScalarKind::F32)
+        error(locOf(Op, I), "cmma_mma accumulates in f16 or f32, but " +
+                                name(Op.Operands[I].Value) + " holds '" +
+                                scalarName(Frags[I]->Matrix.Elem) + "'");
+    return;
+  }
+  case OpKind::CmmaCast: {
+    if (!checkOperandCount(Op, 2, 2))
+      return;
+    const ValueInfo *Dst = fragmentOperand(Op, 0, Acc);
+    const ValueInfo *Src = fragmentOperand(Op, 1, Acc);
+    if (Dst && Src && !Dst->Matrix.sameShape(Src->Matrix))
+      error(locOf(Op, 1), "cmma_cast needs fragments of one shape, found " +
+                              Src->Matrix.shapeStr() + " and " +
+                              Dst->Matrix.shapeStr());
+    return;
+  }
+  default:
+    error(Op.Loc, op(Op) + " is not a cmma operation");
+    return;
   }
 }
 

@@ -312,3 +312,81 @@ TEST(BuilderTest, GeneratedNamesSkipGivenOnes) {
 }
 
 } // namespace
+
+namespace {
+
+MatrixType matrix(MatrixUse Use, ScalarKind Elem, MatrixLayout Layout) {
+  MatrixType T;
+  T.Use = Use;
+  T.M = T.N = T.K = 16;
+  T.Elem = Elem;
+  T.Layout = Layout;
+  return T;
+}
+
+} // namespace
+
+TEST(BuilderTest, CmmaOperationsRoundTrip) {
+  KernelBuilder B("mma");
+  B.setCubeDim({32});
+  const Type F16 = Type::scalar(ScalarKind::F16);
+  ValueId A = B.addBuffer("a", F16, AccessKind::Read);
+  ValueId Bt = B.addBuffer("b", F16, AccessKind::Read);
+  ValueId C = B.addBuffer("c", F32, AccessKind::Write);
+  ValueId Stride = B.addScalar("stride", U32);
+  ValueId FA = B.named("fa").fragment(
+      matrix(MatrixUse::A, ScalarKind::F16, MatrixLayout::Row));
+  ValueId FB = B.named("fb").fragment(
+      matrix(MatrixUse::B, ScalarKind::F16, MatrixLayout::Col));
+  ValueId Acc = B.named("acc").fragment(
+      matrix(MatrixUse::Accumulator, ScalarKind::F32, MatrixLayout::Undefined));
+  ValueId Half = B.named("half").fragment(
+      matrix(MatrixUse::Accumulator, ScalarKind::F16, MatrixLayout::Row));
+  B.cmmaFill(Acc, lit::f32(0.5f));
+  B.cmmaLoad(FA, A, lit::u32(3), Stride);
+  B.cmmaLoad(FB, Bt, lit::u32(0), lit::u32(16));
+  B.cmmaMma(Acc, FA, FB, Acc);
+  B.cmmaCast(Half, Acc);
+  B.cmmaStore(C, lit::u32(0), Acc, Stride, MatrixLayout::Col);
+  Kernel K = finishOk(B);
+  EXPECT_EQ(printKernel(K),
+            "kernel @mma cube_dim(32) (%a: buffer<f16, read>, %b: buffer<f16, "
+            "read>, %c: buffer<f32, write>, %stride: u32) {\n"
+            "  %fa = fragment matrix<a, 16x16x16, f16, row>\n"
+            "  %fb = fragment matrix<b, 16x16x16, f16, col>\n"
+            "  %acc = fragment matrix<accumulator, 16x16x16, f32>\n"
+            "  %half = fragment matrix<accumulator, 16x16x16, f16, row>\n"
+            "  cmma_fill %acc, 0.5:f32\n"
+            "  cmma_load %fa, %a[3], %stride\n"
+            "  cmma_load %fb, %b[0], 16:u32\n"
+            "  cmma_mma %acc, %fa, %fb, %acc\n"
+            "  cmma_cast %half, %acc\n"
+            "  cmma_store %c[0], %acc, %stride, col\n"
+            "}\n");
+  expectRoundTrip(K);
+  // The fragment types and the store's layout survive the round trip too
+  // (expectSameKernel does not look at them).
+  llvm::Expected<Module> M = parseModule(printKernel(K), "builder.kiln");
+  ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
+  const Kernel &P = M->Kernels[0];
+  for (ValueId Id : {FA, FB, Acc, Half}) {
+    EXPECT_EQ(P.value(Id).Kind, ValueKind::Fragment);
+    EXPECT_EQ(P.value(Id).Matrix, K.value(Id).Matrix);
+  }
+  EXPECT_EQ(P.value(FB).Matrix.Layout, MatrixLayout::Col);
+  EXPECT_EQ(P.value(Acc).Matrix.Layout, MatrixLayout::Undefined);
+  EXPECT_EQ(P.Body.Ops.back().Kind, OpKind::CmmaStore);
+  EXPECT_EQ(P.Body.Ops.back().Layout, MatrixLayout::Col);
+  EXPECT_EQ(P.Body.Ops[5].Layout, MatrixLayout::Undefined);
+}
+
+TEST(BuilderTest, CmmaMisuseIsAnError) {
+  KernelBuilder B("bad");
+  ValueId F = B.fragment(
+      matrix(MatrixUse::Accumulator, ScalarKind::F32, MatrixLayout::Row));
+  B.cmmaMma(F, F, F, ValueId(99));
+  EXPECT_NE(finishError(B).find("names no value"), std::string::npos);
+  KernelBuilder D("decl");
+  D.op(OpKind::Fragment, {});
+  EXPECT_NE(finishError(D).find("own builder method"), std::string::npos);
+}

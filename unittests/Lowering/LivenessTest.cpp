@@ -90,7 +90,7 @@ TEST(LivenessTest, RematDepthCountsTheChain) {
 
 TEST(LivenessTest, ScratchLayout) {
   Analysed A(TwoSegments);
-  auto L = layoutScratch(A.K, 16, /*ReturnFlags=*/true, A.L);
+  auto L = layoutScratch(A.K, 16, 32, /*ReturnFlags=*/true, A.L);
   ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
   auto At = [&](const char *Name) { return L->Of[valueNamed(A.K, Name)]; };
   EXPECT_TRUE(L->HasFlags);
@@ -112,7 +112,7 @@ TEST(LivenessTest, ScratchLayout) {
 TEST(LivenessTest, ScratchAbove4GiBIsAnError) {
   Analysed A(TwoSegments);
   // 2^31 units: the local array alone takes 24 GiB.
-  auto L = layoutScratch(A.K, 1u << 31, false, A.L);
+  auto L = layoutScratch(A.K, 1u << 31, 32, false, A.L);
   ASSERT_FALSE(bool(L));
   EXPECT_NE(llvm::toString(L.takeError()).find("larger than 4 GiB"),
             std::string::npos);

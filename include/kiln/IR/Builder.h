@@ -162,6 +162,19 @@ public:
   void memcpyAsync(OpKind Kind, Arg Barrier, Arg Src, Arg SrcOffset, Arg Dst,
                    Arg DstOffset, Arg Count);
 
+  // Cooperative matrix operations (docs/LangRef.md §5.4): a fragment is
+  // declared, then filled, loaded, multiplied, cast and stored by the plane.
+  ValueId fragment(const MatrixType &T);
+  void cmmaFill(Arg Fragment, Arg Value);
+  /// \p Layout: the memory layout of an accumulator's load (Undefined: the
+  /// fragment's own).
+  void cmmaLoad(Arg Fragment, Arg Mem, Arg Index, Arg Stride,
+                MatrixLayout Layout = MatrixLayout::Undefined);
+  void cmmaStore(Arg Mem, Arg Index, Arg Fragment, Arg Stride,
+                 MatrixLayout Layout = MatrixLayout::Undefined);
+  /// D = A x B + C.
+  void cmmaMma(Arg D, Arg A, Arg B, Arg C);
+  void cmmaCast(Arg Destination, Arg Source);
 
   // Control flow: every begin* is closed by end().
   void beginIf(Arg Cond);
@@ -203,6 +216,8 @@ private:
   Block &currentBlock();
   void append(Operation Op);
   void jump(OpKind Kind);
+  void cmma(OpKind Kind, llvm::ArrayRef<Arg> Operands,
+            MatrixLayout Layout = MatrixLayout::Undefined);
 
   Kernel K;
   std::vector<std::unique_ptr<Frame>> Open;

@@ -26,6 +26,7 @@ enum class ValueKind : uint8_t {
   Shared, ///< per-cube shared array
   Local,  ///< per-unit array
   Var,    ///< per-unit mutable variable
+  Fragment, ///< a cmma fragment, owned by each plane (docs/LangRef.md §5.4)
 };
 
 /// One named value of a kernel.
@@ -41,6 +42,7 @@ struct ValueInfo {
   /// unit); Ty u32 and Count BarrierStateWords, its state. Plain memory
   /// operations do not take it.
   bool IsBarrier = false;
+  MatrixType Matrix = {};               ///< Fragment only: its type (Ty is the element)
   bool isMemory() const { return Kind != ValueKind::Plain; }
 };
 

@@ -10,6 +10,7 @@
 #ifndef KILN_IR_OPERATION_H
 #define KILN_IR_OPERATION_H
 
+#include "kiln/IR/Matrix.h"
 #include "kiln/IR/Type.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -79,6 +80,8 @@ enum class OpClass : uint8_t {
   BarrierExpectTx, ///< %bar, %bytes
   BarrierWait,     ///< %bar, %token (barrier_wait); %bar (arrive_and_wait)
   AsyncCopy,       ///< %bar, %src[%i], %dst[%j], %count
+  MatrixDecl,     ///< `%f = fragment matrix<...>`
+  Cmma,           ///< plane-collective fragment operations (no result)
   If,
   For,
   Loop,
@@ -170,6 +173,14 @@ struct Block {
 ///   each case region has (`case 1, 3, 5 {` has 3); empty when every case
 ///   has exactly one label, so that CaseValues[I] labels region I. Use
 ///   switchCaseCount/switchCaseLabels rather than reading both directly.
+/// - Matrix: MatrixDecl only: the fragment's type (ResultType is then its
+///   element type).
+/// - Layout: cmma_load and cmma_store: the memory layout written after the
+///   stride, Undefined when none is (the fragment's own).
+/// The operands of the cmma operations, in order: cmma_fill: fragment,
+/// value; cmma_load: fragment, memory, index, stride; cmma_store: memory,
+/// index, fragment, stride; cmma_mma: D, A, B, C; cmma_cast: destination,
+/// source.
 struct Operation {
   OpKind Kind = OpKind::Return;
   SourceLoc Loc;
@@ -184,6 +195,8 @@ struct Operation {
   std::vector<uint32_t> CaseLabelCounts;
   bool HasElse = false;    ///< If: Regions[1] is the else block
   bool HasDefault = false; ///< Switch: the last region is the default
+  MatrixType Matrix = {};
+  MatrixLayout Layout = MatrixLayout::Undefined;
 
   OpClass opClass() const { return kiln::opClass(Kind); }
 };

@@ -52,8 +52,9 @@ public:
     return O.isLiteral() || !isDivergent(O.Value);
   }
 
-  /// For a sync_cube, plane operation or workgroup_uniform_load (itself a
-  /// barrier, whose result is uniform) under divergent control flow, why
+  /// For a sync_cube, plane operation, cmma operation or
+  /// workgroup_uniform_load (itself a barrier, whose result is uniform)
+  /// under divergent control flow, why
   /// ("the condition at 5:7 depends on unit_pos"); null otherwise. The
   /// outermost divergent construct is named. IR without locations names
   /// operations by number instead ("at operation #3", see forEachOperation).

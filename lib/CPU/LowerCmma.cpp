@@ -1,0 +1,410 @@
+//===- LowerCmma.cpp - Cooperative matrix operations, once per plane ------===//
+//
+// A cmma operation is a split (Segmentation.h): it runs at cube level, once
+// for every plane that has a unit still running, with the operands (index,
+// stride, fill value) of that plane's first such unit. A fragment is one f32
+// matrix per plane in scratch, row-major over the fragment's own rows and
+// columns (A: M x K, B: K x N, accumulator: M x N); every element is exactly
+// a value of the fragment's element type, since f16 and bf16 widen to f32
+// exactly and every write rounds to the element type.
+//
+// cmma_mma computes each row of D (4 rows at a time, interleaved) as C's
+// row plus, for k = 0 .. K-1 in order,
+// A[i][k] * B[k][:], one fused multiply-add (one f32 rounding) per k, in
+// <N x float> vectors that the backend maps to AVX-512 or AVX2 FMAs (or to
+// fmaf calls on a host without FMA), then rounds once to D's element type.
+// See docs/Lowering.md §14.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "llvm/IR/Intrinsics.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+using llvm::Value;
+
+Value *CmmaEmitter::fragmentPtr(ValueId F, Value *Plane) {
+  llvm::IRBuilder<> &B = Cx.B;
+  uint64_t Elements = Cx.K.value(F).Matrix.elements();
+  Value *Off = B.CreateMul(B.CreateZExt(Plane, Cx.I64), B.getInt64(Elements));
+  return B.CreateInBoundsGEP(B.getFloatTy(),
+                             Memory.scratchPtr(Cx.Layout.Of[F].Offset), Off);
+}
+
+void CmmaEmitter::forEachActivePlane(
+    llvm::function_ref<void(Value *Plane, Value *Unit)> Body) {
+  llvm::IRBuilder<> &B = Cx.B;
+  uint32_t P = Cx.PlaneDim;
+  uint32_t Planes = static_cast<uint32_t>((uint64_t(Cx.Units) + P - 1) / P);
+  Pos.emitCountedLoop(
+      B.getInt32(0), B.getInt32(Planes),
+      [&](Value *Plane) {
+        Value *Base = B.CreateMul(Plane, B.getInt32(P));
+        if (!Cx.Layout.HasFlags) {
+          Body(Plane, Base);
+          return;
+        }
+        // The plane's first unit that has not returned; none: skip it.
+        Value *End = B.CreateBinaryIntrinsic(
+            llvm::Intrinsic::umin, B.CreateAdd(Base, B.getInt32(P)),
+            B.getInt32(Cx.Units));
+        llvm::BasicBlock *Pre = B.GetInsertBlock();
+        llvm::BasicBlock *Scan = Cx.newBlock("cmma.scan");
+        llvm::BasicBlock *Check = Cx.newBlock("cmma.check");
+        llvm::BasicBlock *Next = Cx.newBlock("cmma.next");
+        llvm::BasicBlock *Found = Cx.newBlock("cmma.plane");
+        llvm::BasicBlock *Done = Cx.newBlock("cmma.plane.end");
+        B.CreateBr(Scan);
+        B.SetInsertPoint(Scan);
+        llvm::PHINode *U = B.CreatePHI(Cx.I32, 2, "cmma.unit");
+        U->addIncoming(Base, Pre);
+        B.CreateCondBr(B.CreateICmpULT(U, End), Check, Done);
+        B.SetInsertPoint(Check);
+        B.CreateCondBr(Pos.unitFinished(U), Next, Found);
+        B.SetInsertPoint(Next);
+        U->addIncoming(B.CreateAdd(U, B.getInt32(1)), Next);
+        B.CreateBr(Scan);
+        B.SetInsertPoint(Found);
+        Body(Plane, U);
+        B.CreateBr(Done);
+        B.SetInsertPoint(Done);
+      },
+      "cmma.planes");
+}
+
+Value *CmmaEmitter::toF32(Value *V, ScalarKind Elem) {
+  llvm::IRBuilder<> &B = Cx.B;
+  switch (Elem) {
+  case ScalarKind::F16:
+    return B.CreateFPExt(V, V->getType()->getWithNewType(B.getFloatTy()));
+  case ScalarKind::BF16:
+    return Scalar.bf16ToF32(V);
+  default:
+    return V;
+  }
+}
+
+Value *CmmaEmitter::fromF32(Value *V, ScalarKind Elem) {
+  llvm::IRBuilder<> &B = Cx.B;
+  switch (Elem) {
+  case ScalarKind::F16:
+    return B.CreateFPTrunc(V, V->getType()->getWithNewType(B.getHalfTy()));
+  case ScalarKind::BF16:
+    return Scalar.f32ToBF16(V);
+  default:
+    return V;
+  }
+}
+
+Value *CmmaEmitter::roundTo(Value *V, ScalarKind Elem) {
+  if (Elem == ScalarKind::F32)
+    return V;
+  return toF32(fromF32(V, Elem), Elem);
+}
+
+void CmmaEmitter::emitFill(const Operation &Op, Value *Plane, Value *Unit) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId F = Op.Operands[0].Value;
+  const MatrixType &T = Cx.K.value(F).Matrix;
+  Value *X = toF32(Values.value(Op.Operands[1], Unit), T.Elem);
+  unsigned Cols = T.cols();
+  Value *Row = B.CreateVectorSplat(Cols, X);
+  Value *Frag = fragmentPtr(F, Plane);
+  for (unsigned R = 0; R < T.rows(); ++R)
+    tag(B.CreateAlignedStore(
+            Row, B.CreateConstInBoundsGEP1_64(B.getFloatTy(), Frag, R * Cols),
+            llvm::Align(4)),
+        F);
+}
+
+void CmmaEmitter::emitCast(const Operation &Op, Value *Plane) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId Dst = Op.Operands[0].Value, Src = Op.Operands[1].Value;
+  const MatrixType &T = Cx.K.value(Dst).Matrix;
+  unsigned Cols = T.cols();
+  auto *RowTy = llvm::FixedVectorType::get(B.getFloatTy(), Cols);
+  Value *S = fragmentPtr(Src, Plane), *D = fragmentPtr(Dst, Plane);
+  for (unsigned R = 0; R < T.rows(); ++R) {
+    auto *L = B.CreateAlignedLoad(
+        RowTy, B.CreateConstInBoundsGEP1_64(B.getFloatTy(), S, R * Cols),
+        llvm::Align(4));
+    tag(L, Src);
+    tag(B.CreateAlignedStore(
+            roundTo(L, T.Elem),
+            B.CreateConstInBoundsGEP1_64(B.getFloatTy(), D, R * Cols),
+            llvm::Align(4)),
+        Dst);
+  }
+}
+
+void CmmaEmitter::emitMma(const Operation &Op, Value *Plane) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId DId = Op.Operands[0].Value, AId = Op.Operands[1].Value,
+          BId = Op.Operands[2].Value, CId = Op.Operands[3].Value;
+  const MatrixType &DT = Cx.K.value(DId).Matrix;
+  unsigned M = DT.M, N = DT.N, K = DT.K;
+  llvm::Type *F32 = B.getFloatTy();
+  auto *RowTy = llvm::FixedVectorType::get(F32, N);
+  Value *APtr = fragmentPtr(AId, Plane), *BPtr = fragmentPtr(BId, Plane),
+        *CPtr = fragmentPtr(CId, Plane), *DPtr = fragmentPtr(DId, Plane);
+  // B's rows stay in vector registers across the rows of A.
+  std::vector<Value *> BRows(K);
+  for (unsigned Kk = 0; Kk < K; ++Kk) {
+    auto *L = B.CreateAlignedLoad(
+        RowTy, B.CreateConstInBoundsGEP1_64(F32, BPtr, Kk * N), llvm::Align(4));
+    tag(L, BId);
+    BRows[Kk] = L;
+  }
+  llvm::Function *Fma = llvm::Intrinsic::getDeclaration(
+      Cx.M.get(), llvm::Intrinsic::fma, {RowTy});
+  // Rows go in groups of 4 (M is a multiple of 8): the four accumulators'
+  // FMA chains are independent, so they overlap instead of waiting for each
+  // other's latency.
+  constexpr unsigned Group = 4;
+  Pos.emitCountedLoop(
+      B.getInt32(0), B.getInt32(M / Group),
+      [&](Value *G) {
+        Value *Row0 = B.CreateMul(B.CreateZExt(G, Cx.I64), B.getInt64(Group));
+        Value *Acc[Group], *ARow[Group];
+        for (unsigned R = 0; R < Group; ++R) {
+          Value *I64 = B.CreateAdd(Row0, B.getInt64(R));
+          auto *CRow = B.CreateAlignedLoad(
+              RowTy,
+              B.CreateInBoundsGEP(F32, CPtr, B.CreateMul(I64, B.getInt64(N))),
+              llvm::Align(4));
+          tag(CRow, CId);
+          Acc[R] = CRow;
+          ARow[R] = B.CreateInBoundsGEP(F32, APtr,
+                                        B.CreateMul(I64, B.getInt64(K)));
+        }
+        for (unsigned Kk = 0; Kk < K; ++Kk)
+          for (unsigned R = 0; R < Group; ++R) {
+            auto *A = B.CreateAlignedLoad(
+                F32, B.CreateConstInBoundsGEP1_64(F32, ARow[R], Kk),
+                llvm::Align(4));
+            tag(A, AId);
+            Acc[R] = B.CreateCall(
+                Fma, {B.CreateVectorSplat(N, A), BRows[Kk], Acc[R]});
+          }
+        for (unsigned R = 0; R < Group; ++R) {
+          Value *I64 = B.CreateAdd(Row0, B.getInt64(R));
+          tag(B.CreateAlignedStore(
+                  roundTo(Acc[R], DT.Elem),
+                  B.CreateInBoundsGEP(F32, DPtr,
+                                      B.CreateMul(I64, B.getInt64(N))),
+                  llvm::Align(4)),
+              DId);
+        }
+      },
+      "cmma.mma");
+}
+
+void CmmaEmitter::emitTransfer(const Operation &Op, Value *Plane, Value *Unit,
+                               bool Store) {
+  llvm::IRBuilder<> &B = Cx.B;
+  // cmma_load: fragment, memory, index, stride; cmma_store: memory, index,
+  // fragment, stride.
+  const Operand &FragO = Op.Operands[Store ? 2 : 0];
+  const Operand &MemO = Op.Operands[Store ? 0 : 1];
+  const Operand &IndexO = Op.Operands[Store ? 1 : 2];
+  ValueId F = FragO.Value, Mem = MemO.Value;
+  const MatrixType &T = Cx.K.value(F).Matrix;
+  const ValueInfo &MI = Cx.K.value(Mem);
+  MatrixLayout Layout =
+      Op.Layout != MatrixLayout::Undefined ? Op.Layout : T.Layout;
+  bool RowMajor = Layout != MatrixLayout::Col;
+  unsigned Rows = T.rows(), Cols = T.cols();
+  // A memory line is a fragment row (row layout) or column (col layout).
+  unsigned Lines = RowMajor ? Rows : Cols, LineLen = RowMajor ? Cols : Rows;
+  llvm::Type *F32 = B.getFloatTy();
+  llvm::Type *ElemTy = Types.memType(Type::scalar(T.Elem));
+  llvm::Align ElemAlign(byteSize(T.Elem));
+
+  // The memory, viewed as scalars: the index counts its elements (lines of
+  // a line-typed buffer), the stride counts scalars.
+  Value *Idx = Values.value(IndexO, Unit);
+  Value *Idx64 = Values.operandType(IndexO).isSigned()
+                     ? B.CreateSExtOrTrunc(Idx, Cx.I64)
+                     : B.CreateZExtOrTrunc(Idx, Cx.I64);
+  Value *Stride = B.CreateZExt(Values.value(Op.Operands[3], Unit), Cx.I64);
+  uint64_t Lanes = MI.Ty.lanes();
+  Value *First = B.CreateMul(Idx64, B.getInt64(Lanes));
+  Value *Base = MI.Kind == ValueKind::Buffer
+                    ? Memory.BufBase.lookup(Mem)
+                    : Memory.scratchPtr(Cx.Layout.Of[Mem].Offset);
+  Value *Frag = fragmentPtr(F, Plane);
+
+  // Fast path: each memory line is one vector load or store.
+  auto EmitLines = [&] {
+    auto *LineTy = llvm::FixedVectorType::get(ElemTy, LineLen);
+    for (unsigned L = 0; L < Lines; ++L) {
+      Value *Off = B.CreateAdd(First, B.CreateMul(B.getInt64(L), Stride));
+      Value *MemPtr = B.CreateInBoundsGEP(ElemTy, Base, Off);
+      // The fragment's elements of this line: consecutive for row layout,
+      // every Cols-th for col layout.
+      auto FragAt = [&](unsigned J) {
+        unsigned E = RowMajor ? L * Cols + J : J * Cols + L;
+        return B.CreateConstInBoundsGEP1_64(F32, Frag, E);
+      };
+      if (!Store) {
+        auto *V = B.CreateAlignedLoad(LineTy, MemPtr, ElemAlign);
+        tag(V, Mem);
+        Value *W = toF32(V, T.Elem);
+        if (RowMajor) {
+          tag(B.CreateAlignedStore(W, FragAt(0), llvm::Align(4)), F);
+        } else {
+          for (unsigned J = 0; J < LineLen; ++J)
+            tag(B.CreateAlignedStore(B.CreateExtractElement(W, J), FragAt(J),
+                                     llvm::Align(4)),
+                F);
+        }
+        continue;
+      }
+      Value *W;
+      if (RowMajor) {
+        auto *V = B.CreateAlignedLoad(llvm::FixedVectorType::get(F32, LineLen),
+                                      FragAt(0), llvm::Align(4));
+        tag(V, F);
+        W = V;
+      } else {
+        W = llvm::PoisonValue::get(llvm::FixedVectorType::get(F32, LineLen));
+        for (unsigned J = 0; J < LineLen; ++J) {
+          auto *X = B.CreateAlignedLoad(F32, FragAt(J), llvm::Align(4));
+          tag(X, F);
+          W = B.CreateInsertElement(W, X, J);
+        }
+      }
+      tag(B.CreateAlignedStore(fromF32(W, T.Elem), MemPtr, ElemAlign), Mem);
+    }
+  };
+  if (!Cx.Variant.BoundsChecked) {
+    EmitLines();
+    return;
+  }
+
+  // Bounds-checked: the whole fragment in bounds takes the fast path;
+  // otherwise every element is checked (a load out of bounds gives 0, a
+  // store out of bounds is dropped). Idx < count first, so that the scalar
+  // offsets below cannot wrap.
+  Value *Count = MI.Kind == ValueKind::Buffer ? Memory.BufCount.lookup(Mem)
+                                              : B.getInt64(MI.Count);
+  Value *Scalars = B.CreateMul(Count, B.getInt64(Lanes));
+  Value *Last = B.CreateAdd(
+      First, B.CreateAdd(B.CreateMul(B.getInt64(Lines - 1), Stride),
+                         B.getInt64(LineLen - 1)));
+  Value *AllIn = B.CreateAnd(B.CreateICmpULT(Idx64, Count),
+                             B.CreateICmpULT(Last, Scalars));
+  llvm::BasicBlock *Fast = Cx.newBlock("cmma.inbounds");
+  llvm::BasicBlock *Slow = Cx.newBlock("cmma.checked");
+  llvm::BasicBlock *Join = Cx.newBlock("cmma.transfer.end");
+  B.CreateCondBr(AllIn, Fast, Slow);
+  B.SetInsertPoint(Fast);
+  EmitLines();
+  B.CreateBr(Join);
+
+  B.SetInsertPoint(Slow);
+  Value *IdxIn = B.CreateICmpULT(Idx64, Count);
+  Pos.emitCountedLoop(
+      B.getInt32(0), B.getInt32(Rows),
+      [&](Value *R) {
+        Pos.emitCountedLoop(
+            B.getInt32(0), B.getInt32(Cols),
+            [&](Value *C) {
+              Value *R64 = B.CreateZExt(R, Cx.I64), *C64 = B.CreateZExt(C, Cx.I64);
+              Value *Off = RowMajor
+                               ? B.CreateAdd(B.CreateMul(R64, Stride), C64)
+                               : B.CreateAdd(B.CreateMul(C64, Stride), R64);
+              Off = B.CreateAdd(First, Off);
+              Value *In = B.CreateAnd(IdxIn, B.CreateICmpULT(Off, Scalars));
+              Value *FragPtr = B.CreateInBoundsGEP(
+                  F32, Frag, B.CreateAdd(B.CreateMul(R64, B.getInt64(Cols)), C64));
+              llvm::BasicBlock *Do = Cx.newBlock("cmma.elem");
+              llvm::BasicBlock *Skip = Cx.newBlock("cmma.elem.out");
+              llvm::BasicBlock *Next = Cx.newBlock("cmma.elem.next");
+              B.CreateCondBr(In, Do, Skip);
+              B.SetInsertPoint(Do);
+              Value *MemPtr = B.CreateInBoundsGEP(ElemTy, Base, Off);
+              if (Store) {
+                auto *X = B.CreateAlignedLoad(F32, FragPtr, llvm::Align(4));
+                tag(X, F);
+                tag(B.CreateAlignedStore(fromF32(X, T.Elem), MemPtr, ElemAlign),
+                    Mem);
+              } else {
+                auto *X = B.CreateAlignedLoad(ElemTy, MemPtr, ElemAlign);
+                tag(X, Mem);
+                tag(B.CreateAlignedStore(toF32(X, T.Elem), FragPtr,
+                                         llvm::Align(4)),
+                    F);
+              }
+              B.CreateBr(Next);
+              B.SetInsertPoint(Skip);
+              if (!Store)
+                tag(B.CreateAlignedStore(llvm::ConstantFP::get(F32, 0.0),
+                                         FragPtr, llvm::Align(4)),
+                    F);
+              B.CreateBr(Next);
+              B.SetInsertPoint(Next);
+            },
+            "cmma.col");
+      },
+      "cmma.row");
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+}
+
+void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
+  // The verifier guarantees the operand shapes; a malformed kernel that
+  // reaches here is an error, never invalid IR.
+  std::vector<size_t> FragOperands;
+  switch (Op.Kind) {
+  case OpKind::CmmaFill:
+  case OpKind::CmmaLoad:
+    FragOperands = {0};
+    break;
+  case OpKind::CmmaStore:
+    FragOperands = {2};
+    break;
+  case OpKind::CmmaMma:
+    FragOperands = {0, 1, 2, 3};
+    break;
+  case OpKind::CmmaCast:
+    FragOperands = {0, 1};
+    break;
+  default:
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' is not a cmma operation");
+    return;
+  }
+  size_t Want = (Op.Kind == OpKind::CmmaFill || Op.Kind == OpKind::CmmaCast)
+                    ? 2
+                    : 4;
+  if (Op.Operands.size() != Want) {
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs " + llvm::Twine(Want) +
+                        " operands");
+    return;
+  }
+  for (size_t I : FragOperands) {
+    const Operand &O = Op.Operands[I];
+    if (O.isLiteral() || O.Value >= Cx.K.Values.size() ||
+        Cx.K.value(O.Value).Kind != ValueKind::Fragment) {
+      Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a fragment as operand " +
+                          llvm::Twine(I + 1));
+      return;
+    }
+  }
+  forEachActivePlane([&](Value *Plane, Value *Unit) {
+    switch (Op.Kind) {
+    case OpKind::CmmaFill:
+      return emitFill(Op, Plane, Unit);
+    case OpKind::CmmaLoad:
+      return emitTransfer(Op, Plane, Unit, /*Store=*/false);
+    case OpKind::CmmaStore:
+      return emitTransfer(Op, Plane, Unit, /*Store=*/true);
+    case OpKind::CmmaMma:
+      return emitMma(Op, Plane);
+    default:
+      return emitCast(Op, Plane);
+    }
+  });
+}
