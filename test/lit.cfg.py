@@ -35,6 +35,11 @@ elif "thread" in sanitize:
 else:
     limit_memory = "ulimit -v 1048576;"
 config.substitutions.append(("%limit_memory", limit_memory))
+# An ASan build: LeakSanitizer cannot run in a setuid process (it stops the
+# world with ptrace, which the kernel refuses there, and the process ignores
+# ASAN_OPTIONS), so tests of setuid binaries are unsupported in it.
+if "address" in sanitize:
+    config.available_features.add("asan")
 # The host's instruction-set features that tests depend on, as host-NAME with
 # LLVM's name: what kiln-run may ask for with --mattr, and what it must refuse
 # ("the host lacks +avx512f"). /proc/cpuinfo spells some of them otherwise.
