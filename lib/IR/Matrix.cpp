@@ -5,6 +5,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Twine.h"
 
 using namespace kiln;
 
@@ -108,29 +109,34 @@ bool kiln::parseMatrixShape(llvm::StringRef Text, uint32_t &M, uint32_t &N,
 }
 
 std::optional<std::string> kiln::unsupportedMatrixReason(const MatrixType &T) {
-  std::string Type = "'" + T.str() + "'";
+  // Twine, not std::string's operator+: GCC 12 at -O3 warns about the latter
+  // (a false -Wrestrict).
+  std::string Type = T.str();
+  auto Because = [&](const llvm::Twine &Why) {
+    return ("'" + llvm::Twine(Type) + "': " + Why).str();
+  };
   if (T.Use == MatrixUse::Accumulator) {
     if (T.Elem != ScalarKind::F16 && T.Elem != ScalarKind::BF16 &&
         T.Elem != ScalarKind::F32)
-      return Type + ": accumulators hold f16, bf16 or f32";
+      return Because("accumulators hold f16, bf16 or f32");
     if (!inTable(HalfShapes, T) && !inTable(FloatShapes, T))
-      return Type + ": the shape " + T.shapeStr() +
-             " is not supported; use 16x16x16, 32x8x16, 8x32x16, 8x8x8 or "
-             "16x16x8";
+      return Because("the shape " + llvm::Twine(T.shapeStr()) +
+                     " is not supported; use 16x16x16, 32x8x16, 8x32x16, "
+                     "8x8x8 or 16x16x8");
     return std::nullopt;
   }
   if (T.Layout == MatrixLayout::Undefined)
-    return Type + ": a and b fragments need a layout, row or col";
+    return Because("a and b fragments need a layout, row or col");
   if (isHalfInput(T.Elem)) {
     if (!inTable(HalfShapes, T))
-      return Type + ": f16 and bf16 fragments have the shapes 16x16x16, "
-                    "32x8x16, 8x32x16 or 8x8x8";
+      return Because("f16 and bf16 fragments have the shapes 16x16x16, "
+                     "32x8x16, 8x32x16 or 8x8x8");
     return std::nullopt;
   }
   if (T.Elem == ScalarKind::F32) {
     if (!inTable(FloatShapes, T))
-      return Type + ": f32 fragments have the shape 16x16x8";
+      return Because("f32 fragments have the shape 16x16x8");
     return std::nullopt;
   }
-  return Type + ": a and b fragments hold f16, bf16 or f32";
+  return Because("a and b fragments hold f16, bf16 or f32");
 }
