@@ -401,6 +401,8 @@ private:
   MemoryEmitter &Memory;
   llvm::Function *UpdateFn = nullptr, *FaultFn = nullptr;
   llvm::DenseMap<const Operation *, unsigned> OpNumbers;
+};
+
 /// Cooperative matrix operations (LowerCmma.cpp, docs/Lowering.md §14): at
 /// cube level, once per plane that has a unit still running, with the
 /// operands of the plane's first such unit. A fragment is one f32 matrix per

@@ -403,6 +403,8 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
     break;
   case OpClass::AsyncCopy:
     if (parseBracketedOperands(K, Op))
+      return true;
+    break;
   case OpClass::Cmma:
     if (parseCmma(K, Op))
       return true;
@@ -465,7 +467,7 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
   if (Class == OpClass::BarrierDecl) {
     if (parseBarrierDecl(K, Op, Info))
       return true;
-  if (Class == OpClass::MatrixDecl) {
+  } else if (Class == OpClass::MatrixDecl) {
     if (parseMatrixType(Op.Matrix))
       return true;
     Op.ResultType = Type::scalar(Op.Matrix.Elem);

@@ -204,6 +204,7 @@ void Printer::printOperation(const Operation &Op) {
     return;
   case OpClass::AsyncCopy:
     printBracketed(Op);
+    return;
   case OpClass::MatrixDecl:
     printValue(Op.Result);
     OS << " = fragment " << Op.Matrix.str() << '\n';

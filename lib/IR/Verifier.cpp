@@ -1447,6 +1447,7 @@ void KernelVerifier::verifyOp(const Operation &Op) {
     if (!Op.Regions.empty())
       verifyRegions(Op, 0);
     verifyAsyncCopy(Op);
+    return;
   case OpClass::MatrixDecl:
     verifyFragmentDecl(Op);
     return;
@@ -1535,6 +1536,9 @@ void KernelVerifier::verifySize(const Block &B, uint32_t LoopDepth) {
     }
     for (const Block &Region : Op.Regions)
       verifySize(Region, LoopDepth + (IsLoop ? 1 : 0));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Cooperative matrix operations
 //===----------------------------------------------------------------------===//
