@@ -30,7 +30,8 @@ struct DeviceLimits {
   uint32_t MaxSwitchCases = 4096;
   /// Loops (for, loop) nested in one another.
   uint32_t MaxLoopDepth = 64;
-  /// Barriers and plane operations: each is a step of the whole cube.
+  /// Barriers, plane operations and cmma operations: each is a step of the
+  /// whole cube.
   uint32_t MaxSyncPoints = 1024;
   /// Whether each element type is supported, indexed by ScalarKind.
   bool SupportsType[unsigned(LastScalarKind) + 1] = {
