@@ -22,20 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// Every unit counts up forever in its own element.
-const char *const SpinText = R"(
-kernel @spin cube_dim(64) (%out: buffer<u32, read_write>) {
-  %i = absolute_pos.x : u32
-  %n = var u32
-  set %n, 0:u32
-  loop {
-    %v = get %n : u32
-    %w = add %v, 1:u32 : u32
-    set %n, %w
-    store %out[%i], %w
-  }
-}
-)";
+using kiln::test::SpinText;
 
 /// A cube-level loop around two barriers: the units of a cube pass values
 /// round through shared memory forever.

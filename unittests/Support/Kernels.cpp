@@ -25,6 +25,20 @@ kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
 }
 )";
 
+const char *const kiln::test::SpinText = R"(
+kernel @spin cube_dim(64) (%out: buffer<u32, read_write>) {
+  %i = absolute_pos.x : u32
+  %n = var u32
+  set %n, 0:u32
+  loop {
+    %v = get %n : u32
+    %w = add %v, 1:u32 : u32
+    set %n, %w
+    store %out[%i], %w
+  }
+}
+)";
+
 const char *const kiln::test::AffineText = R"(
 kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
                              %n: u32) {

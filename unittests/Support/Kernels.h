@@ -26,6 +26,9 @@ namespace kiln::test {
 extern const char *const VaddText;
 /// @affine(%y, %a, %b, %n): y[i] = a * y[i] + b for i < n; cube_dim(64).
 extern const char *const AffineText;
+/// @spin(%out): every unit counts up forever in out[absolute_pos.x], a
+/// kernel that never ends (cancellation tests); cube_dim(64), u32.
+extern const char *const SpinText;
 
 /// The module \p Text holds; ADD_FAILURE and an empty module when it does
 /// not parse. \p File names it in diagnostics.
