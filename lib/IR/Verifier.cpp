@@ -1099,26 +1099,7 @@ void KernelVerifier::verifyDecl(const Operation &Op) {
     return;
   uint64_t Bytes =
       llvm::SaturatingMultiply(Count, uint64_t(Op.ResultType.storeSize()));
-  if (Want == ValueKind::Shared) {
-    SharedBytes = llvm::SaturatingAdd(SharedBytes, Bytes);
-    if (SharedBytes > Limits.MaxSharedBytes && !SharedReported) {
-      SharedReported = true;
-      error(Op.Loc, "shared memory reaches " + llvm::Twine(SharedBytes) +
-                        " bytes with " + name(Op.Result) +
-                        "; the device allows at most " +
-                        llvm::Twine(Limits.MaxSharedBytes) + " bytes per cube");
-    }
-  } else {
-    LocalBytes = llvm::SaturatingAdd(LocalBytes, Bytes);
-    if (LocalBytes > Limits.MaxLocalBytesPerUnit && !LocalReported) {
-      LocalReported = true;
-      error(Op.Loc, "per-unit memory (vars and local arrays) reaches " +
-                        llvm::Twine(LocalBytes) + " bytes with " +
-                        name(Op.Result) + "; the device allows at most " +
-                        llvm::Twine(Limits.MaxLocalBytesPerUnit) +
-                        " bytes per unit");
-    }
-  }
+  countMemory(Op, Want == ValueKind::Shared, Bytes);
 }
 
 //===----------------------------------------------------------------------===//
