@@ -97,6 +97,8 @@ struct LoweringContext {
   llvm::Type *I1, *I8, *I32, *I64, *Ptr;
   uint32_t Units = 1;
   uint32_t PlaneDim = 32;
+  /// Whether a debug_print was lowered (CubeMetadata::UsesDebugPrint).
+  bool UsesDebugPrint = false;
   /// The first error (fail); the lowering returns it at the end.
   llvm::Error Err = llvm::Error::success();
 

@@ -53,6 +53,8 @@ private:
   // Grammar.
   bool parseKernel(Kernel &K);
   bool parseUInt32(uint32_t &Value, llvm::StringRef What);
+  /// `cluster_dim(X[, Y[, Z]])` (docs/LangRef.md §15), at its keyword.
+  bool parseClusterDim(Kernel &K);
   bool parseType(Type &Ty);
   bool parseParam(Kernel &K);
   bool parseBlock(Kernel &K, Block &B);
@@ -222,6 +224,11 @@ bool Parser::parseKernel(Kernel &K) {
   consume();
 
   while (is(TokenKind::Word)) {
+    if (Tok.Text == "cluster_dim") {
+      if (parseClusterDim(K))
+        return true;
+      continue;
+    }
     if (Tok.Text != "plane_dim")
       return errorHere("unknown kernel attribute " + describeToken());
     if (K.PlaneDim)
@@ -250,6 +257,27 @@ bool Parser::parseKernel(Kernel &K) {
   }
   consume();
   return parseBlock(K, K.Body);
+}
+
+bool Parser::parseClusterDim(Kernel &K) {
+  if (K.ClusterDimRank)
+    return errorHere("cluster_dim given twice");
+  consume();
+  if (expect(TokenKind::LParen, "'(' after 'cluster_dim'"))
+    return true;
+  for (;;) {
+    if (K.ClusterDimRank == 3)
+      return errorHere("cluster_dim takes at most 3 dimensions");
+    if (parseUInt32(K.ClusterDim[K.ClusterDimRank], "a cluster_dim size"))
+      return true;
+    ++K.ClusterDimRank;
+    if (is(TokenKind::RParen))
+      break;
+    if (expect(TokenKind::Comma, "',' or ')'"))
+      return true;
+  }
+  consume();
+  return false;
 }
 
 bool Parser::parseType(Type &Ty) {

@@ -285,6 +285,13 @@ void Printer::printKernel() {
   OS << ')';
   if (K.PlaneDim)
     OS << " plane_dim(" << *K.PlaneDim << ')';
+  if (K.ClusterDimRank) {
+    OS << " cluster_dim(";
+    unsigned ClusterRank = std::min<unsigned>(K.ClusterDimRank, 3);
+    for (unsigned I = 0; I < ClusterRank; ++I)
+      OS << (I ? ", " : "") << K.ClusterDim[I];
+    OS << ')';
+  }
   OS << " (";
   for (size_t I = 0; I < K.Params.size(); ++I) {
     OS << (I ? ", " : "");

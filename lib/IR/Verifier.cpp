@@ -185,6 +185,8 @@ private:
 
   // Kernel-level checks.
   void verifyHeader();
+  /// cluster_dim: every size at least 1, at most MaxClusterCubes cubes.
+  void verifyClusterDim();
   void verifyParams();
   bool verifyType(SourceLoc Loc, Type Ty, const llvm::Twine &What);
 
@@ -307,10 +309,32 @@ void KernelVerifier::verifyHeader() {
                      llvm::Twine(K.unitsPerCube()) +
                      " units per cube; the device allows at most " +
                      llvm::Twine(Limits.MaxUnitsPerCube));
+  verifyClusterDim();
   if (K.PlaneDim && *K.PlaneDim != Limits.PlaneDim)
     error(K.Loc, "plane_dim(" + llvm::Twine(*K.PlaneDim) +
                      ") requested but the device runs planes of " +
                      llvm::Twine(Limits.PlaneDim) + " units");
+}
+
+void KernelVerifier::verifyClusterDim() {
+  if (K.ClusterDimRank > 3)
+    error(K.Loc, "cluster_dim has " +
+                     llvm::Twine(unsigned(K.ClusterDimRank)) +
+                     " dimensions; it takes 1 to 3");
+  static const char *const Axis[] = {"x", "y", "z"};
+  for (unsigned D = 0; D < 3; ++D)
+    if (K.ClusterDim[D] == 0) {
+      error(K.Loc, llvm::Twine("cluster_dim.") + Axis[D] +
+                       " is 0; every dimension must be at least 1");
+      return;
+    }
+  if (K.cubesPerCluster() > MaxClusterCubes)
+    error(K.Loc, "cluster_dim(" + llvm::Twine(K.ClusterDim[0]) + ", " +
+                     llvm::Twine(K.ClusterDim[1]) + ", " +
+                     llvm::Twine(K.ClusterDim[2]) + ") has " +
+                     llvm::Twine(K.cubesPerCluster()) +
+                     " cubes per cluster; at most " +
+                     llvm::Twine(MaxClusterCubes) + " are allowed");
 }
 
 void KernelVerifier::verifyParams() {

@@ -163,6 +163,19 @@ Error kiln::validateLaunch(const CubeMetadata &M,
                                 " units makes more than 2^32 units: their "
                                 "absolute_pos would not fit u32");
   }
+  // Clusters tile the grid, as on a GPU (docs/LangRef.md §15); a zero
+  // count is a multiple of anything.
+  for (unsigned D = 0; D < 3; ++D)
+    if (M.ClusterDim[D] > 1 && CubeCount[D] % M.ClusterDim[D] != 0)
+      return launchError(
+          M, "cube count (" + Twine(CubeCount[0]) + ", " +
+                 Twine(CubeCount[1]) + ", " + Twine(CubeCount[2]) +
+                 ") is not a multiple of the kernel's cluster_dim(" +
+                 Twine(M.ClusterDim[0]) + ", " + Twine(M.ClusterDim[1]) +
+                 ", " + Twine(M.ClusterDim[2]) + ") in " +
+                 Twine(char('x' + D)) + ": " + Twine(CubeCount[D]) +
+                 " cubes do not make whole clusters of " +
+                 Twine(M.ClusterDim[D]));
   if (Args.size() != M.Params.size())
     return launchError(
         M, Twine(Args.size()) + " argument" + (Args.size() == 1 ? "" : "s") +
