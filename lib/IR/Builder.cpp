@@ -426,6 +426,18 @@ void KernelBuilder::barrierExpectTx(Arg Barrier, Arg Bytes) {
   append(std::move(Op));
 }
 
+void KernelBuilder::debugPrint(std::string Format,
+                               llvm::ArrayRef<Arg> Operands) {
+  if (checkArgs(Operands))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::DebugPrint;
+  Op.Text = std::move(Format);
+  for (const Arg &A : Operands)
+    Op.Operands.push_back(A.O);
+  append(std::move(Op));
+}
+
 void KernelBuilder::barrierWait(Arg Barrier, Arg Token) {
   if (checkArgs({Barrier, Token}))
     return;

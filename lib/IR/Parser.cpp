@@ -85,6 +85,8 @@ private:
   bool parseMatrixType(MatrixType &T);
   /// The operands of a cmma operation, after its name.
   bool parseCmma(Kernel &K, Operation &Op);
+  /// `"FORMAT"` and the operands of debug_print, after its name.
+  bool parseDebugPrint(Kernel &K, Operation &Op);
   /// `, row` or `, col` after the stride of cmma_load/cmma_store, if any.
   bool parseOptionalLayout(Operation &Op);
   Type operandType(const Kernel &K, const Operand &O) const;
@@ -123,6 +125,8 @@ std::string Parser::describeToken() const {
     return "'%" + Tok.Text.str() + "'";
   case TokenKind::GlobalName:
     return "'@" + Tok.Text.str() + "'";
+  case TokenKind::String:
+    return "a string literal";
   default:
     // Long words are cut so that a diagnostic stays one readable line.
     if (Tok.Text.size() > 40)
@@ -437,6 +441,10 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
     if (parseCmma(K, Op))
       return true;
     break;
+  case OpClass::DebugPrint:
+    if (parseDebugPrint(K, Op))
+      return true;
+    break;
   case OpClass::VarDecl:
   case OpClass::ArrayDecl:
   case OpClass::BarrierDecl:
@@ -553,6 +561,22 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
   if (defineValue(K, Name, NameLoc, std::move(Info), Op.Result))
     return true;
   B.Ops.push_back(std::move(Op));
+  return false;
+}
+
+bool Parser::parseDebugPrint(Kernel &K, Operation &Op) {
+  if (!is(TokenKind::String))
+    return errorHere("expected a format string literal \"...\" after "
+                     "'debug_print', found " + describeToken());
+  Op.Text = Tok.Decoded;
+  consume();
+  while (is(TokenKind::Comma)) {
+    consume();
+    Operand O;
+    if (parseOperand(K, O))
+      return true;
+    Op.Operands.push_back(O);
+  }
   return false;
 }
 

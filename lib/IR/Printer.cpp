@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Printer.h"
+#include "kiln/IR/DebugFormat.h"
 #include "kiln/IR/Literal.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -211,6 +212,14 @@ void Printer::printOperation(const Operation &Op) {
     return;
   case OpClass::Cmma:
     printCmma(Op);
+    return;
+  case OpClass::DebugPrint:
+    OS << "debug_print " << quoteDebugFormat(Op.Text);
+    for (const Operand &O : Op.Operands) {
+      OS << ", ";
+      printOperand(O);
+    }
+    OS << '\n';
     return;
   case OpClass::Const: {
     printValue(Op.Result);

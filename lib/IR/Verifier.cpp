@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Verifier.h"
+#include "kiln/IR/DebugFormat.h"
 #include "kiln/IR/Minifloat.h"
 
 #include "kiln/IR/Diagnostic.h"
@@ -229,6 +230,9 @@ private:
                     bool Writes);
   void verifyConvergence(const Operation &Op);
   void verifyUniformLoad(const Operation &Op);
+  /// debug_print (docs/LangRef.md §14): the format, and each operand
+  /// against its conversion.
+  void verifyDebugPrint(const Operation &Op);
 
   // Size (docs/LangRef.md §7.1, "kernel size"): each limit reported once,
   // at the operation that crosses it.
@@ -1426,6 +1430,51 @@ void KernelVerifier::verifyUniformLoad(const Operation &Op) {
                             " must be uniform, but it depends on " + *Why);
 }
 
+void KernelVerifier::verifyDebugPrint(const Operation &Op) {
+  std::vector<DebugConversion> Convs;
+  if (std::optional<DebugFormatError> E = parseDebugFormat(Op.Text, Convs)) {
+    error(Op.Loc, "debug_print format, at byte " + llvm::Twine(E->Offset) +
+                      ": " + E->Message);
+    return;
+  }
+  if (Op.Operands.size() > MaxDebugPrintOperands) {
+    error(locOf(Op, MaxDebugPrintOperands),
+          "debug_print takes at most " + llvm::Twine(MaxDebugPrintOperands) +
+              " operands, found " + llvm::Twine(Op.Operands.size()));
+    return;
+  }
+  if (Convs.size() != Op.Operands.size()) {
+    error(Op.Loc, "debug_print format has " + llvm::Twine(Convs.size()) +
+                      " conversion" + (Convs.size() == 1 ? "" : "s") +
+                      " but " + llvm::Twine(Op.Operands.size()) + " operand" +
+                      (Op.Operands.size() == 1 ? " is" : "s are") + " given");
+    return;
+  }
+  for (size_t I = 0; I < Convs.size(); ++I) {
+    std::optional<Type> T = plainOperand(Op, I);
+    if (!T)
+      continue;
+    const DebugConversion &C = Convs[I];
+    if (debugConversionTakes(C.Kind, *T))
+      continue;
+    llvm::StringRef Written =
+        llvm::StringRef(Op.Text).slice(C.Begin, C.End);
+    std::string Hint;
+    if (T->isLine())
+      Hint = "lines are not printed whole: extract their lanes";
+    else if (T->isMinifloat())
+      Hint = "a minifloat is a storage type: cast it to f32 first";
+    else if (C.Kind == DebugConversionKind::Float)
+      Hint = "'" + Written.str() + "' takes f16, bf16, f32 or f64";
+    else
+      Hint = "'" + Written.str() + "' takes an integer or bool";
+    error(locOf(Op, I), "operand " + llvm::Twine(I + 1) +
+                            " of debug_print has type " + quoted(*T) +
+                            ", which conversion " + llvm::Twine(I + 1) +
+                            " '" + Written + "' does not take: " + Hint);
+  }
+}
+
 void KernelVerifier::verifyConvergence(const Operation &Op) {
   if (const std::string *Why = Uniformity.controlDivergence(Op))
     error(Op.Loc, op(Op) + " under divergent control flow: " + *Why);
@@ -1461,6 +1510,11 @@ void KernelVerifier::verifyOp(const Operation &Op) {
       verifyRegions(Op, 0);
     verifyCmma(Op);
     verifyConvergence(Op);
+    return;
+  case OpClass::DebugPrint:
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    verifyDebugPrint(Op);
     return;
   default:
     break;

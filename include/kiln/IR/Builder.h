@@ -158,6 +158,9 @@ public:
     return op(OpKind::BarrierArriveTx, {Barrier, Arrivals, Bytes});
   }
   void barrierExpectTx(Arg Barrier, Arg Bytes);
+  /// `debug_print "FORMAT", ...` (docs/LangRef.md §14): \p Format is the
+  /// text itself (no escapes); the verifier checks it against the operands.
+  void debugPrint(std::string Format, llvm::ArrayRef<Arg> Operands = {});
   void barrierWait(Arg Barrier, Arg Token);
   void barrierArriveAndWait(Arg Barrier);
   /// `memcpy_async[_tx] %bar, %src[%srcOffset], %dst[%dstOffset], %count`
