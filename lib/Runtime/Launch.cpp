@@ -164,9 +164,10 @@ Error kiln::validateLaunch(const CubeMetadata &M,
                                 " units makes more than 2^32 units: their "
                                 "absolute_pos would not fit u32");
   }
-  // Clusters tile the grid, as on a GPU (docs/LangRef.md §15); a zero
-  // count is a multiple of anything.
-  for (unsigned D = 0; D < 3; ++D)
+  // Clusters tile the grid, as on a GPU (docs/LangRef.md §15); a launch
+  // of no cubes has no clusters to tile and stays a no-op.
+  bool NoCubes = Units == 0;
+  for (unsigned D = 0; D < 3 && !NoCubes; ++D)
     if (M.ClusterDim[D] > 1 && CubeCount[D] % M.ClusterDim[D] != 0)
       return launchError(
           M, "cube count (" + Twine(CubeCount[0]) + ", " +

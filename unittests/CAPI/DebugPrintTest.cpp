@@ -44,7 +44,7 @@ TEST(CAPIDebugPrintTest, CallbackGetsEachLaunchWithItsUserPointer) {
   EXPECT_EQ(S.Launches[0], "unit 0 n=-9000000000\nunit 1 n=-9000000000\n");
   EXPECT_TRUE(S.NulTerminated);
 
-  ASSERT_KILN_OK(kiln_device_set_debug_print_limit(D, 20));
+  ASSERT_KILN_OK(kiln_device_set_debug_print_limit(D, 21));
   ASSERT_KILN_OK(kiln_device_launch(D, K, dim(1), &N, 1));
   ASSERT_EQ(S.Launches.size(), 2u);
   EXPECT_EQ(S.Launches[1], "unit 0 n=-9000000000\n"

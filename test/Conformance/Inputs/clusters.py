@@ -70,9 +70,12 @@ def launch_rule(kf, chk):
         chk.ok("%s --cubes=%s names the count, the cluster and the axis" % (kernel, count),
                "cube count %s is not a multiple of the kernel's cluster_dim(" % shown in p.stderr
                and (") in %s:" % axis) in p.stderr, p.stderr.strip()[-400:])
-    # A zero count is a multiple of anything: runs nothing and succeeds.
-    res = K.run(kf, "meta_2x1x1", "0,3,1", {"out": K.Buf("u32", [SENTINEL] * 8)}, ["out"])
-    chk.eq("meta_2x1x1 --cubes=0,3,1 runs nothing", res["out"], [SENTINEL] * 8)
+    # A count with a zero runs nothing and succeeds, whether the other
+    # dimensions tile the clusters or not.
+    for kernel, count in [("meta_2x1x1", "0,3,1"), ("meta_2x2x2", "3,0,1"),
+                          ("cubecl_cluster", "1,1,0")]:
+        res = K.run(kf, kernel, count, {"out": K.Buf("u32", [SENTINEL] * 8)}, ["out"])
+        chk.eq("%s --cubes=%s runs nothing" % (kernel, count), res["out"], [SENTINEL] * 8)
 
 
 def all_checks(kf, chk):
