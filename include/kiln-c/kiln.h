@@ -467,6 +467,28 @@ kiln_status kiln_device_get_info(kiln_device device,
  * KILN_ERROR_INVALID_ARGUMENT: device NULL or destroyed. */
 kiln_status kiln_device_synchronize(kiln_device device);
 
+/** Receives the text of one launch's debug_print (docs/LangRef.md §14):
+ * \p size bytes at \p text (also NUL-terminated), valid during the call;
+ * \p user_data as given to kiln_device_set_debug_print_callback. */
+typedef void (*kiln_debug_print_callback)(const char *text, size_t size,
+                                          void *user_data);
+
+/** Where the text of debug_print goes: each launch of a kernel that prints
+ * calls \p callback once with its whole text, when its cubes are done and
+ * before the launch's status is returned (on the thread that ran the
+ * launch). NULL restores the default: the process's standard output,
+ * flushed. Launches already running keep the callback they started with.
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL or destroyed. */
+kiln_status kiln_device_set_debug_print_callback(
+    kiln_device device, kiln_debug_print_callback callback, void *user_data);
+
+/** The most bytes of debug text one launch keeps (default 1 MiB = 1048576):
+ * what its units print beyond is dropped, and the launch's text ends with
+ * "... N bytes of debug output dropped\n".
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL or destroyed. */
+kiln_status kiln_device_set_debug_print_limit(kiln_device device,
+                                              uint64_t bytes);
+
 /** Runs a launch and returns when every cube is done (no stream): \p kernel
  * on \p cube_count cubes with \p arg_count arguments at \p args (NULL when
  * arg_count is 0), one per kernel parameter in order. The arguments are

@@ -586,6 +586,19 @@ public:
   /// (or, read-only, present) and trusted.
   bool hasStore() const;
 
+  /// Where the text of debug_print goes (docs/LangRef.md §14): each launch
+  /// of a kernel that prints hands its whole text to \p Handler, once, when
+  /// its cubes are done (on the thread that ran the launch: a stream's for
+  /// Stream::launch), and before the launch's status is returned. An empty
+  /// handler restores the default: the process's standard output, flushed.
+  /// Launches already running keep the handler they started with. Ignored
+  /// on a null device.
+  void setDebugPrintHandler(std::function<void(std::string_view Text)> Handler);
+  /// The most bytes of debug text one launch keeps (default 1 MiB, like
+  /// CUDA's printf FIFO): what its units print beyond is dropped, and the
+  /// launch's text ends with "... N bytes of debug output dropped\n".
+  void setDebugPrintLimit(uint64_t Bytes);
+
 private:
   friend struct detail::DeviceState;
   std::shared_ptr<detail::DeviceState> S;

@@ -485,6 +485,23 @@ bool api::Device::hasStore() const {
   return S->Dev && S->Dev->storeUsable();
 }
 
+void api::Device::setDebugPrintHandler(
+    std::function<void(std::string_view Text)> Handler) {
+  if (!S)
+    return;
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  if (S->Dev)
+    S->Dev->executor().setDebugPrintHandler(std::move(Handler));
+}
+
+void api::Device::setDebugPrintLimit(uint64_t Bytes) {
+  if (!S)
+    return;
+  std::shared_lock<std::shared_mutex> Alive(S->Life);
+  if (S->Dev)
+    S->Dev->executor().setDebugPrintLimit(Bytes);
+}
+
 Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
                            std::span<const Arg> Args) {
   if (!S)

@@ -642,6 +642,36 @@ kiln_status kiln_device_synchronize(kiln_device device) {
   });
 }
 
+kiln_status kiln_device_set_debug_print_callback(
+    kiln_device device, kiln_debug_print_callback callback, void *user_data) {
+  return guard("kiln_device_set_debug_print_callback", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(device, "device", D))
+      return E;
+    if (!callback) {
+      D->setDebugPrintHandler(nullptr);
+      return KILN_OK;
+    }
+    D->setDebugPrintHandler([callback, user_data](std::string_view Text) {
+      // The callback is promised a NUL-terminated copy.
+      std::string Copy(Text);
+      callback(Copy.c_str(), Copy.size(), user_data);
+    });
+    return KILN_OK;
+  });
+}
+
+kiln_status kiln_device_set_debug_print_limit(kiln_device device,
+                                              uint64_t bytes) {
+  return guard("kiln_device_set_debug_print_limit", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(device, "device", D))
+      return E;
+    D->setDebugPrintLimit(bytes);
+    return KILN_OK;
+  });
+}
+
 kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count) {

@@ -1,14 +1,19 @@
 //===- CubeMetadata.cpp - Encoding of a compiled kernel's launch metadata -===//
 //
 // Layout (all integers little-endian):
-//   "KCMD" u16 version(=2)
+//   "KCMD" u16 version(=2 or 3)
 //   str KernelName, str Symbol        (str = u32 length + bytes)
-//   u32 CubeDim[3], u32 PlaneDim, u64 ScratchBytes
+//   u32 CubeDim[3], u32 PlaneDim,
+//   version 3 only: u32 ClusterDim[3], u8 Flags (bit 0: UsesDebugPrint),
+//   u64 ScratchBytes
 //   u32 NumParams, then per parameter:
 //     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8
 //     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer)
 // Nothing may follow the last parameter. Version 1 (no Private byte) is
-// refused, not read: a store entry written by it is recompiled.
+// refused, not read: a store entry written by it is recompiled. Version 2
+// is written for a kernel with 1x1x1 clusters and no debug printing, so
+// that the encoding of every other kernel stays what it was; it reads as
+// ClusterDim (1, 1, 1), no flags.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +29,9 @@ using namespace llvm;
 namespace {
 constexpr char Magic[4] = {'K', 'C', 'M', 'D'};
 constexpr uint16_t Version = 2;
+/// Version 2 plus ClusterDim and Flags.
+constexpr uint16_t ClusterVersion = 3;
+constexpr uint8_t FlagDebugPrint = 1;
 /// The smallest encoding of one parameter: empty name plus five bytes.
 constexpr size_t MinParamBytes = 4 + 5;
 
@@ -83,12 +91,19 @@ Error corrupt(const Twine &Msg) {
 std::vector<uint8_t> CubeMetadata::serialize() const {
   Writer W;
   W.Out.insert(W.Out.end(), Magic, Magic + 4);
-  W.put<uint16_t>(Version);
+  bool Extended =
+      UsesDebugPrint || ClusterDim != std::array<uint32_t, 3>{1, 1, 1};
+  W.put<uint16_t>(Extended ? ClusterVersion : Version);
   W.putStr(KernelName);
   W.putStr(Symbol);
   for (uint32_t D : CubeDim)
     W.put<uint32_t>(D);
   W.put<uint32_t>(PlaneDim);
+  if (Extended) {
+    for (uint32_t D : ClusterDim)
+      W.put<uint32_t>(D);
+    W.put<uint8_t>(UsesDebugPrint ? FlagDebugPrint : 0);
+  }
   W.put<uint64_t>(ScratchBytes);
   W.put<uint32_t>(static_cast<uint32_t>(Params.size()));
   for (const ParamMetadata &P : Params) {
@@ -109,9 +124,9 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
   uint16_t V;
   if (Error E = R.get(V, "version"))
     return E;
-  if (V != Version)
+  if (V != Version && V != ClusterVersion)
     return corrupt("unsupported version " + Twine(V) + " (expected " +
-                   Twine(Version) + ")");
+                   Twine(Version) + " or " + Twine(ClusterVersion) + ")");
   CubeMetadata M;
   if (Error E = R.getStr(M.KernelName, "kernel name"))
     return E;
@@ -129,6 +144,23 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     return E;
   if (M.PlaneDim == 0)
     return corrupt("plane_dim of zero");
+  if (V == ClusterVersion) {
+    for (uint32_t &D : M.ClusterDim) {
+      if (Error E = R.get(D, "cluster_dim"))
+        return E;
+      if (D == 0)
+        return corrupt("cluster_dim of zero");
+    }
+    uint8_t Flags;
+    if (Error E = R.get(Flags, "flags"))
+      return E;
+    if (Flags & ~FlagDebugPrint)
+      return corrupt("unknown flags " + Twine(unsigned(Flags)));
+    M.UsesDebugPrint = Flags & FlagDebugPrint;
+    // Such metadata is written as version 2: one encoding per metadata.
+    if (!M.UsesDebugPrint && M.ClusterDim == std::array<uint32_t, 3>{1, 1, 1})
+      return corrupt("version 3 with neither clusters nor flags");
+  }
   if (Error E = R.get(M.ScratchBytes, "scratch size"))
     return E;
   uint32_t NumParams;

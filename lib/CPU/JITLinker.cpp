@@ -1,6 +1,7 @@
 //===- JITLinker.cpp - Link compiled kernel objects into the process ------===//
 
 #include "kiln/CPU/JITLinker.h"
+#include "kiln/CPU/DebugPrint.h"
 #include "kiln/CPU/HostInfo.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -72,6 +73,17 @@ struct LinkerState {
     if (!Gen)
       return Gen.takeError();
     JD->addGenerator(std::move(*Gen));
+    // The runtime functions kernels call (debug_print): this process's
+    // copies, found by name at link time like libm's.
+    std::string PrintName = debugPrintSymbol();
+    if (GlobalPrefix)
+      PrintName.insert(PrintName.begin(), GlobalPrefix);
+    SymbolMap Runtime;
+    Runtime[ES->intern(PrintName)] = {
+        ExecutorAddr::fromPtr(&kiln_debug_print),
+        JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    if (Error E = JD->define(absoluteSymbols(std::move(Runtime))))
+      return E;
     Pool.push_back({&*JD, {}});
     return Pool.size() - 1;
   }

@@ -202,6 +202,8 @@ void ControlEmitter::lowerUnitOp(const Operation &Op) {
     return lowerJump(Op);
   case OpClass::MatrixDecl:
     return; // a fragment's storage is laid out in scratch (ScratchLayout.h)
+  case OpClass::DebugPrint:
+    return Scalar.lowerDebugPrint(Op);
   case OpClass::Load:
   case OpClass::Store:
   case OpClass::Len:

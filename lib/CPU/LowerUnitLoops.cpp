@@ -247,6 +247,37 @@ Value *UnitLoops::emitBuiltin(const Operation &Op) {
     Value *Lin = B.CreateAdd(Abs(0), B.CreateMul(Abs(1), RowX));
     return B.CreateAdd(Lin, B.CreateMul(Abs(2), B.CreateMul(RowX, RowY)));
   }
+  case OpKind::ClusterDim: {
+    const auto &CD = Cx.K.ClusterDim;
+    return Comp == 0 ? C32(Cx.K.cubesPerCluster()) : C32(CD[Comp - 1]);
+  }
+  case OpKind::CubePosCluster: {
+    // The cube's rank in its cluster: x + y * dim.x + z * dim.x * dim.y
+    // (docs/LangRef.md §15). The sizes are constants, so these fold.
+    const auto &CD = Cx.K.ClusterDim;
+    auto Rank = [&](unsigned C) -> Value * {
+      return CD[C] == 1 ? C32(0) : B.CreateURem(CubePos[C], C32(CD[C]));
+    };
+    if (Comp != 0)
+      return Rank(Comp - 1);
+    Value *Lin = B.CreateAdd(Rank(0), B.CreateMul(Rank(1), C32(CD[0])));
+    return B.CreateAdd(Lin,
+                       B.CreateMul(Rank(2), C32(uint64_t(CD[0]) * CD[1])));
+  }
+  case OpKind::ClusterPos: {
+    // Which cluster: cube_pos / cluster_dim in each dimension, linearised
+    // over the clusters of the grid (cube_count / cluster_dim).
+    const auto &CD = Cx.K.ClusterDim;
+    auto Along = [&](unsigned C) -> Value * {
+      return CD[C] == 1 ? CubePos[C] : B.CreateUDiv(CubePos[C], C32(CD[C]));
+    };
+    if (Comp != 0)
+      return Along(Comp - 1);
+    Value *RowX = B.CreateUDiv(CubeCount[0], C32(CD[0]));
+    Value *RowY = B.CreateUDiv(CubeCount[1], C32(CD[1]));
+    Value *Lin = B.CreateAdd(Along(0), B.CreateMul(Along(1), RowX));
+    return B.CreateAdd(Lin, B.CreateMul(Along(2), B.CreateMul(RowX, RowY)));
+  }
   case OpKind::PlaneDim:
     return C32(Cx.PlaneDim);
   case OpKind::UnitPosPlane:

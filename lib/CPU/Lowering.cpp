@@ -274,6 +274,8 @@ LoweredModule KernelLowering::finish() {
   MD.Symbol = cubeFunctionPrefix() + K.Name;
   MD.CubeDim = K.CubeDim;
   MD.PlaneDim = Cx.PlaneDim;
+  MD.ClusterDim = K.ClusterDim;
+  MD.UsesDebugPrint = Cx.UsesDebugPrint;
   MD.ScratchBytes = Cx.Layout.Bytes;
   for (ValueId P : K.Params) {
     const ValueInfo &VI = K.value(P);

@@ -18,6 +18,7 @@
 //                     LowerCast.cpp         casts
 //                     LowerMath.cpp         math intrinsics and libm calls
 //                     LowerBF16.cpp         bf16 by hand (values are i16 bits)
+//                     LowerDebugPrint.cpp   debug_print: a runtime call
 //                     LowerMinifloat.cpp    minifloat casts (values are i8 codes)
 //     MemoryEmitter   LowerMemory.cpp       buffers, shared/local arrays,
 //                                           vars, atomics, per-unit slots
@@ -97,6 +98,8 @@ struct LoweringContext {
   llvm::Type *I1, *I8, *I32, *I64, *Ptr;
   uint32_t Units = 1;
   uint32_t PlaneDim = 32;
+  /// Whether a debug_print was lowered (CubeMetadata::UsesDebugPrint).
+  bool UsesDebugPrint = false;
   /// The first error (fail); the lowering returns it at the end.
   llvm::Error Err = llvm::Error::success();
 
@@ -246,6 +249,8 @@ public:
                 UnitLoops &Pos)
       : Cx(Cx), Types(Types), Values(Values), Pos(Pos) {}
   llvm::Value *lowerValueOp(const Operation &Op);
+  /// debug_print: a call of the runtime (LowerDebugPrint.cpp).
+  void lowerDebugPrint(const Operation &Op);
   llvm::Value *emitBinary(OpKind Kind, Type T, llvm::Value *A, llvm::Value *B);
   llvm::Value *emitMinMax(bool IsMax, Type T, llvm::Value *A, llvm::Value *B);
   llvm::Value *emitUnary(OpKind Kind, Type T, llvm::Value *A);

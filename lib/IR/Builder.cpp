@@ -106,6 +106,20 @@ void KernelBuilder::setCubeDim(std::initializer_list<uint32_t> Dims) {
 
 void KernelBuilder::setPlaneDim(uint32_t N) { K.PlaneDim = N; }
 
+void KernelBuilder::setClusterDim(std::initializer_list<uint32_t> Dims) {
+  if (checkArgs({}))
+    return;
+  if (Dims.size() < 1 || Dims.size() > 3) {
+    fail("cluster_dim takes 1 to 3 sizes, found " + llvm::Twine(Dims.size()));
+    return;
+  }
+  K.ClusterDim = {1, 1, 1};
+  size_t I = 0;
+  for (uint32_t D : Dims)
+    K.ClusterDim[I++] = D;
+  K.ClusterDimRank = static_cast<uint8_t>(Dims.size());
+}
+
 ValueId KernelBuilder::addBuffer(std::string Name, Type Elem,
                                  AccessKind Access) {
   if (checkArgs({}))
@@ -409,6 +423,18 @@ void KernelBuilder::barrierExpectTx(Arg Barrier, Arg Bytes) {
   Operation Op;
   Op.Kind = OpKind::BarrierExpectTx;
   Op.Operands = {Barrier.O, Bytes.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::debugPrint(std::string Format,
+                               llvm::ArrayRef<Arg> Operands) {
+  if (checkArgs(Operands))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::DebugPrint;
+  Op.Text = std::move(Format);
+  for (const Arg &A : Operands)
+    Op.Operands.push_back(A.O);
   append(std::move(Op));
 }
 

@@ -110,6 +110,8 @@ Token Lexer::next() {
                    NameBegin, Loc);
     return T;
   }
+  case '"':
+    return lexString(Begin, Loc);
   default:
     break;
   }
@@ -120,5 +122,88 @@ Token Lexer::next() {
   }
   Token T = make(TokenKind::Error, Begin, Loc);
   T.Message = "unexpected character " + describeChar(C);
+  return T;
+}
+
+static int hexDigit(char C) {
+  if (C >= '0' && C <= '9')
+    return C - '0';
+  if (C >= 'a' && C <= 'f')
+    return C - 'a' + 10;
+  if (C >= 'A' && C <= 'F')
+    return C - 'A' + 10;
+  return -1;
+}
+
+Token Lexer::lexString(size_t Begin, SourceLoc Loc) {
+  advance(); // the opening quote
+  std::string Bytes;
+  auto Fail = [&](SourceLoc At, const std::string &Message) {
+    Token T = make(TokenKind::Error, Begin, At);
+    T.Message = Message;
+    return T;
+  };
+  for (;;) {
+    SourceLoc Here{Line, Col};
+    if (atEnd() || peek() == '\n')
+      return Fail(Loc, "unterminated string literal: it must end with '\"' "
+                       "on the line it starts");
+    char C = peek();
+    if (C == '"') {
+      advance();
+      break;
+    }
+    if (C == '\\') {
+      advance();
+      char E = atEnd() ? '\0' : peek();
+      switch (E) {
+      case 'n':
+        Bytes += '\n';
+        break;
+      case 't':
+        Bytes += '\t';
+        break;
+      case 'r':
+        Bytes += '\r';
+        break;
+      case '"':
+      case '\\':
+        Bytes += E;
+        break;
+      case 'x': {
+        int Hi = hexDigit(peek(1)), Lo = hexDigit(peek(2));
+        if (Hi < 0 || Lo < 0)
+          return Fail(Here, "'\\x' in a string literal takes two hex digits");
+        if (Hi == 0 && Lo == 0)
+          return Fail(Here, "'\\x00' is not allowed in a string literal");
+        Bytes += char(Hi * 16 + Lo);
+        advance();
+        advance();
+        break;
+      }
+      default:
+        if (atEnd() || E == '\n')
+          return Fail(Loc, "unterminated string literal: it must end with "
+                           "'\"' on the line it starts");
+        return Fail(Here, "unknown escape '\\" +
+                              (static_cast<unsigned char>(E) >= 0x20 &&
+                                       static_cast<unsigned char>(E) < 0x7f
+                                   ? std::string(1, E)
+                                   : describeChar(E)) +
+                              "' in a string literal: use \\n, \\t, \\r, "
+                              "\\\\, \\\" or \\xHH");
+      }
+      advance();
+      continue;
+    }
+    if (static_cast<unsigned char>(C) < 0x20 || C == 0x7f)
+      return Fail(Here, "character " + describeChar(C) +
+                            " in a string literal: write it as an escape");
+    // Printable ASCII and the bytes of UTF-8 text are taken as they are.
+    Bytes += C;
+    advance();
+  }
+  Token T = make(TokenKind::String, Begin, Loc);
+  T.Decoded = std::move(Bytes);
   return T;
 }

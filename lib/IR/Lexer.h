@@ -23,6 +23,7 @@ enum class TokenKind : uint8_t {
   Word,      ///< keywords, op names, types, literals: [A-Za-z0-9_.+-]+
   ValueName, ///< `%name`; Text is the name without '%'
   GlobalName,///< `@name`; Text is the name without '@'
+  String,    ///< `"..."`; Text is as written, Decoded its bytes
   LParen,
   RParen,
   LBrace,
@@ -40,6 +41,7 @@ struct Token {
   TokenKind Kind = TokenKind::Eof;
   llvm::StringRef Text;
   std::string Message; ///< Error tokens only
+  std::string Decoded; ///< String tokens only: the bytes, escapes replaced
   SourceLoc Loc;
 };
 
@@ -60,6 +62,8 @@ private:
   void advance();
   void skipSpaceAndComments();
   Token make(TokenKind Kind, size_t Begin, SourceLoc Loc) const;
+  /// A string literal, at its opening quote (docs/LangRef.md §14).
+  Token lexString(size_t Begin, SourceLoc Loc);
 
   llvm::StringRef Buf;
   size_t Pos = 0;

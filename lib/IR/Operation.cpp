@@ -44,6 +44,7 @@ bool kiln::producesValue(OpClass Class) {
   case OpClass::BarrierWait:
   case OpClass::AsyncCopy:
   case OpClass::Cmma:
+  case OpClass::DebugPrint:
   case OpClass::If:
   case OpClass::Loop:
   case OpClass::Switch:

@@ -53,6 +53,8 @@ private:
   // Grammar.
   bool parseKernel(Kernel &K);
   bool parseUInt32(uint32_t &Value, llvm::StringRef What);
+  /// `cluster_dim(X[, Y[, Z]])` (docs/LangRef.md §15), at its keyword.
+  bool parseClusterDim(Kernel &K);
   bool parseType(Type &Ty);
   bool parseParam(Kernel &K);
   bool parseBlock(Kernel &K, Block &B);
@@ -83,6 +85,8 @@ private:
   bool parseMatrixType(MatrixType &T);
   /// The operands of a cmma operation, after its name.
   bool parseCmma(Kernel &K, Operation &Op);
+  /// `"FORMAT"` and the operands of debug_print, after its name.
+  bool parseDebugPrint(Kernel &K, Operation &Op);
   /// `, row` or `, col` after the stride of cmma_load/cmma_store, if any.
   bool parseOptionalLayout(Operation &Op);
   Type operandType(const Kernel &K, const Operand &O) const;
@@ -121,6 +125,8 @@ std::string Parser::describeToken() const {
     return "'%" + Tok.Text.str() + "'";
   case TokenKind::GlobalName:
     return "'@" + Tok.Text.str() + "'";
+  case TokenKind::String:
+    return "a string literal";
   default:
     // Long words are cut so that a diagnostic stays one readable line.
     if (Tok.Text.size() > 40)
@@ -222,6 +228,11 @@ bool Parser::parseKernel(Kernel &K) {
   consume();
 
   while (is(TokenKind::Word)) {
+    if (Tok.Text == "cluster_dim") {
+      if (parseClusterDim(K))
+        return true;
+      continue;
+    }
     if (Tok.Text != "plane_dim")
       return errorHere("unknown kernel attribute " + describeToken());
     if (K.PlaneDim)
@@ -250,6 +261,27 @@ bool Parser::parseKernel(Kernel &K) {
   }
   consume();
   return parseBlock(K, K.Body);
+}
+
+bool Parser::parseClusterDim(Kernel &K) {
+  if (K.ClusterDimRank)
+    return errorHere("cluster_dim given twice");
+  consume();
+  if (expect(TokenKind::LParen, "'(' after 'cluster_dim'"))
+    return true;
+  for (;;) {
+    if (K.ClusterDimRank == 3)
+      return errorHere("cluster_dim takes at most 3 dimensions");
+    if (parseUInt32(K.ClusterDim[K.ClusterDimRank], "a cluster_dim size"))
+      return true;
+    ++K.ClusterDimRank;
+    if (is(TokenKind::RParen))
+      break;
+    if (expect(TokenKind::Comma, "',' or ')'"))
+      return true;
+  }
+  consume();
+  return false;
 }
 
 bool Parser::parseType(Type &Ty) {
@@ -409,6 +441,10 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
     if (parseCmma(K, Op))
       return true;
     break;
+  case OpClass::DebugPrint:
+    if (parseDebugPrint(K, Op))
+      return true;
+    break;
   case OpClass::VarDecl:
   case OpClass::ArrayDecl:
   case OpClass::BarrierDecl:
@@ -525,6 +561,22 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
   if (defineValue(K, Name, NameLoc, std::move(Info), Op.Result))
     return true;
   B.Ops.push_back(std::move(Op));
+  return false;
+}
+
+bool Parser::parseDebugPrint(Kernel &K, Operation &Op) {
+  if (!is(TokenKind::String))
+    return errorHere("expected a format string literal \"...\" after "
+                     "'debug_print', found " + describeToken());
+  Op.Text = Tok.Decoded;
+  consume();
+  while (is(TokenKind::Comma)) {
+    consume();
+    Operand O;
+    if (parseOperand(K, O))
+      return true;
+    Op.Operands.push_back(O);
+  }
   return false;
 }
 

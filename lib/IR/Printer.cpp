@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Printer.h"
+#include "kiln/IR/DebugFormat.h"
 #include "kiln/IR/Literal.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -212,6 +213,14 @@ void Printer::printOperation(const Operation &Op) {
   case OpClass::Cmma:
     printCmma(Op);
     return;
+  case OpClass::DebugPrint:
+    OS << "debug_print " << quoteDebugFormat(Op.Text);
+    for (const Operand &O : Op.Operands) {
+      OS << ", ";
+      printOperand(O);
+    }
+    OS << '\n';
+    return;
   case OpClass::Const: {
     printValue(Op.Result);
     OS << " = const ";
@@ -285,6 +294,13 @@ void Printer::printKernel() {
   OS << ')';
   if (K.PlaneDim)
     OS << " plane_dim(" << *K.PlaneDim << ')';
+  if (K.ClusterDimRank) {
+    OS << " cluster_dim(";
+    unsigned ClusterRank = std::min<unsigned>(K.ClusterDimRank, 3);
+    for (unsigned I = 0; I < ClusterRank; ++I)
+      OS << (I ? ", " : "") << K.ClusterDim[I];
+    OS << ')';
+  }
   OS << " (";
   for (size_t I = 0; I < K.Params.size(); ++I) {
     OS << (I ? ", " : "");

@@ -245,6 +245,7 @@ private:
       recordControl(Op);
       return;
     case OpClass::AtomicStore:
+    case OpClass::DebugPrint: // no result; may stand in divergent code
       return;
     case OpClass::Barrier:
     case OpClass::Cmma: // plane-collective, like plane operations

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Verifier.h"
+#include "kiln/IR/DebugFormat.h"
 #include "kiln/IR/Minifloat.h"
 
 #include "kiln/IR/Diagnostic.h"
@@ -185,6 +186,8 @@ private:
 
   // Kernel-level checks.
   void verifyHeader();
+  /// cluster_dim: every size at least 1, at most MaxClusterCubes cubes.
+  void verifyClusterDim();
   void verifyParams();
   bool verifyType(SourceLoc Loc, Type Ty, const llvm::Twine &What);
 
@@ -227,6 +230,9 @@ private:
                     bool Writes);
   void verifyConvergence(const Operation &Op);
   void verifyUniformLoad(const Operation &Op);
+  /// debug_print (docs/LangRef.md §14): the format, and each operand
+  /// against its conversion.
+  void verifyDebugPrint(const Operation &Op);
 
   // Size (docs/LangRef.md §7.1, "kernel size"): each limit reported once,
   // at the operation that crosses it.
@@ -307,10 +313,32 @@ void KernelVerifier::verifyHeader() {
                      llvm::Twine(K.unitsPerCube()) +
                      " units per cube; the device allows at most " +
                      llvm::Twine(Limits.MaxUnitsPerCube));
+  verifyClusterDim();
   if (K.PlaneDim && *K.PlaneDim != Limits.PlaneDim)
     error(K.Loc, "plane_dim(" + llvm::Twine(*K.PlaneDim) +
                      ") requested but the device runs planes of " +
                      llvm::Twine(Limits.PlaneDim) + " units");
+}
+
+void KernelVerifier::verifyClusterDim() {
+  if (K.ClusterDimRank > 3)
+    error(K.Loc, "cluster_dim has " +
+                     llvm::Twine(unsigned(K.ClusterDimRank)) +
+                     " dimensions; it takes 1 to 3");
+  static const char *const Axis[] = {"x", "y", "z"};
+  for (unsigned D = 0; D < 3; ++D)
+    if (K.ClusterDim[D] == 0) {
+      error(K.Loc, llvm::Twine("cluster_dim.") + Axis[D] +
+                       " is 0; every dimension must be at least 1");
+      return;
+    }
+  if (K.cubesPerCluster() > MaxClusterCubes)
+    error(K.Loc, "cluster_dim(" + llvm::Twine(K.ClusterDim[0]) + ", " +
+                     llvm::Twine(K.ClusterDim[1]) + ", " +
+                     llvm::Twine(K.ClusterDim[2]) + ") has " +
+                     llvm::Twine(K.cubesPerCluster()) +
+                     " cubes per cluster; at most " +
+                     llvm::Twine(MaxClusterCubes) + " are allowed");
 }
 
 void KernelVerifier::verifyParams() {
@@ -1402,6 +1430,51 @@ void KernelVerifier::verifyUniformLoad(const Operation &Op) {
                             " must be uniform, but it depends on " + *Why);
 }
 
+void KernelVerifier::verifyDebugPrint(const Operation &Op) {
+  std::vector<DebugConversion> Convs;
+  if (std::optional<DebugFormatError> E = parseDebugFormat(Op.Text, Convs)) {
+    error(Op.Loc, "debug_print format, at byte " + llvm::Twine(E->Offset) +
+                      ": " + E->Message);
+    return;
+  }
+  if (Op.Operands.size() > MaxDebugPrintOperands) {
+    error(locOf(Op, MaxDebugPrintOperands),
+          "debug_print takes at most " + llvm::Twine(MaxDebugPrintOperands) +
+              " operands, found " + llvm::Twine(Op.Operands.size()));
+    return;
+  }
+  if (Convs.size() != Op.Operands.size()) {
+    error(Op.Loc, "debug_print format has " + llvm::Twine(Convs.size()) +
+                      " conversion" + (Convs.size() == 1 ? "" : "s") +
+                      " but " + llvm::Twine(Op.Operands.size()) + " operand" +
+                      (Op.Operands.size() == 1 ? " is" : "s are") + " given");
+    return;
+  }
+  for (size_t I = 0; I < Convs.size(); ++I) {
+    std::optional<Type> T = plainOperand(Op, I);
+    if (!T)
+      continue;
+    const DebugConversion &C = Convs[I];
+    if (debugConversionTakes(C.Kind, *T))
+      continue;
+    llvm::StringRef Written =
+        llvm::StringRef(Op.Text).slice(C.Begin, C.End);
+    std::string Hint;
+    if (T->isLine())
+      Hint = "lines are not printed whole: extract their lanes";
+    else if (T->isMinifloat())
+      Hint = "a minifloat is a storage type: cast it to f32 first";
+    else if (C.Kind == DebugConversionKind::Float)
+      Hint = "'" + Written.str() + "' takes f16, bf16, f32 or f64";
+    else
+      Hint = "'" + Written.str() + "' takes an integer or bool";
+    error(locOf(Op, I), "operand " + llvm::Twine(I + 1) +
+                            " of debug_print has type " + quoted(*T) +
+                            ", which conversion " + llvm::Twine(I + 1) +
+                            " '" + Written + "' does not take: " + Hint);
+  }
+}
+
 void KernelVerifier::verifyConvergence(const Operation &Op) {
   if (const std::string *Why = Uniformity.controlDivergence(Op))
     error(Op.Loc, op(Op) + " under divergent control flow: " + *Why);
@@ -1437,6 +1510,11 @@ void KernelVerifier::verifyOp(const Operation &Op) {
       verifyRegions(Op, 0);
     verifyCmma(Op);
     verifyConvergence(Op);
+    return;
+  case OpClass::DebugPrint:
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    verifyDebugPrint(Op);
     return;
   default:
     break;

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -163,6 +164,20 @@ Error kiln::validateLaunch(const CubeMetadata &M,
                                 " units makes more than 2^32 units: their "
                                 "absolute_pos would not fit u32");
   }
+  // Clusters tile the grid, as on a GPU (docs/LangRef.md §15); a launch
+  // of no cubes has no clusters to tile and stays a no-op.
+  bool NoCubes = Units == 0;
+  for (unsigned D = 0; D < 3 && !NoCubes; ++D)
+    if (M.ClusterDim[D] > 1 && CubeCount[D] % M.ClusterDim[D] != 0)
+      return launchError(
+          M, "cube count (" + Twine(CubeCount[0]) + ", " +
+                 Twine(CubeCount[1]) + ", " + Twine(CubeCount[2]) +
+                 ") is not a multiple of the kernel's cluster_dim(" +
+                 Twine(M.ClusterDim[0]) + ", " + Twine(M.ClusterDim[1]) +
+                 ", " + Twine(M.ClusterDim[2]) + ") in " +
+                 Twine(char('x' + D)) + ": " + Twine(CubeCount[D]) +
+                 " cubes do not make whole clusters of " +
+                 Twine(M.ClusterDim[D]));
   if (Args.size() != M.Params.size())
     return launchError(
         M, Twine(Args.size()) + " argument" + (Args.size() == 1 ? "" : "s") +
@@ -431,6 +446,12 @@ struct Executor::Impl {
   std::atomic<uint64_t> PrivatisedLaunches{0};
   Watchdog Dog;
 
+  /// debug_print's sink and limit (setDebugPrintHandler): a launch takes a
+  /// reference to the handler at its start.
+  std::mutex DebugLock;
+  std::shared_ptr<const DebugPrintHandler> DebugHandler;
+  std::atomic<uint64_t> DebugLimit{DefaultDebugPrintLimit};
+
   /// Least work per thread, in picoseconds (0: use every thread).
   uint64_t MinPicosPerThread = 0;
 
@@ -553,6 +574,47 @@ static Error stoppedError(const CubeMetadata &M, const LaunchStop &Stop) {
                      std::make_error_code(std::errc::operation_canceled));
 }
 
+void Executor::setDebugPrintHandler(DebugPrintHandler Handler) {
+  auto Shared = Handler ? std::make_shared<const DebugPrintHandler>(
+                              std::move(Handler))
+                        : nullptr;
+  std::lock_guard<std::mutex> G(P->DebugLock);
+  P->DebugHandler = std::move(Shared);
+}
+
+void Executor::setDebugPrintLimit(uint64_t Bytes) {
+  P->DebugLimit.store(Bytes, std::memory_order_relaxed);
+}
+
+uint64_t Executor::debugPrintLimit() const {
+  return P->DebugLimit.load(std::memory_order_relaxed);
+}
+
+namespace {
+/// The debug text of one launch of a kernel that prints: collected while
+/// its cubes run, delivered when the launch ends, however it ends.
+class LaunchDebugText {
+public:
+  LaunchDebugText(std::shared_ptr<const DebugPrintHandler> Handler,
+                  uint64_t Limit)
+      : Handler(std::move(Handler)), Collector(Limit) {}
+  ~LaunchDebugText() {
+    std::string Text = Collector.take();
+    if (Text.empty())
+      return;
+    if (Handler)
+      (*Handler)(Text);
+    else
+      writeDebugPrintToStdout(Text);
+  }
+  DebugPrintCollector &collector() { return Collector; }
+
+private:
+  std::shared_ptr<const DebugPrintHandler> Handler;
+  DebugPrintCollector Collector;
+};
+} // namespace
+
 Error Executor::launch(const LoadedKernel &Kernel,
                        std::array<uint32_t, 3> CubeCount,
                        llvm::ArrayRef<ArgBinding> Args,
@@ -593,6 +655,26 @@ Error Executor::launch(const LoadedKernel &Kernel,
   if (Stop && Stop->stopped())
     return stoppedError(M, *Stop);
   CubeFunction Fn = Kernel.entry();
+  // A kernel that prints runs each call of its cube function with the
+  // launch's collector installed; any other kernel runs exactly as before.
+  std::optional<LaunchDebugText> Debug;
+  if (M.UsesDebugPrint) {
+    std::shared_ptr<const DebugPrintHandler> Handler;
+    {
+      std::lock_guard<std::mutex> G(P->DebugLock);
+      Handler = P->DebugHandler;
+    }
+    Debug.emplace(std::move(Handler),
+                  P->DebugLimit.load(std::memory_order_relaxed));
+  }
+  auto Run = [&](uint32_t Begin, uint32_t End, void *S) {
+    if (!Debug) {
+      Fn(&LA, Begin, End, S);
+      return;
+    }
+    DebugPrintScope Scope(Debug->collector());
+    Fn(&LA, Begin, End, S);
+  };
   // Nothing to privatise: an empty plan, and the kernel's own scratch.
   PrivatePlan Plan = planPrivatisation(M, KArgs, Total);
   uint64_t ScratchBytes = Plan.ScratchBytes;
@@ -639,7 +721,7 @@ Error Executor::launch(const LoadedKernel &Kernel,
       Plan.publish(S, Copies);
     }
     auto T0 = Clock::now();
-    Fn(&LA, 0, Total, S);
+    Run(0, Total, S);
     bool Stopped = Stop && Stop->stopped();
     if (Profile && !Stopped)
       Profile->record(Picos(Clock::now() - T0) / Total);
@@ -694,7 +776,7 @@ Error Executor::launch(const LoadedKernel &Kernel,
                           Plan.publish(S, C);
                         }
                         auto T0 = Clock::now();
-                        Fn(&LA, R.begin(), R.end(), S);
+                        Run(R.begin(), R.end(), S);
                         BusyPicos.fetch_add(Picos(Clock::now() - T0),
                                             std::memory_order_relaxed);
                       });

@@ -106,6 +106,13 @@ cl::opt<unsigned> PlaneDim(
              "1..1024); a kernel's plane_dim(N) request must match it"),
     cl::value_desc("N"), cl::init(32), cl::cat(Category));
 
+cl::opt<uint64_t> DebugPrintLimit(
+    "debug-print-limit",
+    cl::desc("Most bytes of debug_print text one launch keeps (default "
+             "1048576); the rest is dropped and counted in a last line"),
+    cl::value_desc("BYTES"), cl::init(kiln::DefaultDebugPrintLimit),
+    cl::cat(Category));
+
 constexpr const char *Tool = "kiln-run";
 
 int fail(const Twine &Message) {
@@ -293,6 +300,13 @@ int run() {
   auto Dev = kiln::Device::create(DO);
   if (!Dev)
     return fail(Dev.takeError());
+  // debug_print text goes to stderr, whole launches at a time, so that
+  // --print's lines on stdout stay parseable.
+  (*Dev)->executor().setDebugPrintHandler([](std::string_view Text) {
+    std::fwrite(Text.data(), 1, Text.size(), stderr);
+    std::fflush(stderr);
+  });
+  (*Dev)->executor().setDebugPrintLimit(DebugPrintLimit);
   kiln::CpuVariant Variant;
   Variant.BoundsChecked = !NoBoundsCheck;
   kiln::KernelStats KS;
@@ -401,6 +415,8 @@ int main(int argc, char **argv) {
       "  --print writes one element per line, lanes separated by spaces,\n"
       "    integers in decimal, bools as true/false and floats as the\n"
       "    shortest text that reads back to the same value; several --print\n"
-      "    follow each other in the order given.\n");
+      "    follow each other in the order given.\n"
+      "  debug_print text of the kernel goes to standard error, each\n"
+      "    launch's text whole once it has completed (--debug-print-limit).\n");
   return run();
 }

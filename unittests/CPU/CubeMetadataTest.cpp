@@ -55,6 +55,49 @@ TEST(CubeMetadata, LittleEndianLayout) {
   EXPECT_EQ(B[10], 'k');
 }
 
+// Clusters and the debug-print flag take version 3; a kernel without them
+// keeps the version 2 encoding it always had.
+TEST(CubeMetadata, ClusterAndFlagsRoundTripAsVersion3) {
+  CubeMetadata M = sample();
+  std::vector<uint8_t> Plain = M.serialize();
+  EXPECT_EQ(Plain[4], 2);
+  M.ClusterDim = {1, 2, 3};
+  M.UsesDebugPrint = true;
+  std::vector<uint8_t> Bytes = M.serialize();
+  EXPECT_EQ(Bytes[4], 3);
+  EXPECT_EQ(Bytes.size(), Plain.size() + 13);
+  auto Back = CubeMetadata::deserialize(Bytes);
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_EQ(*Back, M);
+  for (size_t N = 0; N < Bytes.size(); ++N) {
+    auto R = CubeMetadata::deserialize(llvm::ArrayRef(Bytes).take_front(N));
+    EXPECT_FALSE(!!R) << "prefix of " << N << " bytes decoded";
+    if (!R)
+      llvm::consumeError(R.takeError());
+  }
+  // After magic, version, the two strings, cube_dim and plane_dim.
+  size_t ClusterAt = 4 + 2 + 4 + 4 + 4 + 14 + 16;
+  auto Expect = [](std::vector<uint8_t> B, const char *Needle) {
+    auto R = CubeMetadata::deserialize(B);
+    ASSERT_FALSE(!!R);
+    std::string Msg = llvm::toString(R.takeError());
+    EXPECT_NE(Msg.find(Needle), std::string::npos) << Msg;
+  };
+  auto B = Bytes;
+  B[ClusterAt] = 0;
+  Expect(B, "cluster_dim of zero");
+  B = Bytes;
+  B[ClusterAt + 12] = 2;
+  Expect(B, "unknown flags");
+  M.UsesDebugPrint = false;
+  M.ClusterDim = {1, 1, 1};
+  B = Bytes;
+  B[ClusterAt + 4] = 1;
+  B[ClusterAt + 8] = 1;
+  B[ClusterAt + 12] = 0;
+  Expect(B, "neither clusters nor flags");
+}
+
 TEST(CubeMetadata, EveryTruncationIsAnError) {
   std::vector<uint8_t> Bytes = sample().serialize();
   for (size_t N = 0; N < Bytes.size(); ++N) {
@@ -77,13 +120,13 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B[0] = 'X';
   Expect(B, "bad magic");
   B = Good;
-  B[4] = 3;
-  Expect(B, "unsupported version 3");
+  B[4] = 4;
+  Expect(B, "unsupported version 4");
   // Version 1 had no private-atomic byte: refused (its store entries are
   // recompiled), never misread.
   B = Good;
   B[4] = 1;
-  Expect(B, "unsupported version 1 (expected 2)");
+  Expect(B, "unsupported version 1 (expected 2 or 3)");
   B = Good;
   B.push_back(0);
   Expect(B, "trailing");

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoweringHarness.h"
 #include "kiln/CPU/Lowering.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Verifier.h"
@@ -101,6 +102,10 @@ TEST(LoweringCorpus, EveryShippedKernelLowersVerifiesAndLinks) {
                 (*JIT)->getDataLayout().getGlobalPrefix());
         ASSERT_TRUE(!!Gen);
         (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+        if (llvm::Error E = kiln::test::defineRuntimeSymbols(**JIT)) {
+          ADD_FAILURE() << llvm::toString(std::move(E));
+          continue;
+        }
         ASSERT_FALSE((*JIT)->addIRModule(
             llvm::orc::ThreadSafeModule(std::move(L->Module), std::move(Ctx))));
         auto Sym = (*JIT)->lookup(L->Metadata.Symbol);

@@ -4,6 +4,7 @@
 #include "LoweringHarness.h"
 
 #include "kiln/CPU/CodeGen.h"
+#include "kiln/CPU/DebugPrint.h"
 
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Verifier.h"
@@ -22,6 +23,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+llvm::Error kiln::test::defineRuntimeSymbols(llvm::orc::LLJIT &JIT) {
+  // The test binaries do not export the runtime's functions dynamically:
+  // define them as JITLinker does.
+  llvm::orc::SymbolMap Runtime;
+  Runtime[JIT.mangleAndIntern(debugPrintSymbol())] = {
+      llvm::orc::ExecutorAddr::fromPtr(&kiln_debug_print),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  return JIT.getMainJITDylib().define(
+      llvm::orc::absoluteSymbols(std::move(Runtime)));
+}
 
 using namespace kiln;
 using namespace kiln::test;
@@ -99,6 +111,10 @@ JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
     return Out;
   }
   (*JIT)->getMainJITDylib().addGenerator(std::move(*Gen));
+  if (llvm::Error E = defineRuntimeSymbols(**JIT)) {
+    ADD_FAILURE() << "runtime symbols: " << errorText(std::move(E));
+    return Out;
+  }
   if (llvm::Error E = (*JIT)->addIRModule(
           llvm::orc::ThreadSafeModule(std::move(L.Module), std::move(Ctx)))) {
     ADD_FAILURE() << "add module: " << errorText(std::move(E));

@@ -101,6 +101,10 @@ template <class T> KernelArg buf(std::vector<T> &V) {
 template <class T> KernelArg val(T &V) { return {&V, 1}; }
 
 /// IEEE half / bfloat16 bit patterns from and to float (round to nearest even).
+/// Defines the runtime functions compiled kernels call (debug_print's
+/// kiln_debug_print) in \p JIT's main JITDylib.
+llvm::Error defineRuntimeSymbols(llvm::orc::LLJIT &JIT);
+
 uint16_t toHalf(float F);
 float fromHalf(uint16_t H);
 uint16_t toBF16(float F);

@@ -41,6 +41,12 @@ struct CubeMetadata {
   std::string Symbol;               ///< the cube function (CubeABI.h)
   std::array<uint32_t, 3> CubeDim = {1, 1, 1};
   uint32_t PlaneDim = 32;
+  /// Cubes per cluster (docs/LangRef.md §15): a launch's cube count must be
+  /// a multiple of it in each dimension.
+  std::array<uint32_t, 3> ClusterDim = {1, 1, 1};
+  /// The code calls the debug-print runtime (docs/LangRef.md §14): the
+  /// launcher then collects its text; without it a launch does nothing more.
+  bool UsesDebugPrint = false;
   uint64_t ScratchBytes = 0;        ///< per-worker arena the function needs
   std::vector<ParamMetadata> Params;
   friend bool operator==(const CubeMetadata &, const CubeMetadata &) = default;

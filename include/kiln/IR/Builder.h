@@ -73,6 +73,9 @@ public:
   /// cube_dim with 1 to 3 sizes; the count written is kept (CubeDimRank).
   void setCubeDim(std::initializer_list<uint32_t> Dims);
   void setPlaneDim(uint32_t N);
+  /// cluster_dim with 1 to 3 sizes (docs/LangRef.md §15); the count written
+  /// is kept (ClusterDimRank). Without it a kernel's clusters are 1x1x1.
+  void setClusterDim(std::initializer_list<uint32_t> Dims);
 
   /// Parameters, in order. An empty \p Name asks for a generated one.
   ValueId addBuffer(std::string Name, Type Elem, AccessKind Access);
@@ -155,6 +158,9 @@ public:
     return op(OpKind::BarrierArriveTx, {Barrier, Arrivals, Bytes});
   }
   void barrierExpectTx(Arg Barrier, Arg Bytes);
+  /// `debug_print "FORMAT", ...` (docs/LangRef.md §14): \p Format is the
+  /// text itself (no escapes); the verifier checks it against the operands.
+  void debugPrint(std::string Format, llvm::ArrayRef<Arg> Operands = {});
   void barrierWait(Arg Barrier, Arg Token);
   void barrierArriveAndWait(Arg Barrier);
   /// `memcpy_async[_tx] %bar, %src[%srcOffset], %dst[%dstOffset], %count`

@@ -62,6 +62,10 @@ struct Kernel {
   std::array<uint32_t, 3> CubeDim = {1, 1, 1};
   uint8_t CubeDimRank = 1;               ///< how many dimensions were written (1..3)
   std::optional<uint32_t> PlaneDim;      ///< `plane_dim(N)` when requested
+  /// Cubes per cluster (`cluster_dim(X[, Y[, Z]])`, docs/LangRef.md §15);
+  /// {1, 1, 1} and rank 0 when not written.
+  std::array<uint32_t, 3> ClusterDim = {1, 1, 1};
+  uint8_t ClusterDimRank = 0;            ///< how many dimensions were written (0..3)
   std::vector<ValueId> Params;           ///< in declaration order
   std::vector<ValueInfo> Values;         ///< every value, indexed by ValueId
   Block Body;
@@ -71,6 +75,10 @@ struct Kernel {
   uint64_t unitsPerCube() const {
     return uint64_t(CubeDim[0]) * CubeDim[1] * CubeDim[2];
   }
+  /// Cubes per cluster: the product of ClusterDim.
+  uint64_t cubesPerCluster() const {
+    return uint64_t(ClusterDim[0]) * ClusterDim[1] * ClusterDim[2];
+  }
   const ValueInfo &value(ValueId Id) const { return Values[Id]; }
   ValueInfo &value(ValueId Id) { return Values[Id]; }
   /// Adds a value and returns its id.
@@ -79,6 +87,10 @@ struct Kernel {
     return static_cast<ValueId>(Values.size() - 1);
   }
 };
+
+/// Most cubes one cluster may hold (the product of cluster_dim): CUDA's
+/// portable limit (docs/LangRef.md §15).
+constexpr uint32_t MaxClusterCubes = 8;
 
 /// Operation numbers. An operation's number is its position, counting from
 /// 0, in a pre-order walk of the kernel body: each operation comes before the

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -82,6 +83,7 @@ enum class OpClass : uint8_t {
   AsyncCopy,       ///< %bar, %src[%i], %dst[%j], %count
   MatrixDecl,     ///< `%f = fragment matrix<...>`
   Cmma,           ///< plane-collective fragment operations (no result)
+  DebugPrint,     ///< `debug_print "FORMAT", %a, ...` (no result)
   If,
   For,
   Loop,
@@ -177,6 +179,7 @@ struct Block {
 ///   element type).
 /// - Layout: cmma_load and cmma_store: the memory layout written after the
 ///   stride, Undefined when none is (the fragment's own).
+/// - Text: DebugPrint only: the format string, escapes decoded.
 /// The operands of the cmma operations, in order: cmma_fill: fragment,
 /// value; cmma_load: fragment, memory, index, stride; cmma_store: memory,
 /// index, fragment, stride; cmma_mma: D, A, B, C; cmma_cast: destination,
@@ -197,6 +200,7 @@ struct Operation {
   bool HasDefault = false; ///< Switch: the last region is the default
   MatrixType Matrix = {};
   MatrixLayout Layout = MatrixLayout::Undefined;
+  std::string Text;
 
   OpClass opClass() const { return kiln::opClass(Kind); }
 };

@@ -11,6 +11,7 @@
 #ifndef KILN_RUNTIME_LAUNCH_H
 #define KILN_RUNTIME_LAUNCH_H
 
+#include "kiln/CPU/DebugPrint.h"
 #include "kiln/CPU/LoadedKernel.h"
 #include "kiln/IR/Type.h"
 #include "kiln/Runtime/Buffer.h"
@@ -168,6 +169,17 @@ public:
   /// Scratch arenas allocated (or grown) so far: stays put while launches
   /// reuse them.
   uint64_t scratchAllocations() const;
+
+  /// debug_print (docs/LangRef.md §14): each launch of a kernel that
+  /// prints hands its whole text to \p Handler once its cubes are done (an
+  /// empty handler: standard output, writeDebugPrintToStdout). Launches
+  /// already running keep the handler they started with.
+  void setDebugPrintHandler(DebugPrintHandler Handler);
+  /// The most bytes of debug text one launch keeps (default
+  /// DefaultDebugPrintLimit); what is printed beyond is dropped and counted
+  /// in a last line "... N bytes of debug output dropped".
+  void setDebugPrintLimit(uint64_t Bytes);
+  uint64_t debugPrintLimit() const;
 
   /// Launches so far that privatised the atomics of at least one buffer
   /// (CubeABI.h; docs/Lowering.md, "Privatised atomics"): a buffer whose
