@@ -1,18 +1,24 @@
 //===- CubeMetadata.cpp - Encoding of a compiled kernel's launch metadata -===//
 //
 // Layout (all integers little-endian):
-//   "KCMD" u16 version(=2)
+//   "KCMD" u16 version(=3)
 //   str KernelName, str Symbol        (str = u32 length + bytes)
 //   u32 CubeDim[3], u32 PlaneDim, u64 ScratchBytes
 //   u32 NumParams, then per parameter:
 //     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8
-//     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer)
-// Nothing may follow the last parameter. Version 1 (no Private byte) is
-// refused, not read: a store entry written by it is recompiled.
+//     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer),
+//     u8 TensorFlags (bit 0 IsTensorMap, bit 1 ReadsTensorInfo; buffers
+//     only), u8 TensorMapRank (0..MaxTensorMapRank; tensor maps only)
+// Nothing may follow the last parameter. Version 2 (without the two tensor
+// bytes, docs/LangRef.md §14) is read as having no tensor use; version 1
+// (no Private byte) is refused, not read: a store entry written by it is
+// recompiled.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/CPU/CubeMetadata.h"
+
+#include "kiln/IR/Tensor.h"
 
 #include "llvm/Support/Endian.h"
 
@@ -23,7 +29,9 @@ using namespace llvm;
 
 namespace {
 constexpr char Magic[4] = {'K', 'C', 'M', 'D'};
-constexpr uint16_t Version = 2;
+constexpr uint16_t Version = 3;
+/// The version before the tensor bytes, still read.
+constexpr uint16_t VersionWithoutTensors = 2;
 /// The smallest encoding of one parameter: empty name plus five bytes.
 constexpr size_t MinParamBytes = 4 + 5;
 
@@ -98,6 +106,8 @@ std::vector<uint8_t> CubeMetadata::serialize() const {
     W.put<uint8_t>(P.Ty.isLine() ? static_cast<uint8_t>(P.Ty.lanes()) : 0);
     W.put<uint8_t>(static_cast<uint8_t>(P.Access));
     W.put<uint8_t>(static_cast<uint8_t>(P.Private));
+    W.put<uint8_t>((P.IsTensorMap ? 1 : 0) | (P.ReadsTensorInfo ? 2 : 0));
+    W.put<uint8_t>(P.TensorMapRank);
   }
   return std::move(W.Out);
 }
@@ -109,7 +119,7 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
   uint16_t V;
   if (Error E = R.get(V, "version"))
     return E;
-  if (V != Version)
+  if (V != Version && V != VersionWithoutTensors)
     return corrupt("unsupported version " + Twine(V) + " (expected " +
                    Twine(Version) + ")");
   CubeMetadata M;
@@ -172,6 +182,22 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     P.Ty = Lanes ? Type::line(SK, Lanes) : Type::scalar(SK);
     P.Access = static_cast<AccessKind>(Access);
     P.Private = static_cast<PrivateAtomic>(Private);
+    if (V == Version) {
+      uint8_t Flags, MapRank;
+      if (Error E = R.get(Flags, "parameter"))
+        return E;
+      if (Error E = R.get(MapRank, "parameter"))
+        return E;
+      if (Flags > 3 || (Flags && !IsBuffer))
+        return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
+                       Twine(Flags));
+      P.IsTensorMap = Flags & 1;
+      P.ReadsTensorInfo = Flags & 2;
+      if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
+        return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
+                       Twine(MapRank));
+      P.TensorMapRank = MapRank;
+    }
     M.Params.push_back(std::move(P));
   }
   if (R.remaining() != 0)

@@ -44,6 +44,8 @@ bool kiln::producesValue(OpClass Class) {
   case OpClass::BarrierWait:
   case OpClass::AsyncCopy:
   case OpClass::Cmma:
+  case OpClass::TensorCopy:
+  case OpClass::TensorStoreGroup:
   case OpClass::If:
   case OpClass::Loop:
   case OpClass::Switch:
