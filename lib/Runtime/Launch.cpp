@@ -221,11 +221,19 @@ static std::string checkTensor(const ParamMetadata &P, const ArgBinding &A) {
   if (L.BoxRank != L.Rank)
     return "the box has " + std::to_string(L.BoxRank) +
            " dimension(s), the tensor " + std::to_string(L.Rank);
-  for (unsigned D = 0; D < L.Rank; ++D)
+  uint64_t BoxBytes = P.Ty.storeSize();
+  for (unsigned D = 0; D < L.Rank; ++D) {
     if (L.Box[D] == 0 || L.Box[D] > MaxTensorMapBoxDim)
       return "box[" + std::to_string(D) + "] = " + std::to_string(L.Box[D]) +
              ": a box dimension is 1 to " +
              std::to_string(MaxTensorMapBoxDim);
+    BoxBytes *= L.Box[D]; // at most 128 * 256^5 = 2^47
+  }
+  // A load completes its box's bytes on a barrier, whose transaction
+  // count is a signed 32-bit number (docs/LangRef.md §13.3).
+  if (BoxBytes > INT32_MAX)
+    return "the box holds " + std::to_string(BoxBytes) +
+           " bytes, more than a barrier's transaction count (2^31 - 1)";
   return "";
 }
 
