@@ -9,10 +9,9 @@
 //     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer),
 //     u8 TensorFlags (bit 0 IsTensorMap, bit 1 ReadsTensorInfo; buffers
 //     only), u8 TensorMapRank (0..MaxTensorMapRank; tensor maps only)
-// Nothing may follow the last parameter. Version 2 (without the two tensor
-// bytes, docs/LangRef.md §14) is read as having no tensor use; version 1
-// (no Private byte) is refused, not read: a store entry written by it is
-// recompiled.
+// Nothing may follow the last parameter. Versions 2 (without the tensor
+// bytes, docs/LangRef.md §14) and 1 (no Private byte) are refused, not
+// read: a store entry written by them is recompiled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,10 +29,8 @@ using namespace llvm;
 namespace {
 constexpr char Magic[4] = {'K', 'C', 'M', 'D'};
 constexpr uint16_t Version = 3;
-/// The version before the tensor bytes, still read.
-constexpr uint16_t VersionWithoutTensors = 2;
-/// The smallest encoding of one parameter: empty name plus five bytes.
-constexpr size_t MinParamBytes = 4 + 5;
+/// The smallest encoding of one parameter: empty name plus seven bytes.
+constexpr size_t MinParamBytes = 4 + 7;
 
 class Writer {
 public:
@@ -119,7 +116,7 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
   uint16_t V;
   if (Error E = R.get(V, "version"))
     return E;
-  if (V != Version && V != VersionWithoutTensors)
+  if (V != Version)
     return corrupt("unsupported version " + Twine(V) + " (expected " +
                    Twine(Version) + ")");
   CubeMetadata M;
@@ -182,22 +179,20 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     P.Ty = Lanes ? Type::line(SK, Lanes) : Type::scalar(SK);
     P.Access = static_cast<AccessKind>(Access);
     P.Private = static_cast<PrivateAtomic>(Private);
-    if (V == Version) {
-      uint8_t Flags, MapRank;
-      if (Error E = R.get(Flags, "parameter"))
-        return E;
-      if (Error E = R.get(MapRank, "parameter"))
-        return E;
-      if (Flags > 3 || (Flags && !IsBuffer))
-        return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
-                       Twine(Flags));
-      P.IsTensorMap = Flags & 1;
-      P.ReadsTensorInfo = Flags & 2;
-      if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
-        return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
-                       Twine(MapRank));
-      P.TensorMapRank = MapRank;
-    }
+    uint8_t Flags, MapRank;
+    if (Error E = R.get(Flags, "parameter"))
+      return E;
+    if (Error E = R.get(MapRank, "parameter"))
+      return E;
+    if (Flags > 3 || (Flags && !IsBuffer))
+      return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
+                     Twine(Flags));
+    P.IsTensorMap = Flags & 1;
+    P.ReadsTensorInfo = Flags & 2;
+    if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
+      return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
+                     Twine(MapRank));
+    P.TensorMapRank = MapRank;
     M.Params.push_back(std::move(P));
   }
   if (R.remaining() != 0)

@@ -28,6 +28,11 @@ CubeMetadata sample() {
       {"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite});
   M.Params.push_back(
       {"v", false, Type::line(ScalarKind::F64, 16), AccessKind::ReadWrite});
+  // A tensor whose metadata the kernel reads, and a tensor map of rank 2.
+  M.Params.push_back({"t", true, Type::scalar(ScalarKind::I8),
+                      AccessKind::Read, PrivateAtomic::None, false, true});
+  M.Params.push_back({"m", true, Type::scalar(ScalarKind::F32),
+                      AccessKind::Read, PrivateAtomic::None, true, true, 2});
   return M;
 }
 
@@ -45,10 +50,10 @@ TEST(CubeMetadata, LittleEndianLayout) {
   M.KernelName = "k";
   M.Symbol = "s";
   std::vector<uint8_t> B = M.serialize();
-  // magic, version 2 as u16 LE, then the u32 LE length of "k".
+  // magic, version 3 as u16 LE, then the u32 LE length of "k".
   ASSERT_GE(B.size(), 11u);
   EXPECT_EQ(std::string(B.begin(), B.begin() + 4), "KCMD");
-  EXPECT_EQ(B[4], 2);
+  EXPECT_EQ(B[4], 3);
   EXPECT_EQ(B[5], 0);
   EXPECT_EQ(B[6], 1);
   EXPECT_EQ(B[7], 0);
@@ -77,13 +82,16 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B[0] = 'X';
   Expect(B, "bad magic");
   B = Good;
-  B[4] = 3;
-  Expect(B, "unsupported version 3");
-  // Version 1 had no private-atomic byte: refused (its store entries are
-  // recompiled), never misread.
+  B[4] = 4;
+  Expect(B, "unsupported version 4");
+  // Version 1 had no private-atomic byte, version 2 no tensor bytes:
+  // refused (their store entries are recompiled), never misread.
   B = Good;
   B[4] = 1;
-  Expect(B, "unsupported version 1 (expected 2)");
+  Expect(B, "unsupported version 1 (expected 3)");
+  B = Good;
+  B[4] = 2;
+  Expect(B, "unsupported version 2 (expected 3)");
   B = Good;
   B.push_back(0);
   Expect(B, "trailing");
@@ -113,11 +121,28 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B = Good;
   B[P + 4] = 7;
   Expect(B, "private atomic");
+  B = Good;
+  B[P + 5] = 4;
+  Expect(B, "tensor flags");
+  // A tensor map rank on a buffer that is not a tensor map.
+  B = Good;
+  B[P + 6] = 1;
+  Expect(B, "tensor map rank");
   // A private atomic on a buffer of lines, or on a value, is corrupt too.
-  size_t P2 = P + 5 + 4 + 1; // second parameter "b": a buffer of lines
+  size_t P2 = P + 7 + 4 + 1; // second parameter "b": a buffer of lines
   B = Good;
   B[P2 + 4] = 1;
   Expect(B, "private atomic");
+  // Tensor flags on a value ("n", the fifth parameter), a tensor map rank
+  // past 5.
+  size_t P5 = P2 + 7 + 4 + 1 + 7 + 4 + 1 + 7 + 4 + 1;
+  B = Good;
+  B[P5 + 5] = 2;
+  Expect(B, "tensor flags");
+  size_t P8 = P5 + 7 + 4 + 1 + 7 + 4 + 1 + 7 + 4 + 1;
+  B = Good;
+  B[P8 + 6] = 6;
+  Expect(B, "tensor map rank");
 }
 
 TEST(CubeMetadata, RandomBytesNeverCrash) {
