@@ -603,6 +603,9 @@ typedef struct kiln_parameter_info {
   kiln_element_type type;
   /** Buffers only: what the kernel may do with it. */
   kiln_access access;
+  /** A tensor_map parameter (docs/LangRef.md §15): bind it with
+   * kiln_arg_tensor_map. (Added after the other members.) */
+  bool is_tensor_map;
 } kiln_parameter_info;
 
 /** Fills *options with the defaults (all zero).

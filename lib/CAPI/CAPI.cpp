@@ -888,6 +888,7 @@ kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
     Info.is_buffer = P.IsBuffer;
     Info.type = fromElementType(P.Type);
     Info.access = fromAccess(P.BufferAccess);
+    Info.is_tensor_map = P.IsTensorMap;
     *out_info = Info;
     return KILN_OK;
   });

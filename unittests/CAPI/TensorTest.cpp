@@ -84,6 +84,16 @@ protected:
   kiln_buffer In = nullptr, Map = nullptr, Out = nullptr;
 };
 
+TEST_F(CAPITensorTest, ParameterInfoTellsTensorMaps) {
+  kiln_parameter_info Info;
+  ASSERT_KILN_OK(kiln_kernel_get_parameter(K, 0, &Info));
+  EXPECT_TRUE(Info.is_buffer);
+  EXPECT_FALSE(Info.is_tensor_map);
+  ASSERT_KILN_OK(kiln_kernel_get_parameter(K, 1, &Info));
+  EXPECT_TRUE(Info.is_buffer);
+  EXPECT_TRUE(Info.is_tensor_map);
+}
+
 TEST_F(CAPITensorTest, ShapesStridesAndBoxesReachTheKernel) {
   const uint64_t Shape[] = {3, 4, 5}, Strides[] = {40, 10, 2};
   kiln_arg T = kiln_arg_tensor(view(In), 3, Shape, 3, Strides);
