@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -71,9 +72,7 @@ ArgBinding ArgBinding::withShape(llvm::ArrayRef<uint64_t> Shape,
   uint64_t Stride = 1;
   for (size_t I = std::min<size_t>(Shape.size(), MaxTensorRank); I-- > 0;) {
     L.Strides[I] = Stride;
-    uint64_t Next;
-    Stride = __builtin_mul_overflow(Stride, Shape[I], &Next) ? UINT64_MAX
-                                                             : Next;
+    Stride = llvm::SaturatingMultiply(Stride, Shape[I]);
   }
   return A;
 }
