@@ -1,17 +1,20 @@
 //===- CubeMetadata.cpp - Encoding of a compiled kernel's launch metadata -===//
 //
 // Layout (all integers little-endian):
-//   "KCMD" u16 version(=3)
+//   "KCMD" u16 version(=2 or 4)
 //   str KernelName, str Symbol        (str = u32 length + bytes)
 //   u32 CubeDim[3], u32 PlaneDim, u64 ScratchBytes
 //   u32 NumParams, then per parameter:
 //     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8
 //     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer),
-//     u8 TensorFlags (bit 0 IsTensorMap, bit 1 ReadsTensorInfo; buffers
-//     only), u8 TensorMapRank (0..MaxTensorMapRank; tensor maps only)
-// Nothing may follow the last parameter. Versions 2 (without the tensor
-// bytes, docs/LangRef.md §14) and 1 (no Private byte) are refused, not
-// read: a store entry written by them is recompiled.
+//     version 4 only: u8 TensorFlags (bit 0 IsTensorMap, bit 1
+//     ReadsTensorInfo; buffers only), u8 TensorMapRank (0..MaxTensorMapRank;
+//     tensor maps only)
+// Nothing may follow the last parameter. Version 4 (docs/LangRef.md §14,
+// §15) is written only for a kernel with a tensor map or that reads tensor
+// metadata, so that the encoding of every other kernel stays what it was;
+// version 2 reads as no tensor use. Version 1 (no Private byte) is refused,
+// not read: a store entry written by it is recompiled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +31,19 @@ using namespace llvm;
 
 namespace {
 constexpr char Magic[4] = {'K', 'C', 'M', 'D'};
-constexpr uint16_t Version = 3;
-/// The smallest encoding of one parameter: empty name plus seven bytes.
-constexpr size_t MinParamBytes = 4 + 7;
+constexpr uint16_t Version = 2;
+/// Version 2 plus the tensor bytes of every parameter.
+constexpr uint16_t TensorVersion = 4;
+/// The smallest encoding of one parameter: empty name plus five bytes.
+constexpr size_t MinParamBytes = 4 + 5;
+
+/// Whether some parameter needs the tensor bytes of version 4.
+bool usesTensors(ArrayRef<ParamMetadata> Params) {
+  for (const ParamMetadata &P : Params)
+    if (P.IsTensorMap || P.ReadsTensorInfo)
+      return true;
+  return false;
+}
 
 class Writer {
 public:
@@ -88,7 +101,8 @@ Error corrupt(const Twine &Msg) {
 std::vector<uint8_t> CubeMetadata::serialize() const {
   Writer W;
   W.Out.insert(W.Out.end(), Magic, Magic + 4);
-  W.put<uint16_t>(Version);
+  bool UsesTensors = usesTensors(Params);
+  W.put<uint16_t>(UsesTensors ? TensorVersion : Version);
   W.putStr(KernelName);
   W.putStr(Symbol);
   for (uint32_t D : CubeDim)
@@ -103,8 +117,10 @@ std::vector<uint8_t> CubeMetadata::serialize() const {
     W.put<uint8_t>(P.Ty.isLine() ? static_cast<uint8_t>(P.Ty.lanes()) : 0);
     W.put<uint8_t>(static_cast<uint8_t>(P.Access));
     W.put<uint8_t>(static_cast<uint8_t>(P.Private));
-    W.put<uint8_t>((P.IsTensorMap ? 1 : 0) | (P.ReadsTensorInfo ? 2 : 0));
-    W.put<uint8_t>(P.TensorMapRank);
+    if (UsesTensors) {
+      W.put<uint8_t>((P.IsTensorMap ? 1 : 0) | (P.ReadsTensorInfo ? 2 : 0));
+      W.put<uint8_t>(P.TensorMapRank);
+    }
   }
   return std::move(W.Out);
 }
@@ -116,9 +132,9 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
   uint16_t V;
   if (Error E = R.get(V, "version"))
     return E;
-  if (V != Version)
+  if (V != Version && V != TensorVersion)
     return corrupt("unsupported version " + Twine(V) + " (expected " +
-                   Twine(Version) + ")");
+                   Twine(Version) + " or " + Twine(TensorVersion) + ")");
   CubeMetadata M;
   if (Error E = R.getStr(M.KernelName, "kernel name"))
     return E;
@@ -179,23 +195,28 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     P.Ty = Lanes ? Type::line(SK, Lanes) : Type::scalar(SK);
     P.Access = static_cast<AccessKind>(Access);
     P.Private = static_cast<PrivateAtomic>(Private);
-    uint8_t Flags, MapRank;
-    if (Error E = R.get(Flags, "parameter"))
-      return E;
-    if (Error E = R.get(MapRank, "parameter"))
-      return E;
-    if (Flags > 3 || (Flags && !IsBuffer))
-      return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
-                     Twine(Flags));
-    P.IsTensorMap = Flags & 1;
-    P.ReadsTensorInfo = Flags & 2;
-    if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
-      return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
-                     Twine(MapRank));
-    P.TensorMapRank = MapRank;
+    if (V == TensorVersion) {
+      uint8_t Flags, MapRank;
+      if (Error E = R.get(Flags, "parameter"))
+        return E;
+      if (Error E = R.get(MapRank, "parameter"))
+        return E;
+      if (Flags > 3 || (Flags && !IsBuffer))
+        return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
+                       Twine(Flags));
+      P.IsTensorMap = Flags & 1;
+      P.ReadsTensorInfo = Flags & 2;
+      if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
+        return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
+                       Twine(MapRank));
+      P.TensorMapRank = MapRank;
+    }
     M.Params.push_back(std::move(P));
   }
   if (R.remaining() != 0)
     return corrupt(Twine(R.remaining()) + " trailing bytes");
+  // Such metadata is written as version 2: one encoding per metadata.
+  if (V == TensorVersion && !usesTensors(M.Params))
+    return corrupt("version 4 without a tensor parameter");
   return M;
 }

@@ -45,15 +45,35 @@ TEST(CubeMetadata, RoundTrip) {
   EXPECT_EQ(Back->serialize(), Bytes);
 }
 
+TEST(CubeMetadata, TensorBytesOnlyForKernelsThatUseTensors) {
+  // Without a tensor parameter the encoding is version 2's, byte for byte.
+  CubeMetadata M = sample();
+  M.Params.resize(6);
+  std::vector<uint8_t> Plain = M.serialize();
+  EXPECT_EQ(Plain[4], 2);
+  // sample()'s 8 parameters of one-letter names: 12 bytes each with the
+  // tensor bytes, 10 without.
+  std::vector<uint8_t> Full = sample().serialize();
+  EXPECT_EQ(Full[4], 4);
+  EXPECT_EQ(Full.size(), Plain.size() + 6 * 2 + 2 * 12);
+  auto Back = CubeMetadata::deserialize(Full);
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_TRUE(Back->Params[6].ReadsTensorInfo);
+  EXPECT_FALSE(Back->Params[6].IsTensorMap);
+  EXPECT_TRUE(Back->Params[7].IsTensorMap);
+  EXPECT_EQ(Back->Params[7].TensorMapRank, 2);
+  EXPECT_TRUE(Back->readsTensorInfo());
+}
+
 TEST(CubeMetadata, LittleEndianLayout) {
   CubeMetadata M;
   M.KernelName = "k";
   M.Symbol = "s";
   std::vector<uint8_t> B = M.serialize();
-  // magic, version 3 as u16 LE, then the u32 LE length of "k".
+  // magic, version 2 as u16 LE, then the u32 LE length of "k".
   ASSERT_GE(B.size(), 11u);
   EXPECT_EQ(std::string(B.begin(), B.begin() + 4), "KCMD");
-  EXPECT_EQ(B[4], 3);
+  EXPECT_EQ(B[4], 2);
   EXPECT_EQ(B[5], 0);
   EXPECT_EQ(B[6], 1);
   EXPECT_EQ(B[7], 0);
@@ -82,16 +102,13 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B[0] = 'X';
   Expect(B, "bad magic");
   B = Good;
-  B[4] = 4;
-  Expect(B, "unsupported version 4");
-  // Version 1 had no private-atomic byte, version 2 no tensor bytes:
-  // refused (their store entries are recompiled), never misread.
+  B[4] = 3;
+  Expect(B, "unsupported version 3");
+  // Version 1 had no private-atomic byte: refused (its store entries are
+  // recompiled), never misread.
   B = Good;
   B[4] = 1;
-  Expect(B, "unsupported version 1 (expected 3)");
-  B = Good;
-  B[4] = 2;
-  Expect(B, "unsupported version 2 (expected 3)");
+  Expect(B, "unsupported version 1 (expected 2 or 4)");
   B = Good;
   B.push_back(0);
   Expect(B, "trailing");
@@ -143,6 +160,13 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B = Good;
   B[P8 + 6] = 6;
   Expect(B, "tensor map rank");
+  // Version 4 whose parameters use no tensor: written as version 2 only.
+  size_t P7 = P8 - (7 + 4 + 1);
+  B = Good;
+  B[P7 + 5] = 0;
+  B[P8 + 5] = 0;
+  B[P8 + 6] = 0;
+  Expect(B, "version 4 without a tensor parameter");
 }
 
 TEST(CubeMetadata, RandomBytesNeverCrash) {
