@@ -248,8 +248,20 @@ typedef enum kiln_arg_kind {
   /** A view of a buffer, for a buffer parameter: kiln_arg.view. */
   KILN_ARG_BUFFER = 1,
   /** A value, for a value parameter: kiln_arg.value. */
-  KILN_ARG_VALUE = 2
+  KILN_ARG_VALUE = 2,
+  /** A view bound as a tensor (docs/LangRef.md §16), for a buffer
+   * parameter: kiln_arg.view and kiln_arg.tensor (its box unused). */
+  KILN_ARG_TENSOR = 3,
+  /** A tensor map (docs/LangRef.md §17), for a tensor_map parameter:
+   * kiln_arg.view and kiln_arg.tensor with its box. */
+  KILN_ARG_TENSOR_MAP = 4
 } kiln_arg_kind;
+
+/** The most dimensions of a tensor binding; of a tensor map; the largest
+ * box dimension of a tensor map. */
+#define KILN_MAX_TENSOR_RANK 8
+#define KILN_MAX_TENSOR_MAP_RANK 5
+#define KILN_MAX_TENSOR_MAP_BOX_DIM 256
 
 /** kiln_buffer_view.count meaning "every whole element from byte_offset to
  * the end of the buffer". */
@@ -291,10 +303,27 @@ typedef struct kiln_value {
  * (the other is ignored). The buffer handle of a view is not owned by the
  * kiln_arg; it must be live when the launch is submitted (the launch then
  * keeps the memory alive until it has run). */
+/** The shape and strides of a tensor binding, in elements (a line counts
+ * as one), outermost first, and a tensor map's box. The counts are as
+ * given (at most KILN_MAX_TENSOR_RANK entries of each array are kept; a
+ * larger count is refused at launch). */
+typedef struct kiln_tensor {
+  uint32_t rank;         /**< shape entries: 1..KILN_MAX_TENSOR_RANK */
+  uint32_t stride_count; /**< strides entries: rank */
+  uint32_t box_rank;     /**< tensor maps: box entries, rank */
+  uint32_t reserved;     /**< 0 */
+  uint64_t shape[KILN_MAX_TENSOR_RANK];
+  uint64_t strides[KILN_MAX_TENSOR_RANK];
+  uint64_t box[KILN_MAX_TENSOR_RANK];
+} kiln_tensor;
+
 typedef struct kiln_arg {
   kiln_arg_kind kind;
   kiln_buffer_view view;
   kiln_value value;
+  /** KILN_ARG_TENSOR and KILN_ARG_TENSOR_MAP only (added after the other
+   * members, which keep their offsets). */
+  kiln_tensor tensor;
 } kiln_arg;
 
 /* Constructors. They never fail and do not change the last-error message;
@@ -308,6 +337,24 @@ kiln_arg kiln_arg_view(kiln_buffer buffer, kiln_element_type type,
 /** The whole buffer as elements of type (its size / the element's size). */
 kiln_arg kiln_arg_buffer(kiln_buffer buffer, kiln_element_type type,
                          kiln_access access);
+/** \p view (a KILN_ARG_BUFFER from kiln_arg_view or kiln_arg_buffer) as a
+ * tensor of \p rank dimensions, \p shape[rank] and \p strides[stride_count]
+ * in elements, outermost first (docs/LangRef.md §16); strides NULL with
+ * stride_count 0: contiguous row-major. Checked at launch, naming the
+ * parameter: rank 1 to KILN_MAX_TENSOR_RANK, stride_count equal to rank,
+ * every value and the shape's product within u32. Anything but a
+ * KILN_ARG_BUFFER as \p view, or NULL arrays with non-zero counts, give a
+ * kiln_arg of kind KILN_ARG_NONE, refused at launch. */
+kiln_arg kiln_arg_tensor(kiln_arg view, size_t rank, const uint64_t *shape,
+                         size_t stride_count, const uint64_t *strides);
+/** \p tensor (from kiln_arg_tensor) as a tensor map with a box of
+ * \p box_rank dimensions (docs/LangRef.md §17), for a tensor_map
+ * parameter. Checked at launch: rank 1 to KILN_MAX_TENSOR_MAP_RANK, the
+ * rank the kernel's copies use, box_rank equal to it, box dimensions 1 to
+ * KILN_MAX_TENSOR_MAP_BOX_DIM. Anything but a KILN_ARG_TENSOR, or a NULL box
+ * with a non-zero count, gives a kiln_arg of kind KILN_ARG_NONE. */
+kiln_arg kiln_arg_tensor_map(kiln_arg tensor, size_t box_rank,
+                             const uint64_t *box);
 kiln_arg kiln_arg_f32(float v);
 kiln_arg kiln_arg_f64(double v);
 kiln_arg kiln_arg_i32(int32_t v);
@@ -578,6 +625,9 @@ typedef struct kiln_parameter_info {
   kiln_element_type type;
   /** Buffers only: what the kernel may do with it. */
   kiln_access access;
+  /** A tensor_map parameter (docs/LangRef.md §17): bind it with
+   * kiln_arg_tensor_map. (Added after the other members.) */
+  bool is_tensor_map;
 } kiln_parameter_info;
 
 /** Fills *options with the defaults (all zero).

@@ -251,6 +251,12 @@ private:
 
 /// One launch argument, in parameter order: a view (for a buffer parameter)
 /// or a value (its bytes are copied into the argument).
+/// The most dimensions of a tensor binding (docs/LangRef.md §16) and of a
+/// tensor map (§17); the largest box dimension of a tensor map.
+inline constexpr size_t MaxTensorRank = 8;
+inline constexpr size_t MaxTensorMapRank = 5;
+inline constexpr uint64_t MaxTensorMapBoxDim = 256;
+
 class Arg {
 public:
   static constexpr size_t MaxValueBytes = 128; ///< vec<16 x f64>
@@ -258,6 +264,25 @@ public:
   /// \p Access is what the binding allows: a Read binding is refused for a
   /// parameter the kernel may write.
   static Arg buffer(BufferView View, Access Allowed = Access::ReadWrite);
+  /// A view bound as a tensor (docs/LangRef.md §16): its \p Shape and
+  /// \p Strides in elements (a line is one), outermost first; empty
+  /// \p Strides: contiguous row-major. The kernel reads them with shape,
+  /// stride, rank and tensor_len; accesses stay checked against the view's
+  /// element count. Checked at launch (InvalidLaunch, naming the
+  /// parameter): rank 1 to MaxTensorRank, one stride per dimension, every
+  /// value and the shape's product within u32.
+  static Arg tensor(BufferView View, std::span<const uint64_t> Shape,
+                    std::span<const uint64_t> Strides = {},
+                    Access Allowed = Access::ReadWrite);
+  /// A tensor map (docs/LangRef.md §17), for a tensor_map parameter: a
+  /// tensor as above and the \p Box its copies move, one dimension per
+  /// tensor dimension. Checked at launch too: rank 1 to MaxTensorMapRank,
+  /// the rank the kernel's copies use, box dimensions 1 to
+  /// MaxTensorMapBoxDim.
+  static Arg tensorMap(BufferView View, std::span<const uint64_t> Shape,
+                       std::span<const uint64_t> Strides,
+                       std::span<const uint64_t> Box,
+                       Access Allowed = Access::ReadWrite);
   /// A value of \p Type given by its bytes (packed lanes; bool is one byte).
   /// A size other than the type's is refused at launch.
   static Arg value(ElementType Type, const void *Bytes, size_t Size);
@@ -275,9 +300,17 @@ public:
   ElementType type() const { return IsBuffer ? View.type() : ValueType; }
   const uint8_t *valueBytes() const { return Bytes.data(); }
   size_t valueSize() const { return Size; }
+  /// Whether a shape was given (tensor, tensorMap), and a box (tensorMap).
+  bool hasShape() const { return HasShape; }
+  bool hasBox() const { return HasBox; }
+  std::span<const uint64_t> shape() const { return Shape; }
+  std::span<const uint64_t> strides() const { return Strides; }
+  std::span<const uint64_t> box() const { return Box; }
 
 private:
   bool IsBuffer = false;
+  bool HasShape = false, HasBox = false;
+  std::vector<uint64_t> Shape, Strides, Box;
   BufferView View;
   Access BufferAccess = Access::ReadWrite;
   ElementType ValueType;
@@ -293,6 +326,9 @@ struct ParameterInfo {
   bool IsBuffer = false;
   ElementType Type; ///< a buffer's element type, or the value's type
   Access BufferAccess = Access::ReadWrite; ///< buffers only
+  /// A tensor_map parameter (docs/LangRef.md §17): bind it with
+  /// Arg::tensorMap.
+  bool IsTensorMap = false;
 };
 
 /// Where a kernel handle's code first came from.

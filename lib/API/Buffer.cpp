@@ -68,6 +68,24 @@ Arg Arg::buffer(BufferView View, Access Allowed) {
   return A;
 }
 
+Arg Arg::tensor(BufferView View, std::span<const uint64_t> Shape,
+                std::span<const uint64_t> Strides, Access Allowed) {
+  Arg A = buffer(std::move(View), Allowed);
+  A.HasShape = true;
+  A.Shape.assign(Shape.begin(), Shape.end());
+  A.Strides.assign(Strides.begin(), Strides.end());
+  return A;
+}
+
+Arg Arg::tensorMap(BufferView View, std::span<const uint64_t> Shape,
+                   std::span<const uint64_t> Strides,
+                   std::span<const uint64_t> Box, Access Allowed) {
+  Arg A = tensor(std::move(View), Shape, Strides, Allowed);
+  A.HasBox = true;
+  A.Box.assign(Box.begin(), Box.end());
+  return A;
+}
+
 Arg Arg::value(ElementType Type, const void *Bytes, size_t Size) {
   Arg A;
   A.ValueType = Type;

@@ -120,6 +120,10 @@ remoteConfigOf(const DeviceConfig &Config) {
   return Out(std::move(R));
 }
 
+static_assert(api::MaxTensorRank == kiln::MaxTensorRank &&
+                  api::MaxTensorMapRank == kiln::MaxTensorMapRank &&
+                  api::MaxTensorMapBoxDim == kiln::MaxTensorMapBoxDim,
+              "the public tensor limits are the runtime's");
 static_assert(api::MaxThreads == Executor::MaxThreads,
               "the public limit is the executor's");
 
@@ -249,7 +253,8 @@ static api::Kernel makeHandle(const std::shared_ptr<DeviceState> &D,
   S->PlaneDim = M.PlaneDim;
   for (const ParamMetadata &P : M.Params)
     S->Params.push_back(
-        ParameterInfo{P.Name, P.IsBuffer, apiType(P.Ty), apiAccess(P.Access)});
+        ParameterInfo{P.Name, P.IsBuffer, apiType(P.Ty), apiAccess(P.Access),
+                      P.IsTensorMap});
   S->Origin = Origin;
   unsigned Default = variantIndex(/*Aligned64=*/true, /*MayAlias=*/false);
   S->Variants[Default] = std::move(Loaded);
@@ -681,12 +686,19 @@ Status detail::prepareLaunch(PreparedLaunch &P, const api::Kernel &K,
 
   P.Bindings.reserve(Args.size());
   for (const Arg &A : Args) {
-    if (A.isBuffer())
-      P.Bindings.push_back(ArgBinding::buffer(A.view().data(),
-                                              irType(A.view().type()),
-                                              A.view().count(),
-                                              irAccess(A.access())));
-    else
+    if (A.isBuffer()) {
+      ArgBinding Binding =
+          ArgBinding::buffer(A.view().data(), irType(A.view().type()),
+                             A.view().count(), irAccess(A.access()));
+      if (A.hasShape())
+        Binding = Binding.withShape(
+            llvm::ArrayRef<uint64_t>(A.shape().data(), A.shape().size()),
+            llvm::ArrayRef<uint64_t>(A.strides().data(), A.strides().size()));
+      if (A.hasBox())
+        Binding = Binding.withBox(
+            llvm::ArrayRef<uint64_t>(A.box().data(), A.box().size()));
+      P.Bindings.push_back(Binding);
+    } else
       P.Bindings.push_back(ArgBinding::value(irType(A.type()), A.valueBytes(),
                                              A.valueSize()));
   }

@@ -387,11 +387,36 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
     const kiln_arg &A = Args[I];
     api::ElementType Type;
     int Kind = rawValue(A.kind);
-    if (Kind == KILN_ARG_BUFFER) {
+    if (Kind == KILN_ARG_BUFFER || Kind == KILN_ARG_TENSOR ||
+        Kind == KILN_ARG_TENSOR_MAP) {
       api::Arg View = api::Arg::u32(0);
       if (kiln_status E = toView(C, A.view, {I, ".view.buffer"},
                                  {I, ".view.type"}, {I, ".view.access"}, View))
         return E;
+      if (Kind != KILN_ARG_BUFFER) {
+        // Counts past the arrays keep their size, so that the launch
+        // refuses them with the rank named.
+        const kiln_tensor &T = A.tensor;
+        auto Entries = [](const uint64_t *Values, uint32_t Count) {
+          std::vector<uint64_t> V(Values,
+                                  Values + std::min<uint32_t>(
+                                               Count, KILN_MAX_TENSOR_RANK));
+          V.resize(Count, 0);
+          return V;
+        };
+        std::vector<uint64_t> Shape = Entries(T.shape, T.rank);
+        std::vector<uint64_t> Strides = Entries(T.strides, T.stride_count);
+        // A tensor given with no strides is contiguous; one with a count of
+        // strides that does not match is refused at launch.
+        if (T.stride_count == 0 && T.rank != 0)
+          Strides.clear();
+        api::BufferView V = View.view();
+        View = Kind == KILN_ARG_TENSOR
+                   ? api::Arg::tensor(V, Shape, Strides, View.access())
+                   : api::Arg::tensorMap(V, Shape, Strides,
+                                         Entries(T.box, T.box_rank),
+                                         View.access());
+      }
       Out.push_back(std::move(View));
     } else if (Kind == KILN_ARG_VALUE) {
       if (kiln_status E =
@@ -402,8 +427,9 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
                          A.value.size, KILN_MAX_VALUE_BYTES);
       Out.push_back(api::Arg::value(Type, A.value.bytes, A.value.size));
     } else {
-      return C.invalid("{}.kind is {}, neither KILN_ARG_BUFFER nor "
-                       "KILN_ARG_VALUE (a zeroed kiln_arg?)",
+      return C.invalid("{}.kind is {}, not KILN_ARG_BUFFER, KILN_ARG_VALUE, "
+                       "KILN_ARG_TENSOR or KILN_ARG_TENSOR_MAP (a zeroed "
+                       "kiln_arg, or a tensor made from something else?)",
                        ArgName(I, ""), Kind);
     }
   }
@@ -492,6 +518,43 @@ kiln_arg kiln_arg_view(kiln_buffer buffer, kiln_element_type type,
 kiln_arg kiln_arg_buffer(kiln_buffer buffer, kiln_element_type type,
                          kiln_access access) {
   return kiln_arg_view(buffer, type, 0, KILN_WHOLE_BUFFER, access);
+}
+
+kiln_arg kiln_arg_tensor(kiln_arg view, size_t rank, const uint64_t *shape,
+                         size_t stride_count, const uint64_t *strides) {
+  kiln_arg A = view;
+  std::memset(&A.tensor, 0, sizeof(A.tensor));
+  if (rawValue(view.kind) != KILN_ARG_BUFFER || (rank && !shape) ||
+      (stride_count && !strides)) {
+    A.kind = KILN_ARG_NONE;
+    return A;
+  }
+  auto Clamp = [](size_t N) {
+    return static_cast<uint32_t>(std::min<size_t>(N, UINT32_MAX));
+  };
+  A.kind = KILN_ARG_TENSOR;
+  A.tensor.rank = Clamp(rank);
+  A.tensor.stride_count = Clamp(stride_count);
+  for (size_t I = 0; I < rank && I < KILN_MAX_TENSOR_RANK; ++I)
+    A.tensor.shape[I] = shape[I];
+  for (size_t I = 0; I < stride_count && I < KILN_MAX_TENSOR_RANK; ++I)
+    A.tensor.strides[I] = strides[I];
+  return A;
+}
+
+kiln_arg kiln_arg_tensor_map(kiln_arg tensor, size_t box_rank,
+                             const uint64_t *box) {
+  kiln_arg A = tensor;
+  if (rawValue(tensor.kind) != KILN_ARG_TENSOR || (box_rank && !box)) {
+    A.kind = KILN_ARG_NONE;
+    return A;
+  }
+  A.kind = KILN_ARG_TENSOR_MAP;
+  A.tensor.box_rank =
+      static_cast<uint32_t>(std::min<size_t>(box_rank, UINT32_MAX));
+  for (size_t I = 0; I < box_rank && I < KILN_MAX_TENSOR_RANK; ++I)
+    A.tensor.box[I] = box[I];
+  return A;
 }
 
 kiln_arg kiln_arg_f32(float v) { return valueArg(KILN_F32, &v, sizeof(v)); }
@@ -855,6 +918,7 @@ kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
     Info.is_buffer = P.IsBuffer;
     Info.type = fromElementType(P.Type);
     Info.access = fromAccess(P.BufferAccess);
+    Info.is_tensor_map = P.IsTensorMap;
     *out_info = Info;
     return KILN_OK;
   });

@@ -67,7 +67,8 @@ kiln::lowering::findPrivatisableBuffers(const Kernel &K,
       auto It = Merge.find(O.Value);
       if (It == Merge.end())
         continue;
-      if (I == 0 && Op.opClass() == OpClass::Len)
+      if (I == 0 && (Op.opClass() == OpClass::Len ||
+                     Op.opClass() == OpClass::TensorMeta))
         continue;
       if (I != 0 || Op.opClass() != OpClass::AtomicRMW) {
         Disqualified.insert(O.Value);

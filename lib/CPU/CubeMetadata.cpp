@@ -1,23 +1,32 @@
 //===- CubeMetadata.cpp - Encoding of a compiled kernel's launch metadata -===//
 //
 // Layout (all integers little-endian):
-//   "KCMD" u16 version(=2 or 3)
+//   "KCMD" u16 version(=2, 3, 4 or 5)
 //   str KernelName, str Symbol        (str = u32 length + bytes)
 //   u32 CubeDim[3], u32 PlaneDim,
-//   version 3 only: u32 ClusterDim[3], u8 Flags (bit 0: UsesDebugPrint),
+//   versions 3 and 5 only: u32 ClusterDim[3], u8 Flags (bit 0: UsesDebugPrint),
 //   u64 ScratchBytes
 //   u32 NumParams, then per parameter:
 //     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8
-//     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer)
-// Nothing may follow the last parameter. Version 1 (no Private byte) is
-// refused, not read: a store entry written by it is recompiled. Version 2
-// is written for a kernel with 1x1x1 clusters and no debug printing, so
-// that the encoding of every other kernel stays what it was; it reads as
-// ClusterDim (1, 1, 1), no flags.
+//     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer),
+//     versions 4 and 5 only: u8 TensorFlags (bit 0 IsTensorMap, bit 1
+//     ReadsTensorInfo; buffers only), u8 TensorMapRank (0..MaxTensorMapRank;
+//     tensor maps only)
+// Nothing may follow the last parameter. The version says which optional
+// parts are present: 2 none, 3 the cluster block (docs/LangRef.md §14,
+// §15), 4 the tensor bytes (§16, §17), 5 both. Each part is written only
+// for a kernel that needs it (clusters other than 1x1x1 or debug printing;
+// a tensor map or a read of tensor metadata), so that the encoding of every
+// other kernel stays what it was and each metadata has exactly one
+// encoding; a part present without need is refused as corrupt. Version 1
+// (no Private byte) is refused, not read: a store entry written by it is
+// recompiled.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/CPU/CubeMetadata.h"
+
+#include "kiln/IR/Tensor.h"
 
 #include "llvm/Support/Endian.h"
 
@@ -32,8 +41,20 @@ constexpr uint16_t Version = 2;
 /// Version 2 plus ClusterDim and Flags.
 constexpr uint16_t ClusterVersion = 3;
 constexpr uint8_t FlagDebugPrint = 1;
+/// Version 2 plus the tensor bytes of every parameter.
+constexpr uint16_t TensorVersion = 4;
+/// Version 2 plus both.
+constexpr uint16_t ClusterTensorVersion = 5;
 /// The smallest encoding of one parameter: empty name plus five bytes.
 constexpr size_t MinParamBytes = 4 + 5;
+
+/// Whether some parameter needs the tensor bytes of version 4.
+bool usesTensors(ArrayRef<ParamMetadata> Params) {
+  for (const ParamMetadata &P : Params)
+    if (P.IsTensorMap || P.ReadsTensorInfo)
+      return true;
+  return false;
+}
 
 class Writer {
 public:
@@ -93,7 +114,11 @@ std::vector<uint8_t> CubeMetadata::serialize() const {
   W.Out.insert(W.Out.end(), Magic, Magic + 4);
   bool Extended =
       UsesDebugPrint || ClusterDim != std::array<uint32_t, 3>{1, 1, 1};
-  W.put<uint16_t>(Extended ? ClusterVersion : Version);
+  bool UsesTensors = usesTensors(Params);
+  W.put<uint16_t>(Extended && UsesTensors ? ClusterTensorVersion
+                  : Extended              ? ClusterVersion
+                  : UsesTensors           ? TensorVersion
+                                          : Version);
   W.putStr(KernelName);
   W.putStr(Symbol);
   for (uint32_t D : CubeDim)
@@ -113,6 +138,10 @@ std::vector<uint8_t> CubeMetadata::serialize() const {
     W.put<uint8_t>(P.Ty.isLine() ? static_cast<uint8_t>(P.Ty.lanes()) : 0);
     W.put<uint8_t>(static_cast<uint8_t>(P.Access));
     W.put<uint8_t>(static_cast<uint8_t>(P.Private));
+    if (UsesTensors) {
+      W.put<uint8_t>((P.IsTensorMap ? 1 : 0) | (P.ReadsTensorInfo ? 2 : 0));
+      W.put<uint8_t>(P.TensorMapRank);
+    }
   }
   return std::move(W.Out);
 }
@@ -124,9 +153,11 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
   uint16_t V;
   if (Error E = R.get(V, "version"))
     return E;
-  if (V != Version && V != ClusterVersion)
+  bool HasClusterBlock = V == ClusterVersion || V == ClusterTensorVersion;
+  bool HasTensorBytes = V == TensorVersion || V == ClusterTensorVersion;
+  if (V != Version && !HasClusterBlock && !HasTensorBytes)
     return corrupt("unsupported version " + Twine(V) + " (expected " +
-                   Twine(Version) + " or " + Twine(ClusterVersion) + ")");
+                   Twine(Version) + " to " + Twine(ClusterTensorVersion) + ")");
   CubeMetadata M;
   if (Error E = R.getStr(M.KernelName, "kernel name"))
     return E;
@@ -144,7 +175,7 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     return E;
   if (M.PlaneDim == 0)
     return corrupt("plane_dim of zero");
-  if (V == ClusterVersion) {
+  if (HasClusterBlock) {
     for (uint32_t &D : M.ClusterDim) {
       if (Error E = R.get(D, "cluster_dim"))
         return E;
@@ -159,7 +190,8 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     M.UsesDebugPrint = Flags & FlagDebugPrint;
     // Such metadata is written as version 2: one encoding per metadata.
     if (!M.UsesDebugPrint && M.ClusterDim == std::array<uint32_t, 3>{1, 1, 1})
-      return corrupt("version 3 with neither clusters nor flags");
+      return corrupt("version " + Twine(V) +
+                     " with neither clusters nor flags");
   }
   if (Error E = R.get(M.ScratchBytes, "scratch size"))
     return E;
@@ -204,9 +236,28 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
     P.Ty = Lanes ? Type::line(SK, Lanes) : Type::scalar(SK);
     P.Access = static_cast<AccessKind>(Access);
     P.Private = static_cast<PrivateAtomic>(Private);
+    if (HasTensorBytes) {
+      uint8_t Flags, MapRank;
+      if (Error E = R.get(Flags, "parameter"))
+        return E;
+      if (Error E = R.get(MapRank, "parameter"))
+        return E;
+      if (Flags > 3 || (Flags && !IsBuffer))
+        return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
+                       Twine(Flags));
+      P.IsTensorMap = Flags & 1;
+      P.ReadsTensorInfo = Flags & 2;
+      if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
+        return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
+                       Twine(MapRank));
+      P.TensorMapRank = MapRank;
+    }
     M.Params.push_back(std::move(P));
   }
   if (R.remaining() != 0)
     return corrupt(Twine(R.remaining()) + " trailing bytes");
+  // Such metadata is written as version 2: one encoding per metadata.
+  if (HasTensorBytes && !usesTensors(M.Params))
+    return corrupt("version " + Twine(V) + " without a tensor parameter");
   return M;
 }

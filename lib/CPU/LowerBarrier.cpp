@@ -333,6 +333,15 @@ Value *BarrierEmitter::lowerUnitOp(const Operation &Op) {
   case OpKind::MemcpyAsyncTx:
     emitCopy(Op);
     return nullptr;
+  case OpKind::TmaLoad:
+  case OpKind::TmaStore:
+    emitTensorCopy(Op);
+    return nullptr;
+  case OpKind::TmaCommit:
+  case OpKind::TmaWaitRead:
+  case OpKind::TmaWait:
+    // Stores are done when issued (docs/LangRef.md §17): nothing to wait for.
+    return nullptr;
   default:
     Cx.fail(Op.Loc, "internal error: '" + opName(Op.Kind) +
                         "' is not a per-unit barrier operation");

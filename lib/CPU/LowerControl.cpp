@@ -218,11 +218,17 @@ void ControlEmitter::lowerUnitOp(const Operation &Op) {
     if (Value *V = Memory.lowerMemoryOp(Op); V && Op.Result != NoValue)
       Values.define(Op.Result, V);
     return;
+  case OpClass::TensorMeta:
+    if (Value *V = Memory.emitTensorMeta(Op); V && Op.Result != NoValue)
+      Values.define(Op.Result, V);
+    return;
   case OpClass::BarrierDecl:
   case OpClass::BarrierArrive:
   case OpClass::BarrierExpectTx:
   case OpClass::BarrierWait:
   case OpClass::AsyncCopy:
+  case OpClass::TensorCopy:
+  case OpClass::TensorStoreGroup:
     if (Value *V = Barriers.lowerUnitOp(Op); V && Op.Result != NoValue)
       Values.define(Op.Result, V);
     return;

@@ -170,6 +170,14 @@ llvm::Error KernelLowering::emitEntry() {
     Barriers.FaultSlot =
         B.CreateAlignedLoad(Ptr, B.CreateConstInBoundsGEP1_64(I8, LaunchArg, 32),
                             llvm::Align(8), "fault");
+  // The tensor table (CubeABI.h), only for kernels that read it.
+  bool ReadsTensors = false;
+  for (const ParamTensorUse &U : findTensorUses(K))
+    ReadsTensors |= U.ReadsTensorInfo;
+  if (ReadsTensors)
+    Memory.TensorTable = B.CreateAlignedLoad(
+        Ptr, B.CreateConstInBoundsGEP1_64(I8, LaunchArg, 40), llvm::Align(8),
+        "tensors");
   for (size_t I = 0; I < K.Params.size(); ++I) {
     ValueId P = K.Params[I];
     const ValueInfo &VI = K.value(P);
@@ -277,6 +285,7 @@ LoweredModule KernelLowering::finish() {
   MD.ClusterDim = K.ClusterDim;
   MD.UsesDebugPrint = Cx.UsesDebugPrint;
   MD.ScratchBytes = Cx.Layout.Bytes;
+  std::vector<ParamTensorUse> Uses = findTensorUses(K);
   for (ValueId P : K.Params) {
     const ValueInfo &VI = K.value(P);
     ParamMetadata PM;
@@ -286,6 +295,11 @@ LoweredModule KernelLowering::finish() {
     PM.Access = VI.Access;
     if (MD.Params.size() < Memory.Private.size())
       PM.Private = Memory.Private[MD.Params.size()];
+    PM.IsTensorMap = VI.IsTensorMap;
+    if (MD.Params.size() < Uses.size()) {
+      PM.ReadsTensorInfo = Uses[MD.Params.size()].ReadsTensorInfo;
+      PM.TensorMapRank = Uses[MD.Params.size()].MapRank;
+    }
     MD.Params.push_back(std::move(PM));
   }
   return Out;

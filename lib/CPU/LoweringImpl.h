@@ -24,6 +24,7 @@
 //                                           vars, atomics, per-unit slots
 //     PlaneEmitter    LowerPlane.cpp        plane operations at cube level
 //     BarrierEmitter  LowerBarrier.cpp      barrier objects, async copies
+//                     LowerTensor.cpp       tensor metadata, tensor map copies
 //     CmmaEmitter     LowerCmma.cpp         cmma fragment operations, once
 //                                           per plane at cube level
 //     ControlEmitter  LowerControl.cpp      cube blocks, constructs at either
@@ -76,6 +77,14 @@ struct MemAccess {
   /// The element in the private copy of a privatisable buffer, else null.
   llvm::Value *PrivPtr = nullptr;
 };
+
+/// How a kernel uses a parameter's tensor information (LowerTensor.cpp).
+struct ParamTensorUse {
+  bool ReadsTensorInfo = false; ///< metadata read, or a tensor map
+  uint8_t MapRank = 0;          ///< coordinates of its copies, 0 if none
+};
+/// One entry per parameter of \p K.
+std::vector<ParamTensorUse> findTensorUses(const Kernel &K);
 
 class MemoryEmitter;
 class ScalarEmitter;
@@ -301,12 +310,22 @@ public:
       : Cx(Cx), Types(Types), Scopes(Scopes), Pos(Pos), Values(Values),
         Scalar(Scalar) {}
   llvm::Value *lowerMemoryOp(const Operation &Op);
+  /// shape, stride, rank, tensor_len (LowerTensor.cpp, docs/LangRef.md §16).
+  llvm::Value *emitTensorMeta(const Operation &Op);
+  /// The u32 at byte \p Offset + 4 * \p Index (i32, null: 0) of parameter
+  /// \p Param's TensorInfo (CubeABI.h); \p Default (i32) when the launch
+  /// gave no table.
+  llvm::Value *tensorField(ValueId Param, uint64_t Offset, llvm::Value *Index,
+                           llvm::Value *Default);
+  llvm::Value *memCount(ValueId Mem);
   llvm::Value *scratchPtr(uint64_t Offset);
   llvm::Value *loadSlot(ValueId Id, llvm::Value *Unit);
   void storeSlot(ValueId Id, llvm::Value *Unit, llvm::Value *V);
 
   // ---- Set by the driver ----
   llvm::Value *Scratch = nullptr; ///< the cube function's scratch argument
+  /// LaunchArgs::Tensors, when the kernel reads tensor information.
+  llvm::Value *TensorTable = nullptr;
   llvm::DenseMap<ValueId, llvm::Value *> BufBase, BufCount;
   /// Privatisable buffers (AtomicPrivatisation.h): whether this launch
   /// privatises them (i1) and their private copy's base (CubeABI.h).
@@ -318,7 +337,6 @@ public:
 
 private:
   MemAccess resolveAccess(ValueId Mem, const Operand &Index);
-  llvm::Value *memCount(ValueId Mem);
   llvm::Value *guarded(llvm::Value *InBounds, Type ResultTy,
                        llvm::function_ref<llvm::Value *()> Emit);
   void tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
@@ -394,6 +412,8 @@ private:
                       const Operation &Op);
   void init(llvm::Value *State, llvm::Value *Count);
   void emitCopy(const Operation &Op);
+  /// tma_load and tma_store (LowerTensor.cpp, docs/LangRef.md §17).
+  void emitTensorCopy(const Operation &Op);
   /// Base address of array \p Mem for the current unit.
   llvm::Value *arrayBase(ValueId Mem);
   llvm::Value *operandI32(const Operand &O, llvm::Value *Unit = nullptr);

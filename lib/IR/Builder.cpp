@@ -136,6 +136,14 @@ ValueId KernelBuilder::addBuffer(std::string Name, Type Elem,
   return Id;
 }
 
+ValueId KernelBuilder::addTensorMap(std::string Name, Type Elem,
+                                    AccessKind Access) {
+  ValueId Id = addBuffer(std::move(Name), Elem, Access);
+  if (Id != NoValue)
+    K.value(Id).IsTensorMap = true;
+  return Id;
+}
+
 ValueId KernelBuilder::addScalar(std::string Name, Type Ty) {
   if (checkArgs({}))
     return NoValue;
@@ -187,6 +195,7 @@ KernelBuilder::impliedType(OpKind Kind,
   case OpClass::Builtin:
   case OpClass::BuiltinXYZ:
   case OpClass::Len:
+  case OpClass::TensorMeta:
   case OpClass::BarrierArrive:
     return U32;
   case OpClass::UnaryNumeric:
@@ -469,6 +478,54 @@ void KernelBuilder::memcpyAsync(OpKind Kind, Arg Barrier, Arg Src,
   Operation Op;
   Op.Kind = Kind;
   Op.Operands = {Barrier.O, Src.O, SrcOffset.O, Dst.O, DstOffset.O, Count.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::tmaLoad(Arg Barrier, Arg Shared, Arg Offset, Arg Map,
+                            llvm::ArrayRef<Arg> Coords) {
+  std::vector<Arg> All = {Barrier, Shared, Offset, Map};
+  All.insert(All.end(), Coords.begin(), Coords.end());
+  if (checkArgs(All))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::TmaLoad;
+  for (const Arg &A : All)
+    Op.Operands.push_back(A.O);
+  append(std::move(Op));
+}
+
+void KernelBuilder::tmaStore(Arg Shared, Arg Offset, Arg Map,
+                             llvm::ArrayRef<Arg> Coords) {
+  std::vector<Arg> All = {Shared, Offset, Map};
+  All.insert(All.end(), Coords.begin(), Coords.end());
+  if (checkArgs(All))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::TmaStore;
+  for (const Arg &A : All)
+    Op.Operands.push_back(A.O);
+  append(std::move(Op));
+}
+
+void KernelBuilder::tmaCommit() {
+  if (checkArgs({}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::TmaCommit;
+  append(std::move(Op));
+}
+
+void KernelBuilder::tmaWait(OpKind Kind, Arg Groups) {
+  if (checkArgs({Groups}))
+    return;
+  if (Kind != OpKind::TmaWaitRead && Kind != OpKind::TmaWait) {
+    fail("tmaWait builds tma_wait_read or tma_wait, not '" + opName(Kind) +
+         "'");
+    return;
+  }
+  Operation Op;
+  Op.Kind = Kind;
+  Op.Operands = {Groups.O};
   append(std::move(Op));
 }
 

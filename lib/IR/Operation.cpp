@@ -45,6 +45,8 @@ bool kiln::producesValue(OpClass Class) {
   case OpClass::AsyncCopy:
   case OpClass::Cmma:
   case OpClass::DebugPrint:
+  case OpClass::TensorCopy:
+  case OpClass::TensorStoreGroup:
   case OpClass::If:
   case OpClass::Loop:
   case OpClass::Switch:

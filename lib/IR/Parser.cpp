@@ -335,11 +335,18 @@ bool Parser::parseParam(Kernel &K) {
   if (expect(TokenKind::Colon, "':' after the parameter name"))
     return true;
   ValueInfo Info;
-  if (isWord("buffer")) {
+  if (isWord("buffer") || isWord("tensor_map")) {
+    // tensor_map<T, ACCESS> (docs/LangRef.md §17) is written as a buffer is.
+    std::string What = Tok.Text.str();
+    Info.IsTensorMap = What == "tensor_map";
     consume();
     Info.Kind = ValueKind::Buffer;
-    if (expect(TokenKind::Less, "'<' after 'buffer'") || parseType(Info.Ty) ||
-        expect(TokenKind::Comma, "',' after the buffer element type"))
+    if (expect(TokenKind::Less, "'<' after '" + What + "'") ||
+        parseType(Info.Ty) ||
+        expect(TokenKind::Comma, "',' after the " +
+                                     (Info.IsTensorMap ? "tensor map"
+                                                       : std::string("buffer")) +
+                                     " element type"))
       return true;
     std::optional<AccessKind> Access =
         is(TokenKind::Word) ? parseAccessName(Tok.Text) : std::nullopt;
@@ -348,7 +355,7 @@ bool Parser::parseParam(Kernel &K) {
                        "found " + describeToken());
     Info.Access = *Access;
     consume();
-    if (expect(TokenKind::Greater, "'>' to close the buffer type"))
+    if (expect(TokenKind::Greater, "'>' to close the " + What + " type"))
       return true;
   } else if (parseType(Info.Ty)) {
     return true;
@@ -435,6 +442,15 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
     break;
   case OpClass::AsyncCopy:
     if (parseBracketedOperands(K, Op))
+      return true;
+    break;
+  case OpClass::TensorCopy:
+    if (parseOperands(K, Op))
+      return true;
+    break;
+  case OpClass::TensorStoreGroup:
+    // tma_commit takes no operand; tma_wait_read and tma_wait take one.
+    if (Op.Kind != OpKind::TmaCommit && parseOperands(K, Op))
       return true;
     break;
   case OpClass::Cmma:

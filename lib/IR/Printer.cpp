@@ -313,7 +313,7 @@ void Printer::printKernel() {
     }
     const ValueInfo &Info = K.Values[Id];
     if (Info.Kind == ValueKind::Buffer)
-      OS << "buffer<" << Info.Ty.str() << ", " << accessName(Info.Access)
+      OS << (Info.IsTensorMap ? "tensor_map<" : "buffer<") << Info.Ty.str() << ", " << accessName(Info.Access)
          << '>';
     else
       OS << Info.Ty.str();

@@ -262,6 +262,10 @@ private:
                               " at " + where(Op, Op.Loc)));
       return;
     case OpClass::BarrierExpectTx:
+    // Tensor map copies (docs/LangRef.md §17) write shared memory and
+    // buffers, whose loads are judged by their index (§2.4).
+    case OpClass::TensorCopy:
+    case OpClass::TensorStoreGroup:
       return;
     case OpClass::BarrierWait: {
       ValueId Bar = operandId(Op, 0);

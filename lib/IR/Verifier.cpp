@@ -16,6 +16,7 @@
 
 #include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Printer.h"
+#include "kiln/IR/Tensor.h"
 #include "kiln/IR/Uniformity.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -75,6 +76,8 @@ int64_t signedValue(uint64_t Bits, ScalarKind Kind) {
 
 /// "a buffer", "a barrier object", ...: kindPhrase, barriers told apart.
 llvm::StringRef valuePhrase(const ValueInfo &V) {
+  if (V.IsTensorMap)
+    return "a tensor map";
   return V.IsBarrier ? "a barrier object" : kindPhrase(V.Kind);
 }
 
@@ -83,9 +86,13 @@ struct MemoryKinds {
   bool Buffer = false, Shared = false, Local = false, Var = false;
   /// Barrier objects (kind Shared or Local) instead of arrays.
   bool Barriers = false;
+  /// Tensor map parameters too (only the tensor operations take them).
+  bool TensorMaps = false;
   bool allows(const ValueInfo &V) const {
     ValueKind Kind = V.Kind;
     if (V.IsBarrier != Barriers)
+      return false;
+    if (V.IsTensorMap && !TensorMaps)
       return false;
     return (Kind == ValueKind::Buffer && Buffer) ||
            (Kind == ValueKind::Shared && Shared) ||
@@ -95,6 +102,8 @@ struct MemoryKinds {
   std::string phrase() const {
     if (Barriers)
       return "a barrier object";
+    if (TensorMaps)
+      return "a buffer or tensor map parameter";
     std::vector<std::string> Parts;
     if (Buffer)
       Parts.push_back("a buffer");
@@ -120,6 +129,7 @@ constexpr MemoryKinds VarOnly{false, false, false, true};
 constexpr MemoryKinds SharedOnly{false, true, false, false};
 constexpr MemoryKinds BarrierObject{false, true, true, false, true};
 constexpr MemoryKinds CmmaMemory{true, true, false, false};
+constexpr MemoryKinds TensorParam{true, false, false, false, false, true};
 
 class KernelVerifier {
 public:
@@ -245,6 +255,12 @@ private:
   void verifyBarrierDecl(const Operation &Op);
   std::optional<Type> verifyBarrierOp(const Operation &Op);
   void verifyAsyncCopy(const Operation &Op);
+  std::optional<Type> verifyTensorMeta(const Operation &Op);
+  void verifyTensorCopy(const Operation &Op);
+  void verifyTensorStoreGroup(const Operation &Op);
+  /// The coordinate count of the first tensor map copy on each map, and
+  /// where it stands: a map has one rank.
+  llvm::DenseMap<ValueId, std::pair<size_t, SourceLoc>> MapRanks;
   /// Operand \p I is a u32 value or literal (\p Role names it).
   bool expectU32(const Operation &Op, size_t I, const llvm::Twine &Role);
   /// The barrier operand \p I, or null after a diagnostic; with
@@ -1034,6 +1050,8 @@ std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
   case OpClass::Bitcast:
   case OpClass::Select:
     return verifyConversion(Op);
+  case OpClass::TensorMeta:
+    return verifyTensorMeta(Op);
   case OpClass::Load:
   case OpClass::Store:
   case OpClass::Len:
@@ -1252,6 +1270,81 @@ std::optional<Type> KernelVerifier::verifyBarrierOp(const Operation &Op) {
   default:
     return std::nullopt;
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor metadata and tensor maps (docs/LangRef.md §16, §17)
+//===----------------------------------------------------------------------===//
+
+std::optional<Type> KernelVerifier::verifyTensorMeta(const Operation &Op) {
+  bool TakesDim = Op.Kind == OpKind::Shape || Op.Kind == OpKind::Stride;
+  size_t Count = TakesDim ? 2 : 1;
+  if (!checkOperandCount(Op, Count, Count))
+    return std::nullopt;
+  bool Ok = memoryOperand(Op, 0, TensorParam) != nullptr;
+  if (TakesDim)
+    Ok &= expectU32(Op, 1, "the dimension");
+  if (!Ok)
+    return std::nullopt;
+  return Type::scalar(ScalarKind::U32);
+}
+
+void KernelVerifier::verifyTensorCopy(const Operation &Op) {
+  // tma_load %bar, %smem, %offset, %map, %c...;
+  // tma_store %smem, %offset, %map, %c...
+  bool IsLoad = Op.Kind == OpKind::TmaLoad;
+  size_t SmemI = IsLoad ? 1 : 0, MapI = SmemI + 2;
+  if (!checkOperandCount(Op, MapI + 2, MapI + 1 + MaxTensorMapRank))
+    return;
+  if (IsLoad)
+    barrierOperand(Op, 0, /*NeedsCube=*/true);
+  const ValueInfo *Smem = memoryOperand(Op, SmemI, SharedOnly);
+  verifyIndex(Op, SmemI + 1);
+  const ValueInfo *Map = memoryOperand(Op, MapI, TensorParam);
+  if (Map && !Map->IsTensorMap) {
+    error(locOf(Op, MapI),
+          op(Op) + " needs a tensor map as operand " + llvm::Twine(MapI + 1) +
+              ", but " + name(Op.Operands[MapI].Value) +
+              " is a buffer (declare it 'tensor_map<" + Map->Ty.str() + ", " +
+              accessName(Map->Access) + ">')");
+    Map = nullptr;
+  }
+  size_t Rank = Op.Operands.size() - MapI - 1;
+  for (size_t I = MapI + 1; I < Op.Operands.size(); ++I)
+    expectType(Op, I, plainOperand(Op, I), Type::scalar(ScalarKind::I32),
+               "coordinate " + llvm::Twine(I - MapI));
+  if (!Map)
+    return;
+  if (IsLoad && Map->Access == AccessKind::Write)
+    error(locOf(Op, MapI), op(Op) + " reads from %" + Map->Name +
+                               ", a tensor map declared 'write'");
+  if (!IsLoad && Map->Access == AccessKind::Read)
+    error(locOf(Op, MapI), op(Op) + " writes to %" + Map->Name +
+                               ", a tensor map declared 'read'");
+  auto [It, New] =
+      MapRanks.try_emplace(Op.Operands[MapI].Value, Rank, Op.Loc);
+  if (!New && It->second.first != Rank)
+    error(locOf(Op, MapI),
+          op(Op) + " gives " + llvm::Twine(Rank) + " coordinate(s) for %" +
+              Map->Name + ", but the copy at " +
+              llvm::Twine(It->second.second.Line) + ":" +
+              llvm::Twine(It->second.second.Col) + " gives " +
+              llvm::Twine(It->second.first) +
+              "; every copy of a tensor map uses its rank");
+  if (Smem && Smem->Ty != Map->Ty)
+    error(locOf(Op, SmemI), op(Op) + " copies between %" + Map->Name +
+                                " of " + quoted(Map->Ty) + " and %" +
+                                Smem->Name + " of " + quoted(Smem->Ty) +
+                                "; both must have one element type");
+}
+
+void KernelVerifier::verifyTensorStoreGroup(const Operation &Op) {
+  if (Op.Kind == OpKind::TmaCommit) {
+    checkOperandCount(Op, 0, 0);
+    return;
+  }
+  if (checkOperandCount(Op, 1, 1))
+    expectU32(Op, 0, "the group count");
 }
 
 void KernelVerifier::verifyAsyncCopy(const Operation &Op) {
@@ -1501,6 +1594,16 @@ void KernelVerifier::verifyOp(const Operation &Op) {
     if (!Op.Regions.empty())
       verifyRegions(Op, 0);
     verifyAsyncCopy(Op);
+    return;
+  case OpClass::TensorCopy:
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    verifyTensorCopy(Op);
+    return;
+  case OpClass::TensorStoreGroup:
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    verifyTensorStoreGroup(Op);
     return;
   case OpClass::MatrixDecl:
     verifyFragmentDecl(Op);

@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -43,6 +44,44 @@ ArgBinding ArgBinding::buffer(void *Data, Type ElementType, uint64_t Count,
   A.Access = Access;
   A.Data = Data;
   A.Count = Count;
+  return A;
+}
+
+/// Keeps the first MaxTensorRank of \p Values in \p To; returns the count.
+static uint32_t keep(llvm::ArrayRef<uint64_t> Values,
+                     std::array<uint64_t, MaxTensorRank> &To) {
+  To.fill(0);
+  for (size_t I = 0; I < Values.size() && I < MaxTensorRank; ++I)
+    To[I] = Values[I];
+  return static_cast<uint32_t>(
+      std::min<size_t>(Values.size(), std::numeric_limits<uint32_t>::max()));
+}
+
+ArgBinding ArgBinding::withShape(llvm::ArrayRef<uint64_t> Shape,
+                                 llvm::ArrayRef<uint64_t> Strides) const {
+  ArgBinding A = *this;
+  TensorLayout &L = A.Tensor;
+  L.HasShape = true;
+  L.Rank = keep(Shape, L.Shape);
+  if (!Strides.empty() || Shape.empty()) {
+    L.StrideCount = keep(Strides, L.Strides);
+    return A;
+  }
+  // Contiguous row-major; a product past u64 saturates and is refused at
+  // launch like any stride past u32.
+  L.StrideCount = L.Rank;
+  uint64_t Stride = 1;
+  for (size_t I = std::min<size_t>(Shape.size(), MaxTensorRank); I-- > 0;) {
+    L.Strides[I] = Stride;
+    Stride = llvm::SaturatingMultiply(Stride, Shape[I]);
+  }
+  return A;
+}
+
+ArgBinding ArgBinding::withBox(llvm::ArrayRef<uint64_t> Box) const {
+  ArgBinding A = *this;
+  A.Tensor.HasBox = true;
+  A.Tensor.BoxRank = keep(Box, A.Tensor.Box);
   return A;
 }
 
@@ -131,6 +170,99 @@ static std::string describe(const ArgBinding &A) {
   return "a value of type " + A.type().str();
 }
 
+/// What is wrong with the tensor part of binding \p A of parameter \p P
+/// (docs/LangRef.md §16, §17), or an empty string.
+static std::string checkTensor(const ParamMetadata &P, const ArgBinding &A) {
+  const TensorLayout &L = A.tensor();
+  if (!P.IsBuffer)
+    return L.HasShape || L.HasBox ? "a value takes no shape, strides or box"
+                                  : "";
+  if (L.HasBox && !P.IsTensorMap)
+    return "a tensor map (a binding with a box) is bound to a buffer "
+           "parameter; bind the buffer without a box";
+  if (P.IsTensorMap && (!L.HasShape || !L.HasBox))
+    return "a tensor_map parameter needs a tensor map binding: a shape, "
+           "strides and a box";
+  if (!L.HasShape) {
+    if (P.ReadsTensorInfo && A.bufferCount() > UINT32_MAX)
+      return "the buffer has " + std::to_string(A.bufferCount()) +
+             " elements: its default shape does not fit u32, which the "
+             "kernel's tensor metadata is";
+    return "";
+  }
+  unsigned MaxRank = P.IsTensorMap ? MaxTensorMapRank : MaxTensorRank;
+  if (L.Rank == 0 || L.Rank > MaxRank)
+    return std::string(P.IsTensorMap ? "a tensor map" : "a tensor") +
+           " binding has rank 1 to " + std::to_string(MaxRank) + ", got " +
+           std::to_string(L.Rank);
+  if (L.StrideCount != L.Rank)
+    return "the shape has " + std::to_string(L.Rank) +
+           " dimension(s) but the strides " + std::to_string(L.StrideCount) +
+           "; give one stride per dimension";
+  uint64_t Len = 1;
+  for (unsigned D = 0; D < L.Rank; ++D) {
+    if (L.Shape[D] > UINT32_MAX)
+      return "shape[" + std::to_string(D) + "] = " +
+             std::to_string(L.Shape[D]) + " does not fit u32";
+    if (L.Strides[D] > UINT32_MAX)
+      return "strides[" + std::to_string(D) + "] = " +
+             std::to_string(L.Strides[D]) + " does not fit u32";
+    Len *= L.Shape[D]; // below 2^64: the product stays checked below 2^32
+    if (Len > UINT32_MAX)
+      return "the shape's product (the tensor_len) exceeds u32 at "
+             "dimension " + std::to_string(D);
+  }
+  if (!P.IsTensorMap)
+    return "";
+  if (P.TensorMapRank && L.Rank != P.TensorMapRank)
+    return "the kernel's tensor map copies use rank " +
+           std::to_string(P.TensorMapRank) + ", the binding has rank " +
+           std::to_string(L.Rank);
+  if (L.BoxRank != L.Rank)
+    return "the box has " + std::to_string(L.BoxRank) +
+           " dimension(s), the tensor " + std::to_string(L.Rank);
+  uint64_t BoxBytes = P.Ty.storeSize();
+  for (unsigned D = 0; D < L.Rank; ++D) {
+    if (L.Box[D] == 0 || L.Box[D] > MaxTensorMapBoxDim)
+      return "box[" + std::to_string(D) + "] = " + std::to_string(L.Box[D]) +
+             ": a box dimension is 1 to " +
+             std::to_string(MaxTensorMapBoxDim);
+    BoxBytes *= L.Box[D]; // at most 128 * 256^5 = 2^47
+  }
+  // A load completes its box's bytes on a barrier, whose transaction
+  // count is a signed 32-bit number (docs/LangRef.md §13.3).
+  if (BoxBytes > INT32_MAX)
+    return "the box holds " + std::to_string(BoxBytes) +
+           " bytes, more than a barrier's transaction count (2^31 - 1)";
+  return "";
+}
+
+/// The TensorInfo (CubeABI.h) of a binding checkTensor accepted.
+static void fillTensorInfo(const ArgBinding &A, TensorInfo &T) {
+  const TensorLayout &L = A.tensor();
+  T = TensorInfo{};
+  std::fill(std::begin(T.Shape), std::end(T.Shape), 1u);
+  if (!A.isBuffer())
+    return;
+  if (!L.HasShape) {
+    T.Rank = 1;
+    T.Shape[0] = static_cast<uint32_t>(A.bufferCount());
+    T.Strides[0] = 1;
+    T.Len = T.Shape[0];
+    return;
+  }
+  T.Rank = L.Rank;
+  T.Len = 1;
+  for (unsigned D = 0; D < L.Rank; ++D) {
+    T.Shape[D] = static_cast<uint32_t>(L.Shape[D]);
+    T.Strides[D] = static_cast<uint32_t>(L.Strides[D]);
+    T.Len *= T.Shape[D];
+  }
+  if (L.HasBox)
+    for (unsigned D = 0; D < L.BoxRank && D < MaxTensorRank; ++D)
+      T.Box[D] = static_cast<uint32_t>(L.Box[D]);
+}
+
 Error kiln::validateLaunch(const CubeMetadata &M,
                            std::array<uint32_t, 3> CubeCount,
                            llvm::ArrayRef<ArgBinding> Args,
@@ -212,6 +344,8 @@ Error kiln::validateLaunch(const CubeMetadata &M,
                  Twine(P.Ty.storeSize()) + " bytes, " + Twine(A.valueSize()) +
                  " given");
     }
+    if (std::string Why = checkTensor(P, A); !Why.empty())
+      return Bad(Why);
   }
   return Error::success();
 }
@@ -649,6 +783,14 @@ Error Executor::launch(const LoadedKernel &Kernel,
                 0,
                 Stop ? Stop->flag() : nullptr,
                 &Fault};
+  // Only kernels that read tensor metadata get (and pay for) the table.
+  llvm::SmallVector<TensorInfo, 4> Tensors;
+  if (M.readsTensorInfo()) {
+    Tensors.resize(Args.size());
+    for (size_t I = 0; I < Args.size(); ++I)
+      fillTensorInfo(Args[I], Tensors[I]);
+    LA.Tensors = Tensors.data();
+  }
   uint32_t Total = CubeCount[0] * CubeCount[1] * CubeCount[2];
   if (Total == 0)
     return Error::success(); // nothing to run (LangRef §2.1)

@@ -51,8 +51,9 @@ cl::opt<std::string> Cubes("cubes",
 cl::list<std::string> Args(
     "arg",
     cl::desc("Bind parameter NAME: a buffer TYPE[COUNT]:zeros|fill=VALUE|"
-             "iota|file=PATH, or a literal of a value parameter's type "
-             "(every parameter must be bound)"),
+             "iota|file=PATH[:shape=AxB..[:strides=AxB..][:box=AxB..]], or a "
+             "literal of a value parameter's type (every parameter must be "
+             "bound)"),
     cl::value_desc("NAME=SPEC"), cl::cat(Category));
 cl::list<std::string> Outs(
     "out", cl::desc("After the launch, write buffer NAME to PATH (raw, "
@@ -410,6 +411,11 @@ int main(int argc, char **argv) {
       "    TYPE (integers wrap). file= reads exactly COUNT raw little-endian\n"
       "    elements (a file of another size is an error). A line VALUE is\n"
       "    one literal for every lane or one per lane, comma-separated.\n"
+      "    A tensor binding adds :shape=AxBx... and optionally\n"
+      "    :strides=AxBx... (elements, outermost first; default contiguous\n"
+      "    row-major): f32[12]:zeros:shape=2x3x2:strides=6x2x1. A\n"
+      "    tensor_map parameter also needs :box=AxB... (one per dimension):\n"
+      "    f32[4096]:iota:shape=64x64:box=16x32.\n"
       "  Value SPEC: a literal of the parameter's type: 2.5, 7, -3, true,\n"
       "    0x3f800000 (a float's bit pattern).\n"
       "  --print writes one element per line, lanes separated by spaces,\n"

@@ -101,6 +101,52 @@ Expected<std::vector<uint8_t>> kiln::parseValueText(StringRef Text, Type Ty) {
   return Bytes;
 }
 
+/// Takes the `:shape=`, `:strides=` and `:box=` suffixes off the end of
+/// \p Rest (the contents part of a buffer SPEC) into \p S. Only a suffix
+/// that is exactly `:KEY=N[xN...]` counts, so the PATH of file= may still
+/// hold colons.
+static llvm::Error takeTensorSuffixes(StringRef Spec, StringRef &Rest,
+                                      BufferSpec &S) {
+  bool SeenShape = false, SeenStrides = false, SeenBox = false;
+  for (;;) {
+    size_t Colon = Rest.rfind(':');
+    if (Colon == StringRef::npos)
+      break;
+    StringRef Suffix = Rest.drop_front(Colon + 1);
+    auto [Key, Dims] = Suffix.split('=');
+    std::vector<uint64_t> *To = Key == "shape"     ? &S.Shape
+                                : Key == "strides" ? &S.Strides
+                                : Key == "box"     ? &S.Box
+                                                   : nullptr;
+    bool *Seen = Key == "shape"     ? &SeenShape
+                 : Key == "strides" ? &SeenStrides
+                                    : &SeenBox;
+    if (!To || !Suffix.contains('='))
+      break;
+    if (*Seen)
+      return specError("bad buffer '" + Spec + "': '" + Key +
+                       "=' is given twice");
+    *Seen = true;
+    llvm::SmallVector<StringRef, 8> Parts;
+    Dims.split(Parts, 'x');
+    for (StringRef Part : Parts) {
+      uint64_t N;
+      if (Part.empty() || !llvm::all_of(Part, llvm::isDigit) ||
+          Part.getAsInteger(10, N))
+        return specError("bad buffer '" + Spec + "': " + Key + "='" + Dims +
+                         "' is not a list of numbers below 2^64 separated "
+                         "by 'x' (as in 64x64)");
+      To->push_back(N);
+    }
+    Rest = Rest.take_front(Colon);
+  }
+  if ((SeenStrides || SeenBox) && !SeenShape)
+    return specError("bad buffer '" + Spec + "': " +
+                     (SeenStrides ? "strides=" : "box=") +
+                     " needs a shape= (a tensor binding)");
+  return llvm::Error::success();
+}
+
 Expected<BufferSpec> kiln::parseBufferSpec(StringRef Spec) {
   size_t Open = Spec.find('[');
   size_t Close = Spec.find(']');
@@ -120,6 +166,8 @@ Expected<BufferSpec> kiln::parseBufferSpec(StringRef Spec) {
   StringRef Rest = Spec.drop_front(Close + 1);
   if (!Rest.consume_front(":"))
     return specError("bad buffer '" + Spec + "': expected ':' after ']'");
+  if (llvm::Error E = takeTensorSuffixes(Spec, Rest, S))
+    return E;
   if (Rest == "zeros") {
     S.Init = BufferSpec::InitKind::Zeros;
   } else if (Rest == "iota") {
@@ -497,6 +545,7 @@ std::vector<ParamMetadata> kiln::paramsOf(const Kernel &K) {
     P.IsBuffer = V.Kind == ValueKind::Buffer;
     P.Ty = V.Ty;
     P.Access = V.Access;
+    P.IsTensorMap = V.IsTensorMap;
     Params.push_back(std::move(P));
   }
   return Params;
@@ -566,7 +615,20 @@ kiln::bindArguments(llvm::ArrayRef<ParamMetadata> Params,
       if (!B)
         return Bad(toString(B.takeError()));
       In.Buffers[I] = std::move(*B);
-      In.Bindings.push_back(ArgBinding::buffer(In.Buffers[I]));
+      ArgBinding Binding = ArgBinding::buffer(In.Buffers[I]);
+      if (!BS->Box.empty() && !P.IsTensorMap)
+        return specError("argument '" + P.Name +
+                         "': box= binds a tensor map, but %" + P.Name +
+                         " is a buffer parameter");
+      if (P.IsTensorMap && BS->Box.empty())
+        return specError("argument '" + P.Name + "': %" + P.Name +
+                         " is a tensor_map parameter: give its shape and "
+                         "box (TYPE[COUNT]:INIT:shape=AxB:box=AxB)");
+      if (!BS->Shape.empty())
+        Binding = Binding.withShape(BS->Shape, BS->Strides);
+      if (!BS->Box.empty())
+        Binding = Binding.withBox(BS->Box);
+      In.Bindings.push_back(Binding);
     } else {
       if (isBufferSpecText(Spec))
         return Bad("%" + P.Name + " is a value of type " + P.Ty.str() +

@@ -5,7 +5,8 @@
 //
 // The text forms kiln-run reads and writes (docs/Tools.md §3.2, §3.3), and
 // the bounded reads and checked writes of the tools' files:
-//   buffer SPEC  TYPE[COUNT]:zeros | fill=VALUE | iota | file=PATH
+//   buffer SPEC  TYPE[COUNT]:zeros | fill=VALUE | iota | file=PATH, then
+//                optionally :shape=AxBx... :strides=AxBx... :box=AxBx...
 //   value SPEC   a literal of the parameter's type (kiln/IR/Literal.h)
 //   cube count   X[,Y[,Z]]
 // TYPE is an IR value type: `f32`, `vec<4 x f32>`.
@@ -48,6 +49,10 @@ struct BufferSpec {
   uint64_t Count = 0;
   InitKind Init = InitKind::Zeros;
   std::string Operand; ///< the VALUE of fill=, the PATH of file=
+  /// `:shape=AxB...`, `:strides=...`, `:box=...` after the contents
+  /// (docs/Tools.md §3.2): a tensor binding and a tensor map's box; empty
+  /// when not given (strides then contiguous row-major).
+  std::vector<uint64_t> Shape, Strides, Box;
 };
 
 /// Whether \p Spec is written as a buffer (`TYPE[COUNT]:...`), not a value.

@@ -693,8 +693,10 @@ TEST_P(CAPILaunchErrorTest, MalformedArgumentsAreInvalidArguments) {
   std::vector<kiln_arg> Args = good();
   std::memset(&Args[1], 0, sizeof(kiln_arg));
   EXPECT_EQ(launch(Args), KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(LastLaunchError, F + ": args[1].kind is 0, neither KILN_ARG_BUFFER "
-                                 "nor KILN_ARG_VALUE (a zeroed kiln_arg?)");
+  EXPECT_EQ(LastLaunchError,
+            F + ": args[1].kind is 0, not KILN_ARG_BUFFER, KILN_ARG_VALUE, "
+                "KILN_ARG_TENSOR or KILN_ARG_TENSOR_MAP (a zeroed kiln_arg, "
+                "or a tensor made from something else?)");
 
   Args = good();
   Args[2].view.buffer = nullptr;

@@ -28,6 +28,11 @@ CubeMetadata sample() {
       {"n", false, Type::scalar(ScalarKind::U32), AccessKind::ReadWrite});
   M.Params.push_back(
       {"v", false, Type::line(ScalarKind::F64, 16), AccessKind::ReadWrite});
+  // A tensor whose metadata the kernel reads, and a tensor map of rank 2.
+  M.Params.push_back({"t", true, Type::scalar(ScalarKind::I8),
+                      AccessKind::Read, PrivateAtomic::None, false, true});
+  M.Params.push_back({"m", true, Type::scalar(ScalarKind::F32),
+                      AccessKind::Read, PrivateAtomic::None, true, true, 2});
   return M;
 }
 
@@ -38,6 +43,26 @@ TEST(CubeMetadata, RoundTrip) {
   ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
   EXPECT_EQ(*Back, M);
   EXPECT_EQ(Back->serialize(), Bytes);
+}
+
+TEST(CubeMetadata, TensorBytesOnlyForKernelsThatUseTensors) {
+  // Without a tensor parameter the encoding is version 2's, byte for byte.
+  CubeMetadata M = sample();
+  M.Params.resize(6);
+  std::vector<uint8_t> Plain = M.serialize();
+  EXPECT_EQ(Plain[4], 2);
+  // sample()'s 8 parameters of one-letter names: 12 bytes each with the
+  // tensor bytes, 10 without.
+  std::vector<uint8_t> Full = sample().serialize();
+  EXPECT_EQ(Full[4], 4);
+  EXPECT_EQ(Full.size(), Plain.size() + 6 * 2 + 2 * 12);
+  auto Back = CubeMetadata::deserialize(Full);
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_TRUE(Back->Params[6].ReadsTensorInfo);
+  EXPECT_FALSE(Back->Params[6].IsTensorMap);
+  EXPECT_TRUE(Back->Params[7].IsTensorMap);
+  EXPECT_EQ(Back->Params[7].TensorMapRank, 2);
+  EXPECT_TRUE(Back->readsTensorInfo());
 }
 
 TEST(CubeMetadata, LittleEndianLayout) {
@@ -59,6 +84,7 @@ TEST(CubeMetadata, LittleEndianLayout) {
 // keeps the version 2 encoding it always had.
 TEST(CubeMetadata, ClusterAndFlagsRoundTripAsVersion3) {
   CubeMetadata M = sample();
+  M.Params.resize(6); // no tensor: see BothOptionalPartsTakeVersion5
   std::vector<uint8_t> Plain = M.serialize();
   EXPECT_EQ(Plain[4], 2);
   M.ClusterDim = {1, 2, 3};
@@ -98,6 +124,40 @@ TEST(CubeMetadata, ClusterAndFlagsRoundTripAsVersion3) {
   Expect(B, "neither clusters nor flags");
 }
 
+// A kernel with clusters (or debug printing) and tensors has both optional
+// parts: version 5, the cluster block after plane_dim and the tensor bytes
+// after each parameter.
+TEST(CubeMetadata, BothOptionalPartsTakeVersion5) {
+  CubeMetadata M = sample();
+  std::vector<uint8_t> TensorsOnly = M.serialize();
+  EXPECT_EQ(TensorsOnly[4], 4);
+  M.ClusterDim = {2, 1, 1};
+  std::vector<uint8_t> Bytes = M.serialize();
+  EXPECT_EQ(Bytes[4], 5);
+  EXPECT_EQ(Bytes.size(), TensorsOnly.size() + 13);
+  auto Back = CubeMetadata::deserialize(Bytes);
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_EQ(*Back, M);
+  EXPECT_TRUE(Back->Params[7].IsTensorMap);
+  for (size_t N = 0; N < Bytes.size(); ++N) {
+    auto R = CubeMetadata::deserialize(llvm::ArrayRef(Bytes).take_front(N));
+    EXPECT_FALSE(!!R) << "prefix of " << N << " bytes decoded";
+    if (!R)
+      llvm::consumeError(R.takeError());
+  }
+  // Version 5 whose cluster block says 1x1x1 and no flags is not this
+  // metadata's one encoding.
+  size_t ClusterAt = 4 + 2 + 4 + 4 + 4 + 14 + 16;
+  auto B = Bytes;
+  B[ClusterAt] = 1;
+  auto R = CubeMetadata::deserialize(B);
+  ASSERT_FALSE(!!R);
+  std::string Msg = llvm::toString(R.takeError());
+  EXPECT_NE(Msg.find("version 5 with neither clusters nor flags"),
+            std::string::npos)
+      << Msg;
+}
+
 TEST(CubeMetadata, EveryTruncationIsAnError) {
   std::vector<uint8_t> Bytes = sample().serialize();
   for (size_t N = 0; N < Bytes.size(); ++N) {
@@ -120,13 +180,13 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B[0] = 'X';
   Expect(B, "bad magic");
   B = Good;
-  B[4] = 4;
-  Expect(B, "unsupported version 4");
+  B[4] = 6;
+  Expect(B, "unsupported version 6");
   // Version 1 had no private-atomic byte: refused (its store entries are
   // recompiled), never misread.
   B = Good;
   B[4] = 1;
-  Expect(B, "unsupported version 1 (expected 2 or 3)");
+  Expect(B, "unsupported version 1 (expected 2 to 5)");
   B = Good;
   B.push_back(0);
   Expect(B, "trailing");
@@ -156,11 +216,35 @@ TEST(CubeMetadata, CorruptInputsAreErrors) {
   B = Good;
   B[P + 4] = 7;
   Expect(B, "private atomic");
+  B = Good;
+  B[P + 5] = 4;
+  Expect(B, "tensor flags");
+  // A tensor map rank on a buffer that is not a tensor map.
+  B = Good;
+  B[P + 6] = 1;
+  Expect(B, "tensor map rank");
   // A private atomic on a buffer of lines, or on a value, is corrupt too.
-  size_t P2 = P + 5 + 4 + 1; // second parameter "b": a buffer of lines
+  size_t P2 = P + 7 + 4 + 1; // second parameter "b": a buffer of lines
   B = Good;
   B[P2 + 4] = 1;
   Expect(B, "private atomic");
+  // Tensor flags on a value ("n", the fifth parameter), a tensor map rank
+  // past 5.
+  size_t P5 = P2 + 7 + 4 + 1 + 7 + 4 + 1 + 7 + 4 + 1;
+  B = Good;
+  B[P5 + 5] = 2;
+  Expect(B, "tensor flags");
+  size_t P8 = P5 + 7 + 4 + 1 + 7 + 4 + 1 + 7 + 4 + 1;
+  B = Good;
+  B[P8 + 6] = 6;
+  Expect(B, "tensor map rank");
+  // Version 4 whose parameters use no tensor: written as version 2 only.
+  size_t P7 = P8 - (7 + 4 + 1);
+  B = Good;
+  B[P7 + 5] = 0;
+  B[P8 + 5] = 0;
+  B[P8 + 6] = 0;
+  Expect(B, "version 4 without a tensor parameter");
 }
 
 TEST(CubeMetadata, RandomBytesNeverCrash) {

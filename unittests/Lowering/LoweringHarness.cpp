@@ -132,13 +132,15 @@ JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
 
 void JitKernel::launch(std::vector<KernelArg> Args,
                        std::array<uint32_t, 3> Count,
-                       bool OneCubePerCall) const {
+                       bool OneCubePerCall,
+                       const TensorInfo *Tensors) const {
   ASSERT_NE(Fn, nullptr);
   ASSERT_EQ(Args.size(), Metadata.Params.size());
   size_t Bytes = (std::max<uint64_t>(Metadata.ScratchBytes, 64) + 63) / 64 * 64;
   void *Scratch = std::aligned_alloc(64, Bytes);
   std::memset(Scratch, 0xCD, Bytes);
   LaunchArgs LA{Args.data(), {Count[0], Count[1], Count[2]}, 0, nullptr};
+  LA.Tensors = Tensors;
   uint32_t Total = Count[0] * Count[1] * Count[2];
   if (OneCubePerCall) {
     for (uint32_t C = 0; C < Total; ++C)

@@ -79,8 +79,11 @@ struct JitKernel {
 
   /// Runs cubes [0, X*Y*Z) with \p Args; when \p OneCubePerCall, one call
   /// per cube (checks CubeBegin/CubeEnd handling).
+  /// \p Tensors: LaunchArgs::Tensors (one TensorInfo per parameter, or
+  /// null).
   void launch(std::vector<KernelArg> Args, std::array<uint32_t, 3> Count,
-              bool OneCubePerCall = false) const;
+              bool OneCubePerCall = false,
+              const TensorInfo *Tensors = nullptr) const;
 };
 
 /// Parses, verifies, lowers and links the first kernel of \p Text; records a

@@ -37,10 +37,19 @@
 // the cubes of [CubeBegin, CubeEnd) it has not finished are left partly or
 // wholly undone. A null Stop is a launch that cannot be stopped.
 //
+// Tensor metadata (docs/LangRef.md §16, §17): LaunchArgs::Tensors points at
+// one TensorInfo per kernel parameter, in parameter order (entries of value
+// parameters are unused), valid for the whole call. The launcher fills it
+// for kernels whose metadata reads tensor information
+// (ParamMetadata::ReadsTensorInfo); a null Tensors means every buffer has
+// the default binding: rank 1, shape [Count], strides [1], no box.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_CPU_CUBEABI_H
 #define KILN_CPU_CUBEABI_H
+
+#include "kiln/IR/Tensor.h"
 
 #include <cstdint>
 
@@ -84,6 +93,19 @@ struct KernelFault {
 };
 static_assert(sizeof(KernelFault) == 24, "the lowering hard-codes this layout");
 
+/// The shape and strides (in elements, a line one element) a buffer or
+/// tensor map parameter is bound with, and a tensor map's box. Every value
+/// was checked to fit u32 at launch, Len included.
+struct TensorInfo {
+  uint32_t Rank;                    ///< 1..MaxTensorRank
+  uint32_t Len;                     ///< the product of Shape[0..Rank)
+  uint32_t Shape[MaxTensorRank];    ///< outermost first; unused entries 1
+  uint32_t Strides[MaxTensorRank];  ///< unused entries 0
+  uint32_t Box[MaxTensorRank];      ///< tensor maps: the box, Rank entries; else 0
+};
+// Rank at 0, Len at 4, Shape at 8, Strides at 40, Box at 72: 104 bytes.
+static_assert(sizeof(TensorInfo) == 104, "the lowering hard-codes this layout");
+
 /// What one launch hands every call of the cube function.
 struct LaunchArgs {
   const KernelArg *Args;  ///< one per kernel parameter
@@ -96,10 +118,12 @@ struct LaunchArgs {
   /// Where the code records a fault, or null: then faults go unreported
   /// (the code never writes through a null pointer).
   KernelFault *Fault = nullptr;
+  /// One TensorInfo per parameter (above), or null: default bindings.
+  const TensorInfo *Tensors = nullptr;
 };
 // Args at 0, CubeCount at 8, 12, 16, Reserved at 20, Stop at 24, Fault at
-// 32: 40 bytes.
-static_assert(sizeof(LaunchArgs) == 40, "the lowering hard-codes this layout");
+// 32, Tensors at 40: 48 bytes.
+static_assert(sizeof(LaunchArgs) == 48, "the lowering hard-codes this layout");
 
 using CubeFunction = void (*)(const LaunchArgs *Args, uint32_t CubeBegin,
                               uint32_t CubeEnd, void *Scratch);

@@ -31,6 +31,14 @@ struct ParamMetadata {
   /// Buffers only: whether the launch may privatise its atomics (CubeABI.h,
   /// LaunchArgs::Reserved), and how copies merge.
   PrivateAtomic Private = PrivateAtomic::None;
+  /// A tensor map parameter (docs/LangRef.md §17): bound with a box.
+  bool IsTensorMap = false;
+  /// The kernel reads the parameter's tensor metadata (§16, §17): a launch
+  /// fills LaunchArgs::Tensors (CubeABI.h).
+  bool ReadsTensorInfo = false;
+  /// Tensor maps: the rank its copies use (their coordinate count), which
+  /// the binding must have; 0 when no copy uses it.
+  uint8_t TensorMapRank = 0;
   friend bool operator==(const ParamMetadata &, const ParamMetadata &) = default;
 };
 
@@ -50,6 +58,14 @@ struct CubeMetadata {
   uint64_t ScratchBytes = 0;        ///< per-worker arena the function needs
   std::vector<ParamMetadata> Params;
   friend bool operator==(const CubeMetadata &, const CubeMetadata &) = default;
+
+  /// Whether a launch must fill LaunchArgs::Tensors.
+  bool readsTensorInfo() const {
+    for (const ParamMetadata &P : Params)
+      if (P.ReadsTensorInfo)
+        return true;
+    return false;
+  }
 
   /// A compact, platform-independent encoding (little-endian, versioned).
   std::vector<uint8_t> serialize() const;

@@ -79,6 +79,8 @@ public:
 
   /// Parameters, in order. An empty \p Name asks for a generated one.
   ValueId addBuffer(std::string Name, Type Elem, AccessKind Access);
+  /// A `tensor_map<Elem, Access>` parameter (docs/LangRef.md §17).
+  ValueId addTensorMap(std::string Name, Type Elem, AccessKind Access);
   ValueId addScalar(std::string Name, Type Ty);
 
   /// The next value-producing call names its result \p Name instead of a
@@ -120,6 +122,14 @@ public:
     return op(OpKind::WorkgroupUniformLoad, {Mem, Index});
   }
   ValueId len(Arg Buffer) { return op(OpKind::Len, {Buffer}); }
+  // Tensor metadata of a buffer or tensor map parameter (docs/LangRef.md
+  // §16), each a u32.
+  ValueId shape(Arg Tensor, Arg Dim) { return op(OpKind::Shape, {Tensor, Dim}); }
+  ValueId stride(Arg Tensor, Arg Dim) {
+    return op(OpKind::Stride, {Tensor, Dim});
+  }
+  ValueId rank(Arg Tensor) { return op(OpKind::Rank, {Tensor}); }
+  ValueId tensorLen(Arg Tensor) { return op(OpKind::TensorLen, {Tensor}); }
   ValueId var(Type Ty);
   ValueId get(Arg Var) { return op(OpKind::Get, {Var}); }
   void set(Arg Var, Arg Value);
@@ -167,6 +177,16 @@ public:
   /// (\p Kind MemcpyAsync or MemcpyAsyncTx).
   void memcpyAsync(OpKind Kind, Arg Barrier, Arg Src, Arg SrcOffset, Arg Dst,
                    Arg DstOffset, Arg Count);
+
+  // Tensor maps (docs/LangRef.md §17): \p Coords are i32, outermost first.
+  /// `tma_load %bar, %smem, %offset, %map, %c0, ...`.
+  void tmaLoad(Arg Barrier, Arg Shared, Arg Offset, Arg Map,
+               llvm::ArrayRef<Arg> Coords);
+  /// `tma_store %smem, %offset, %map, %c0, ...`.
+  void tmaStore(Arg Shared, Arg Offset, Arg Map, llvm::ArrayRef<Arg> Coords);
+  void tmaCommit();
+  /// `tma_wait_read %n` or `tma_wait %n` (\p Kind TmaWaitRead or TmaWait).
+  void tmaWait(OpKind Kind, Arg Groups);
 
   // Cooperative matrix operations (docs/LangRef.md §5.4): a fragment is
   // declared, then filled, loaded, multiplied, cast and stored by the plane.

@@ -42,6 +42,10 @@ struct ValueInfo {
   /// unit); Ty u32 and Count BarrierStateWords, its state. Plain memory
   /// operations do not take it.
   bool IsBarrier = false;
+  /// A tensor map parameter (docs/LangRef.md §17): Kind Buffer, bound with a
+  /// shape, strides and a box; only the tensor metadata and tensor map
+  /// operations take it.
+  bool IsTensorMap = false;
   MatrixType Matrix = {};               ///< Fragment only: its type (Ty is the element)
   bool isMemory() const { return Kind != ValueKind::Plain; }
 };

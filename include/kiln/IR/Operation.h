@@ -84,6 +84,9 @@ enum class OpClass : uint8_t {
   MatrixDecl,     ///< `%f = fragment matrix<...>`
   Cmma,           ///< plane-collective fragment operations (no result)
   DebugPrint,     ///< `debug_print "FORMAT", %a, ...` (no result)
+  TensorMeta,     ///< %t[, %dim] -> u32: a tensor's shape, stride, rank, len
+  TensorCopy,     ///< tma_load %bar, %smem, %off, %map, %c...; tma_store %smem, %off, %map, %c...
+  TensorStoreGroup, ///< tma_commit; tma_wait_read %n; tma_wait %n
   If,
   For,
   Loop,

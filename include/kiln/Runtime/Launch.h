@@ -13,6 +13,7 @@
 
 #include "kiln/CPU/DebugPrint.h"
 #include "kiln/CPU/LoadedKernel.h"
+#include "kiln/IR/Tensor.h"
 #include "kiln/IR/Type.h"
 #include "kiln/Runtime/Buffer.h"
 #include "kiln/Runtime/Watchdog.h"
@@ -26,6 +27,19 @@
 #include <memory>
 
 namespace kiln {
+
+/// The shape and strides a buffer is bound with (docs/LangRef.md §16), in
+/// elements (a line counts as one), outermost first, and a tensor map's box
+/// (§17), as given: entries past MaxTensorRank are not kept but counted,
+/// and validateLaunch refuses what is out of range.
+struct TensorLayout {
+  bool HasShape = false; ///< false: the default rank 1, shape [count], strides [1]
+  bool HasBox = false;   ///< a tensor map binding
+  uint32_t Rank = 0;     ///< shape entries given
+  uint32_t StrideCount = 0;
+  uint32_t BoxRank = 0;
+  std::array<uint64_t, MaxTensorRank> Shape{}, Strides{}, Box{};
+};
 
 /// One launch argument: a buffer (not owned: it must outlive the launch) or
 /// a scalar/line value (its bytes are copied into the binding).
@@ -54,6 +68,15 @@ public:
   static ArgBinding u64(uint64_t V);
   static ArgBinding boolean(bool V);
 
+  /// This buffer binding with a tensor shape and strides (docs/LangRef.md
+  /// §16); empty \p Strides: contiguous row-major (the last dimension has
+  /// stride 1).
+  ArgBinding withShape(llvm::ArrayRef<uint64_t> Shape,
+                       llvm::ArrayRef<uint64_t> Strides = {}) const;
+  /// This binding with a tensor map's box (docs/LangRef.md §17), for a
+  /// tensor_map parameter; give the shape too.
+  ArgBinding withBox(llvm::ArrayRef<uint64_t> Box) const;
+
   bool isBuffer() const { return IsBuffer; }
   Type type() const { return Ty; } ///< element type of a buffer
   AccessKind access() const { return Access; }
@@ -61,8 +84,10 @@ public:
   uint64_t bufferCount() const { return Count; }
   const uint8_t *valueBytes() const { return Bytes.data(); }
   size_t valueSize() const { return Size; }
+  const TensorLayout &tensor() const { return Tensor; }
 
 private:
+  TensorLayout Tensor;
   bool IsBuffer = false;
   Type Ty;
   AccessKind Access = AccessKind::ReadWrite;
@@ -90,7 +115,8 @@ private:
 
 /// Checks a launch of a kernel with \p Metadata: the argument count, each
 /// argument's kind (buffer or value), its type, its access (a read-only
-/// binding for a written buffer) and size (a value of the wrong size), the
+/// binding for a written buffer) and size (a value of the wrong size), its
+/// tensor shape, strides and box (docs/LangRef.md §16, §17), the
 /// buffer alignment \p RequiredAlignment the code assumes, and the cube
 /// count (the product within u32; a zero in any dimension is valid: such a
 /// launch runs nothing). The error names the parameter.

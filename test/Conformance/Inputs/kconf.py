@@ -233,7 +233,10 @@ class Buf:
     """A buffer argument: element type (scalar name or 'vec<N x T>'), the flat
     list of scalar values (bit patterns for floats), and the lane count."""
 
-    def __init__(self, elem, values, lanes=1, count=None):
+    def __init__(self, elem, values, lanes=1, count=None, suffix=""):
+        # suffix: appended to the SPEC, e.g. ":shape=2x3:strides=3x1"
+        # (a tensor binding, docs/Tools.md).
+        self.suffix = suffix
         self.elem = elem
         self.scalar = elem.split(" x ")[1].rstrip(">") if elem.startswith("vec<") else elem
         self.lanes = lanes
@@ -262,7 +265,8 @@ def run(kfile, kernel, cubes, args, outs, extra=(), workdir=None, expect_fail=Fa
             path = os.path.join(workdir, "%s.%s.in" % (tag, name))
             with open(path, "wb") as f:
                 f.write(pack(a.values, a.scalar))
-            cmd.append("--arg=%s=%s[%d]:file=%s" % (name, a.elem, a.count, path))
+            cmd.append("--arg=%s=%s[%d]:file=%s%s" % (name, a.elem, a.count, path,
+                                                      a.suffix))
         else:
             cmd.append("--arg=%s=%s" % (name, a))
     outpaths = {}
