@@ -25,7 +25,7 @@ using llvm::Value;
 /// after a divergent return with plane sizes 8 and 16 (a kiln-fuzz-lower
 /// timeout, docs/Reliability.md). Iterating over planes costs one branch
 /// per plane; the per-plane loops may still unroll and vectorise.
-static void keepLoopOverPlanesEndingAt(llvm::BasicBlock *Exit) {
+void PlaneEmitter::keepLoopOverPlanesEndingAt(llvm::BasicBlock *Exit) {
   // UnitLoops::emitCountedLoop: the header is the exit's one predecessor,
   // and its counter's second incoming block is the latch.
   llvm::BasicBlock *Header = Exit->getSinglePredecessor();
@@ -121,6 +121,10 @@ void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
   }
   if (Op.opClass() == OpClass::PlaneLane && Op.Operands.size() < 2) {
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a lane operand");
+    return;
+  }
+  if (vectorFormApplies(Op)) {
+    lowerAsVectors(Op);
     return;
   }
   Type T = Op.ResultType;
