@@ -108,25 +108,42 @@ Value *PlaneEmitter::combine(OpKind Kind, Type T, Value *Acc, Value *X) {
   }
 }
 
-void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
-  llvm::IRBuilder<> &B = Cx.B;
+bool PlaneEmitter::checkOperands(const Operation &Op) {
   if (Op.Result == NoValue) {
     Cx.fail(Op.Loc, "plane operation without a result");
-    return;
+    return false;
   }
   bool NeedsOperand = Op.opClass() != OpClass::PlaneElect;
   if (NeedsOperand && Op.Operands.empty()) {
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs an operand");
-    return;
+    return false;
   }
   if (Op.opClass() == OpClass::PlaneLane && Op.Operands.size() < 2) {
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a lane operand");
-    return;
+    return false;
   }
-  if (vectorFormApplies(Op)) {
-    lowerAsVectors(Op);
-    return;
+  return true;
+}
+
+void PlaneEmitter::lowerPlaneOps(llvm::ArrayRef<const Operation *> Ops) {
+  while (!Ops.empty()) {
+    size_t N = 0;
+    while (N < Ops.size() && vectorFormApplies(*Ops[N]))
+      ++N;
+    if (N) {
+      lowerAsVectors(Ops.take_front(N));
+      Ops = Ops.drop_front(N);
+      continue;
+    }
+    lowerPlaneOp(*Ops.front());
+    Ops = Ops.drop_front();
   }
+}
+
+void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (!checkOperands(Op))
+    return;
   Type T = Op.ResultType;
   ValueId R = Op.Result;
   Value *P = B.getInt32(Cx.PlaneDim);

@@ -72,6 +72,15 @@ bool PlaneEmitter::vectorFormApplies(const Operation &Op) const {
   unsigned P = Cx.PlaneDim;
   if (P < 4 || P > 64 || !llvm::isPowerOf2_32(P))
     return false;
+  // Malformed operations go to the scalar form, which reports them.
+  unsigned Needs = Op.opClass() == OpClass::PlaneElect  ? 0
+                   : Op.opClass() == OpClass::PlaneLane ? 2
+                                                        : 1;
+  if (Op.Result == NoValue || Op.Operands.size() < Needs)
+    return false;
+  for (const Operand &O : Op.Operands)
+    if (!O.isLiteral() && O.Value >= Cx.K.Values.size())
+      return false;
   auto TypeOf = [&](unsigned I) { return Values.operandType(Op.Operands[I]); };
   switch (Op.opClass()) {
   case OpClass::PlaneElect:
@@ -93,12 +102,14 @@ bool PlaneEmitter::vectorFormApplies(const Operation &Op) const {
   }
 }
 
-void PlaneEmitter::lowerAsVectors(const Operation &Op) {
+void PlaneEmitter::lowerAsVectors(llvm::ArrayRef<const Operation *> Ops) {
   llvm::IRBuilder<> &B = Cx.B;
   unsigned P = Cx.PlaneDim;
   unsigned Full = Cx.Units / P, Tail = Cx.Units % P;
   auto Plane = [&](Value *Index, unsigned Len) {
-    emitVectorPlane(Op, B.CreateMul(Index, B.getInt32(P)), Len);
+    Value *Base = B.CreateMul(Index, B.getInt32(P));
+    for (const Operation *Op : Ops)
+      emitVectorPlane(*Op, Base, Len);
   };
   if (Full == 1) {
     Plane(B.getInt32(0), P);
@@ -121,7 +132,7 @@ Value *PlaneEmitter::laneVector(const Operand &O, Value *Base, unsigned Len) {
   auto C = Values.CubeValues.find(O.Value);
   if (C != Values.CubeValues.end())
     return B.CreateVectorSplat(P, Types.toMem(C->second, T));
-  if (O.Value < Cx.K.Values.size() && Cx.Live[O.Value].NeedsSlot)
+  if (Cx.Live[O.Value].NeedsSlot)
     return Memory.loadSlotVector(O.Value, Base, P, Len);
   // Recomputed where used (docs/Lowering.md §5): lane by lane into a stack
   // copy, a short loop the loop vectoriser may widen.

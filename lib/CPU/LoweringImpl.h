@@ -360,9 +360,17 @@ public:
                ValueTable &Values, ScalarEmitter &Scalar, MemoryEmitter &Memory)
       : Cx(Cx), Types(Types), Pos(Pos), Values(Values), Scalar(Scalar),
         Memory(Memory) {}
+  /// One plane operation in the scalar form: per plane, a loop over its
+  /// lanes (the fallback of the vector form; reports malformed operations).
   void lowerPlaneOp(const Operation &Op);
+  /// Consecutive plane operations, in order: each run of those with a
+  /// vector form shares one loop over planes (planes are independent, so
+  /// running them plane by plane gives the same results).
+  void lowerPlaneOps(llvm::ArrayRef<const Operation *> Ops);
 
 private:
+  /// Reports a malformed plane operation; false if \p Op is one.
+  bool checkOperands(const Operation &Op);
   /// The neutral element of a plane reduction over \p T.
   llvm::Constant *identity(OpKind Kind, Type T);
   /// Acc op X; also on vectors of T (the vector form).
@@ -373,7 +381,7 @@ private:
   // ---- The vector form (LowerPlaneVector.cpp, docs/Lowering.md §6) ----
   /// Whether \p Op runs as <P x T> operations on whole planes.
   bool vectorFormApplies(const Operation &Op) const;
-  void lowerAsVectors(const Operation &Op);
+  void lowerAsVectors(llvm::ArrayRef<const Operation *> Ops);
   /// \p Op on the plane of units [Base, Base + Len), Len <= P.
   void emitVectorPlane(const Operation &Op, llvm::Value *Base, unsigned Len);
   /// \p O for the units [Base, Base + P) as <P x memType> (lanes from Len
