@@ -241,6 +241,17 @@ Value *PlaneEmitter::vectorLaneOp(const Operation &Op, Value *V, Value *Base,
       M.push_back(int(I < Len ? sourceLane(Op.Kind, I, Arg, Len) : I));
     return B.CreateShuffleVector(V, M);
   }
+  bool Absolute = Op.Kind == OpKind::PlaneBroadcast ||
+                  Op.Kind == OpKind::PlaneShuffle;
+  auto Uniform = Values.CubeValues.find(LaneOp.Value);
+  if (Absolute && Uniform != Values.CubeValues.end()) {
+    // One source lane for the whole plane: an extractelement and a splat.
+    Value *Arg = B.CreateZExtOrTrunc(Uniform->second, Cx.I32);
+    Value *Valid = B.CreateICmpULT(Arg, B.getInt32(Len));
+    Value *Src = B.CreateExtractElement(
+        V, B.CreateSelect(Valid, Arg, B.getInt32(0)));
+    return B.CreateSelect(Valid, B.CreateVectorSplat(P, Src), V);
+  }
   // A source lane per lane, as sourceLane computes it, in 32 bits: the
   // bounds checks come before any sum that could wrap.
   Value *Arg = laneVector(LaneOp, Base, Len);

@@ -13,8 +13,9 @@ plane, and lane 0 of the first plane) run:
   past a partial plane neutral: -0.0 for sums, 1 for products), lane order
   in the scalar form. The inputs make the two orders differ (checked).
 - plane_broadcast/shuffle/shuffle_xor/up/down with literal lanes, lanes
-  loaded per unit (some huge), and a lane recomputed per unit
-  (plane_dim - 1 - unit_pos_plane): a source outside the plane gives the
+  loaded per unit (some huge), a lane recomputed per unit
+  (plane_dim - 1 - unit_pos_plane) and a uniform one (a parameter, past
+  the partial plane's last lane): a source outside the plane gives the
   unit its own value; a source lane that returned is not checked.
 - plane_all/any/ballot/elect (u32 kernels) over the units still running.
 Units that returned write nothing. Both variants run at plane size 32 and
@@ -33,12 +34,14 @@ FLOATS = ["f16", "f32", "f64"]
 SIZES = [3, 4, 8, 16, 32, 64, 128]
 REDUCE = ["plane_sum", "plane_prod", "plane_min", "plane_max", "plane_inclusive_sum",
           "plane_exclusive_sum", "plane_inclusive_prod", "plane_exclusive_prod"]
-# (op, lane operand): literals, %lv (loaded per unit), %rev (recomputed).
+# (op, lane operand): literals, %lv (loaded per unit), %rev (recomputed),
+# %k (a parameter: uniform, P/2 + 1, past the partial plane's last lane).
 LANE = [("plane_broadcast", "3:u32"), ("plane_broadcast", "%lv"), ("plane_shuffle", "%lv"),
         ("plane_shuffle", "%rev"), ("plane_shuffle_xor", "1:u32"),
         ("plane_shuffle_xor", "5:u32"), ("plane_shuffle_xor", "%lv"),
         ("plane_shuffle_up", "1:u32"), ("plane_shuffle_up", "%lv"),
-        ("plane_shuffle_down", "2:u32"), ("plane_shuffle_down", "%lv")]
+        ("plane_shuffle_down", "2:u32"), ("plane_shuffle_down", "%lv"),
+        ("plane_broadcast", "%k"), ("plane_shuffle_up", "%k")]
 NOPS = len(REDUCE) + len(LANE)
 NBOOL = 7  # all, any, ballot[0..3], elect
 
@@ -48,7 +51,7 @@ def vector_form(P):
 
 
 def kernel(name, T, U, ret):
-    lines = ["kernel @%s cube_dim(%d) (%%x: buffer<%s, read>, %%l: buffer<u32, read>," % (
+    lines = ["kernel @%s cube_dim(%d) (%%x: buffer<%s, read>, %%l: buffer<u32, read>, %%k: u32," % (
         name, U, T),
         "    %%b: buffer<bool, read>, %%g: buffer<bool, read>, %%o: buffer<%s, write>," % T,
         "    %ob: buffer<u32, write>) {",
@@ -222,8 +225,8 @@ def check(chk, P, U, cubes, t, ret, xs, ls, bs, gone, res):
                     chk.eq("%s P=%d ret=%d unit %d (lane %d) %s" % (t, P, ret, u, k, op),
                            got[j], want[op][k])
                 for j, (op, arg) in enumerate(LANE):
-                    a = (int(arg.split(":")[0]) if ":" in arg else
-                         ls[u] if arg == "%lv" else P - 1 - k)
+                    a = (int(arg.split(":")[0]) if ":" in arg else ls[u] if arg == "%lv"
+                         else P // 2 + 1 if arg == "%k" else P - 1 - k)
                     src = source_lane(op, k, a, size)
                     if not act[src]:
                         continue  # unspecified
@@ -281,7 +284,8 @@ def main():
                 for variant, extra in variants:
                     chk.prefix = "[%s] " % variant
                     args = {"x": K.Buf(t, xs), "l": K.Buf("u32", ls), "b": K.Buf("bool", bs),
-                            "g": K.Buf("bool", gone), "o": K.Buf(t, [SENT[t]] * (n * NOPS)),
+                            "g": K.Buf("bool", gone), "k": str(P // 2 + 1),
+                            "o": K.Buf(t, [SENT[t]] * (n * NOPS)),
                             "ob": K.Buf("u32", [0x5A5A5A5A] * (n * NBOOL))}
                     outs = ["o", "ob"] if t == "u32" else ["o"]
                     res = K.run(fname, "k_%s_%d" % (t, ret), str(cubes), args, outs,
