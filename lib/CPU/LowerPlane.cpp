@@ -6,6 +6,10 @@
 // returned take no part in reductions, scans, ballots and elections; a
 // shuffle from a lane outside the plane gives the unit its own value.
 //
+// This file holds the scalar form (a loop per plane over its lanes, floats
+// combined in lane order) and sends what it can to the vector form
+// (LowerPlaneVector.cpp, docs/Lowering.md §6).
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoweringImpl.h"

@@ -21,7 +21,9 @@
 //                     LowerMinifloat.cpp    minifloat casts (values are i8 codes)
 //     MemoryEmitter   LowerMemory.cpp       buffers, shared/local arrays,
 //                                           vars, atomics, per-unit slots
-//     PlaneEmitter    LowerPlane.cpp        plane operations at cube level
+//     PlaneEmitter    LowerPlane.cpp        plane operations at cube level:
+//                                           the scalar form
+//                     LowerPlaneVector.cpp  the vector form
 //     BarrierEmitter  LowerBarrier.cpp      barrier objects, async copies
 //     CmmaEmitter     LowerCmma.cpp         cmma fragment operations, once
 //                                           per plane at cube level
