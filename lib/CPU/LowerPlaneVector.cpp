@@ -241,17 +241,8 @@ Value *PlaneEmitter::vectorLaneOp(const Operation &Op, Value *V, Value *Base,
       M.push_back(int(I < Len ? sourceLane(Op.Kind, I, Arg, Len) : I));
     return B.CreateShuffleVector(V, M);
   }
-  bool Absolute = Op.Kind == OpKind::PlaneBroadcast ||
-                  Op.Kind == OpKind::PlaneShuffle;
-  auto Uniform = Values.CubeValues.find(LaneOp.Value);
-  if (Absolute && Uniform != Values.CubeValues.end()) {
-    // One source lane for the whole plane: an extractelement and a splat.
-    Value *Arg = B.CreateZExtOrTrunc(Uniform->second, Cx.I32);
-    Value *Valid = B.CreateICmpULT(Arg, B.getInt32(Len));
-    Value *Src = B.CreateExtractElement(
-        V, B.CreateSelect(Valid, Arg, B.getInt32(0)));
-    return B.CreateSelect(Valid, B.CreateVectorSplat(P, Src), V);
-  }
+  if (Value *Arg = uniformLane(LaneOp, Base))
+    return uniformLaneOp(Op.Kind, V, Arg, Len);
   // A source lane per lane, as sourceLane computes it, in 32 bits: the
   // bounds checks come before any sum that could wrap.
   Value *Arg = laneVector(LaneOp, Base, Len);
@@ -289,6 +280,74 @@ Value *PlaneEmitter::vectorLaneOp(const Operation &Op, Value *V, Value *Base,
   llvm::Align Al(VT->getElementType()->getPrimitiveSizeInBits() / 8);
   Value *Ptrs = B.CreateInBoundsGEP(VT->getElementType(), Tmp, Idx);
   return B.CreateMaskedGather(VT, Ptrs, Al);
+}
+
+Value *PlaneEmitter::uniformLane(const Operand &O, Value *Base) {
+  llvm::IRBuilder<> &B = Cx.B;
+  auto C = Values.CubeValues.find(O.Value);
+  if (C != Values.CubeValues.end())
+    return B.CreateZExtOrTrunc(C->second, Cx.I32);
+  // A recomputed value (a pure function of parameters, builtins and
+  // cube-level induction variables) that is uniform is the same for the
+  // plane's first unit, returned or not. A uniform value in a slot is not:
+  // a unit that returned never wrote it.
+  if (!Cx.Uniformity || !Cx.Uniformity->isUniform(O) ||
+      Cx.Live[O.Value].NeedsSlot || !Cx.Live[O.Value].Remat)
+    return nullptr;
+  return B.CreateZExtOrTrunc(Values.value(O, Base), Cx.I32);
+}
+
+Value *PlaneEmitter::uniformLaneOp(OpKind Kind, Value *V, Value *Arg,
+                                   unsigned Len) {
+  llvm::IRBuilder<> &B = Cx.B;
+  unsigned P = Cx.PlaneDim;
+  Value *LenC = B.getInt32(Len);
+  if (Kind == OpKind::PlaneBroadcast || Kind == OpKind::PlaneShuffle) {
+    // One source lane: an extractelement and a splat.
+    Value *Valid = B.CreateICmpULT(Arg, LenC);
+    Value *Src =
+        B.CreateExtractElement(V, B.CreateSelect(Valid, Arg, B.getInt32(0)));
+    return B.CreateSelect(Valid, B.CreateVectorSplat(P, Src), V);
+  }
+  // xor, up, down by the same amount in every lane: a barrel of constant
+  // shufflevectors, the one for bit b taken when bit b of Arg is set. Lanes
+  // whose source is outside the plane keep their value (the last select);
+  // the barrel's result there does not matter.
+  Value *Perm = V;
+  for (unsigned Bit = 1; Bit < P; Bit *= 2) {
+    llvm::SmallVector<int, 64> M;
+    for (unsigned I = 0; I < P; ++I) {
+      unsigned Src = Kind == OpKind::PlaneShuffleXor ? I ^ Bit
+                     : Kind == OpKind::PlaneShuffleUp
+                         ? (I >= Bit ? I - Bit : I)
+                         : (I + Bit < P ? I + Bit : I);
+      M.push_back(int(Src));
+    }
+    Value *Set = B.CreateICmpNE(B.CreateAnd(Arg, B.getInt32(Bit)),
+                                B.getInt32(0));
+    Perm = B.CreateSelect(Set, B.CreateShuffleVector(Perm, M), Perm);
+  }
+  llvm::SmallVector<llvm::Constant *, 64> Lanes;
+  for (unsigned I = 0; I < P; ++I)
+    Lanes.push_back(B.getInt32(I));
+  Value *Lane = llvm::ConstantVector::get(Lanes);
+  Value *ArgV = B.CreateVectorSplat(P, Arg);
+  Value *LenV = B.CreateVectorSplat(P, LenC);
+  Value *Valid;
+  switch (Kind) {
+  case OpKind::PlaneShuffleXor:
+    Valid = B.CreateICmpULT(B.CreateXor(Lane, ArgV), LenV);
+    break;
+  case OpKind::PlaneShuffleUp:
+    Valid = B.CreateAnd(B.CreateICmpULE(ArgV, Lane),
+                        B.CreateICmpULT(B.CreateSub(Lane, ArgV), LenV));
+    break;
+  default: // down
+    Valid = B.CreateAnd(B.CreateICmpULT(ArgV, LenV),
+                        B.CreateICmpULT(B.CreateAdd(Lane, ArgV), LenV));
+    break;
+  }
+  return B.CreateSelect(Valid, Perm, V);
 }
 
 void PlaneEmitter::emitVectorPlane(const Operation &Op, Value *Base,

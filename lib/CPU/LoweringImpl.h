@@ -103,6 +103,7 @@ struct LoweringContext {
   llvm::Error Err = llvm::Error::success();
 
   // ---- Results of the passes ----
+  const UniformityInfo *Uniformity = nullptr; ///< set by the driver
   std::optional<Segmentation> Seg;
   Liveness Live;
   ScratchLayout Layout;
@@ -396,6 +397,13 @@ private:
   llvm::Value *vectorScan(OpKind Kind, Type T, llvm::Value *V);
   llvm::Value *vectorLaneOp(const Operation &Op, llvm::Value *V,
                             llvm::Value *Base, unsigned Len);
+  /// The lane operand \p O as one i32 for the whole plane when it is the
+  /// same for every unit and can be had without a slot; else null.
+  llvm::Value *uniformLane(const Operand &O, llvm::Value *Base);
+  /// A lane operation whose operand \p Arg (i32) is the same for every
+  /// lane: constant shufflevectors selected by Arg's bits.
+  llvm::Value *uniformLaneOp(OpKind Kind, llvm::Value *V, llvm::Value *Arg,
+                             unsigned Len);
   /// What an inactive lane contributes to a vector reduction or scan.
   llvm::Constant *vectorNeutral(OpKind Kind, Type T);
 

@@ -14,8 +14,9 @@ plane, and lane 0 of the first plane) run:
   in the scalar form. The inputs make the two orders differ (checked).
 - plane_broadcast/shuffle/shuffle_xor/up/down with literal lanes, lanes
   loaded per unit (some huge), a lane recomputed per unit
-  (plane_dim - 1 - unit_pos_plane) and a uniform one (a parameter, past
-  the partial plane's last lane): a source outside the plane gives the
+  (plane_dim - 1 - unit_pos_plane) and uniform ones (a parameter, past
+  the partial plane's last lane, and one less, recomputed per unit): a
+  source outside the plane gives the
   unit its own value; a source lane that returned is not checked.
 - plane_all/any/ballot/elect (u32 kernels) over the units still running.
 Units that returned write nothing. Both variants run at plane size 32 and
@@ -37,13 +38,16 @@ SIZES = [3, 4, 8, 16, 32, 64, 128]
 REDUCE = ["plane_sum", "plane_prod", "plane_min", "plane_max", "plane_inclusive_sum",
           "plane_exclusive_sum", "plane_inclusive_prod", "plane_exclusive_prod"]
 # (op, lane operand): literals, %lv (loaded per unit), %rev (recomputed),
-# %k (a parameter: uniform, P/2 + 1, past the partial plane's last lane).
+# %k (a parameter: uniform, P/2 + 1, past the partial plane's last lane),
+# %k1 (%k - 1, uniform and recomputed per unit).
 LANE = [("plane_broadcast", "3:u32"), ("plane_broadcast", "%lv"), ("plane_shuffle", "%lv"),
         ("plane_shuffle", "%rev"), ("plane_shuffle_xor", "1:u32"),
         ("plane_shuffle_xor", "5:u32"), ("plane_shuffle_xor", "%lv"),
         ("plane_shuffle_up", "1:u32"), ("plane_shuffle_up", "%lv"),
         ("plane_shuffle_down", "2:u32"), ("plane_shuffle_down", "%lv"),
-        ("plane_broadcast", "%k"), ("plane_shuffle_up", "%k")]
+        ("plane_broadcast", "%k"), ("plane_shuffle_up", "%k"), ("plane_shuffle_xor", "%k"),
+        ("plane_shuffle", "%k1"), ("plane_shuffle_xor", "%k1"), ("plane_shuffle_up", "%k1"),
+        ("plane_shuffle_down", "%k1")]
 NOPS = len(REDUCE) + len(LANE)
 NBOOL = 7  # all, any, ballot[0..3], elect
 
@@ -63,7 +67,7 @@ def kernel(name, T, U, ret):
     lines += ["  %%v = load %%x[%%i] : %s" % T, "  %lv = load %l[%i] : u32",
               "  %p = load %b[%i] : bool", "  %lane = unit_pos_plane : u32",
               "  %pd = plane_dim : u32", "  %rev0 = sub %pd, 1:u32 : u32",
-              "  %rev = sub %rev0, %lane : u32",
+              "  %rev = sub %rev0, %lane : u32", "  %k1 = sub %k, 1:u32 : u32",
               "  %%base = mul %%i, %d:u32 : u32" % NOPS]
     k = 0
     for op in REDUCE:
@@ -228,7 +232,8 @@ def check(chk, P, U, cubes, t, ret, xs, ls, bs, gone, res):
                            got[j], want[op][k])
                 for j, (op, arg) in enumerate(LANE):
                     a = (int(arg.split(":")[0]) if ":" in arg else ls[u] if arg == "%lv"
-                         else P // 2 + 1 if arg == "%k" else P - 1 - k)
+                         else P // 2 + 1 if arg == "%k" else P // 2 if arg == "%k1"
+                         else P - 1 - k)
                     src = source_lane(op, k, a, size)
                     if not act[src]:
                         continue  # unspecified
