@@ -175,8 +175,8 @@ void ControlEmitter::lowerCubeBlock(const Block &Blk) {
       Run.push_back(&Op);
       continue;
     }
-    if (isPlaneOp(Op) && !Cx.Seg->isInterchanged(Op)) {
-      if (!Run.empty())
+    if (isPlaneOp(Op)) {
+      if (!Run.empty()) // the segment before it (no plane operation waits)
         Flush();
       PlaneOps.push_back(&Op);
       continue;

@@ -11,7 +11,10 @@
 //   - scans: Hillis-Steele, x[i] = x[i - d] op x[i] for d = 1, 2, ..., P/2;
 //     the exclusive scan is the inclusive one shifted up a lane.
 // Lanes that returned (and those past a partial last plane, which is loaded
-// and stored masked) take the operation's neutral element.
+// and stored masked) take the operation's neutral element. Lane operations
+// are one constant shufflevector for a literal lane, a few selected ones for
+// a uniform lane, and a gather from a stack copy of the plane otherwise.
+// Consecutive plane operations share one loop over the planes.
 //
 //===----------------------------------------------------------------------===//
 
