@@ -1,7 +1,7 @@
 //===- kiln-bench.cpp - Kiln's side of the benchmark suite beside PoCL ---===//
 //
 // kiln-bench [--kernels DIR] [--iters N] [--gap-us US] [--unchecked]
-//            [--skip-many] [TAG]
+//            [--mattr FEATURES] [--skip-many] [TAG]
 //
 // Loads the kernel suite (bench/kernels/*.kiln) with parseModule and
 // verifyModule, compiles it through the runtime's Device and times each
@@ -97,6 +97,12 @@ cl::opt<bool> Unchecked("unchecked",
                         cl::desc("Run the unchecked variant (no bounds "
                                  "checks) instead of the library's default"),
                         cl::cat(Category));
+cl::opt<std::string>
+    MAttr("mattr",
+          cl::desc("Target features the device compiles for, on top of the "
+                   "host's, as llc's -mattr (\"-avx512f\": AVX2 code on an "
+                   "AVX-512 host); the native references are unchanged"),
+          cl::value_desc("FEATURES"), cl::cat(Category));
 cl::opt<bool> SkipMany("skip-many",
                        cl::desc("Skip the 32-kernel compile measurements"),
                        cl::cat(Category));
@@ -896,6 +902,7 @@ std::unique_ptr<kiln::Device> makeDevice(StringRef Root) {
   O.StoreMode =
       Root.empty() ? kiln::DeviceStoreMode::Off : kiln::DeviceStoreMode::ReadWrite;
   O.StoreDir = Root.str();
+  O.Features = MAttr;
   return check(kiln::Device::create(std::move(O)), "creating a device");
 }
 

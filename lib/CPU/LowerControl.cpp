@@ -141,16 +141,44 @@ void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body,
   SegmentHoistedJump = false;
 }
 
+static bool isPlaneOp(const Operation &Op) {
+  switch (Op.opClass()) {
+  case OpClass::PlaneReduce:
+  case OpClass::PlaneBool:
+  case OpClass::PlaneLane:
+  case OpClass::PlaneElect:
+  case OpClass::PlaneBallot:
+    return true;
+  default:
+    return false;
+  }
+}
+
 void ControlEmitter::lowerCubeBlock(const Block &Blk) {
-  std::vector<const Operation *> Run;
+  // Consecutive plane operations go to the PlaneEmitter together: those of
+  // the vector form share one loop over planes (docs/Lowering.md §6).
+  std::vector<const Operation *> Run, PlaneOps;
+  auto FlushPlanes = [&] {
+    if (!PlaneOps.empty())
+      Plane.lowerPlaneOps(PlaneOps);
+    PlaneOps.clear();
+  };
   auto Flush = [&] {
+    FlushPlanes();
     if (!Run.empty())
       emitSegment(Run);
     Run.clear();
   };
   for (const Operation &Op : Blk.Ops) {
     if (!Cx.Seg->isCut(Op)) {
+      FlushPlanes();
       Run.push_back(&Op);
+      continue;
+    }
+    if (isPlaneOp(Op)) {
+      if (!Run.empty()) // the segment before it (no plane operation waits)
+        Flush();
+      PlaneOps.push_back(&Op);
       continue;
     }
     Flush();

@@ -70,6 +70,72 @@ void MemoryEmitter::storeSlot(ValueId Id, Value *U, Value *V) {
   tagAccess(S, ValueKind::Plain, Id, U == Pos.Unit);
 }
 
+Value *MemoryEmitter::loadVector(llvm::FixedVectorType *VT, Value *Ptr,
+                                llvm::Align Al, unsigned N, unsigned Len,
+                                Value *PassThru, ValueId Key) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (!PassThru)
+    PassThru = llvm::Constant::getNullValue(VT);
+  llvm::Instruction *L;
+  if (Len >= N) {
+    L = B.CreateAlignedLoad(VT, Ptr, Al);
+  } else {
+    unsigned PerUnit = VT->getNumElements() / N;
+    llvm::SmallVector<llvm::Constant *, 64> Mask;
+    for (unsigned I = 0; I < VT->getNumElements(); ++I)
+      Mask.push_back(B.getInt1(I / PerUnit < Len));
+    L = B.CreateMaskedLoad(VT, Ptr, Al, llvm::ConstantVector::get(Mask),
+                           PassThru);
+  }
+  Scopes.tag(L, Key);
+  return L;
+}
+
+/// The alignment of the slots of the units from a multiple of \p N on:
+/// regions are 64-byte aligned.
+static llvm::Align planeAlign(unsigned N, unsigned Stride) {
+  return llvm::commonAlignment(llvm::Align(64), uint64_t(N) * Stride);
+}
+
+Value *MemoryEmitter::loadSlotVector(ValueId Id, Value *First, unsigned N,
+                                     unsigned Len, Value *PassThru) {
+  Type T = Cx.K.value(Id).Ty;
+  auto *VT = llvm::FixedVectorType::get(Types.memType(T.elementType()),
+                                        N * T.lanes());
+  return loadVector(VT, slotPtr(Cx.Layout.Of[Id].Offset, T.storeSize(), First),
+                    planeAlign(N, T.storeSize()), N, Len, PassThru,
+                    AliasScopes::SlotKey);
+}
+
+void MemoryEmitter::storeSlotVector(ValueId Id, Value *First, Value *V,
+                                    unsigned Len) {
+  llvm::IRBuilder<> &B = Cx.B;
+  Type T = Cx.K.value(Id).Ty;
+  auto *VT = llvm::cast<llvm::FixedVectorType>(V->getType());
+  unsigned N = VT->getNumElements() / T.lanes();
+  Value *Ptr = slotPtr(Cx.Layout.Of[Id].Offset, T.storeSize(), First);
+  llvm::Align Al = planeAlign(N, T.storeSize());
+  llvm::Instruction *S;
+  if (Len >= N) {
+    S = B.CreateAlignedStore(V, Ptr, Al);
+  } else {
+    llvm::SmallVector<llvm::Constant *, 64> Mask;
+    for (unsigned I = 0; I < VT->getNumElements(); ++I)
+      Mask.push_back(B.getInt1(I / T.lanes() < Len));
+    S = B.CreateMaskedStore(V, Ptr, Al, llvm::ConstantVector::get(Mask));
+  }
+  Scopes.tag(S, AliasScopes::SlotKey);
+}
+
+Value *MemoryEmitter::loadFlagVector(Value *First, unsigned N, unsigned Len) {
+  llvm::IRBuilder<> &B = Cx.B;
+  auto *VT = llvm::FixedVectorType::get(Cx.I8, N);
+  Value *Ptr = B.CreateInBoundsGEP(Cx.I8, scratchPtr(Cx.Layout.FlagsOffset),
+                                   B.CreateZExt(First, Cx.I64));
+  return loadVector(VT, Ptr, planeAlign(N, 1), N, Len,
+                    llvm::ConstantInt::get(VT, 1), AliasScopes::FlagKey);
+}
+
 Value *MemoryEmitter::varPtr(ValueId Var) {
   Type T = Cx.K.value(Var).Ty;
   if (!Cx.Layout.inScratch(Var)) {

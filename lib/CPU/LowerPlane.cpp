@@ -6,6 +6,10 @@
 // returned take no part in reductions, scans, ballots and elections; a
 // shuffle from a lane outside the plane gives the unit its own value.
 //
+// This file holds the scalar form (a loop per plane over its lanes, floats
+// combined in lane order) and sends what it can to the vector form
+// (LowerPlaneVector.cpp, docs/Lowering.md §6).
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoweringImpl.h"
@@ -25,7 +29,7 @@ using llvm::Value;
 /// after a divergent return with plane sizes 8 and 16 (a kiln-fuzz-lower
 /// timeout, docs/Reliability.md). Iterating over planes costs one branch
 /// per plane; the per-plane loops may still unroll and vectorise.
-static void keepLoopOverPlanesEndingAt(llvm::BasicBlock *Exit) {
+void PlaneEmitter::keepLoopOverPlanesEndingAt(llvm::BasicBlock *Exit) {
   // UnitLoops::emitCountedLoop: the header is the exit's one predecessor,
   // and its counter's second incoming block is the latch.
   llvm::BasicBlock *Header = Exit->getSinglePredecessor();
@@ -108,21 +112,42 @@ Value *PlaneEmitter::combine(OpKind Kind, Type T, Value *Acc, Value *X) {
   }
 }
 
-void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
-  llvm::IRBuilder<> &B = Cx.B;
+bool PlaneEmitter::checkOperands(const Operation &Op) {
   if (Op.Result == NoValue) {
     Cx.fail(Op.Loc, "plane operation without a result");
-    return;
+    return false;
   }
   bool NeedsOperand = Op.opClass() != OpClass::PlaneElect;
   if (NeedsOperand && Op.Operands.empty()) {
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs an operand");
-    return;
+    return false;
   }
   if (Op.opClass() == OpClass::PlaneLane && Op.Operands.size() < 2) {
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a lane operand");
-    return;
+    return false;
   }
+  return true;
+}
+
+void PlaneEmitter::lowerPlaneOps(llvm::ArrayRef<const Operation *> Ops) {
+  while (!Ops.empty()) {
+    size_t N = 0;
+    while (N < Ops.size() && vectorFormApplies(*Ops[N]))
+      ++N;
+    if (N) {
+      lowerAsVectors(Ops.take_front(N));
+      Ops = Ops.drop_front(N);
+      continue;
+    }
+    lowerPlaneOp(*Ops.front());
+    Ops = Ops.drop_front();
+  }
+}
+
+void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (!checkOperands(Op))
+    return;
   Type T = Op.ResultType;
   ValueId R = Op.Result;
   Value *P = B.getInt32(Cx.PlaneDim);

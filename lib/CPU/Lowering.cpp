@@ -74,7 +74,9 @@ KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
       Plane(Cx, Types, Pos, Values, Scalar, Memory),
       Barriers(Cx, Pos, Values, Memory),
       Cmma(Cx, Types, Scopes, Pos, Values, Scalar, Memory),
-      Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers, Cmma) {}
+      Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers, Cmma) {
+  Cx.Uniformity = &Uniformity;
+}
 
 llvm::Error KernelLowering::analyse() {
   const Kernel &K = Cx.K;

@@ -22,7 +22,9 @@
 //                     LowerMinifloat.cpp    minifloat casts (values are i8 codes)
 //     MemoryEmitter   LowerMemory.cpp       buffers, shared/local arrays,
 //                                           vars, atomics, per-unit slots
-//     PlaneEmitter    LowerPlane.cpp        plane operations at cube level
+//     PlaneEmitter    LowerPlane.cpp        plane operations at cube level:
+//                                           the scalar form
+//                     LowerPlaneVector.cpp  the vector form
 //     BarrierEmitter  LowerBarrier.cpp      barrier objects, async copies
 //                     LowerTensor.cpp       tensor metadata, tensor map copies
 //     CmmaEmitter     LowerCmma.cpp         cmma fragment operations, once
@@ -113,6 +115,7 @@ struct LoweringContext {
   llvm::Error Err = llvm::Error::success();
 
   // ---- Results of the passes ----
+  const UniformityInfo *Uniformity = nullptr; ///< set by the driver
   std::optional<Segmentation> Seg;
   Liveness Live;
   ScratchLayout Layout;
@@ -321,6 +324,20 @@ public:
   llvm::Value *scratchPtr(uint64_t Offset);
   llvm::Value *loadSlot(ValueId Id, llvm::Value *Unit);
   void storeSlot(ValueId Id, llvm::Value *Unit, llvm::Value *V);
+  /// The slots of \p Id for units [First, First + N) as one vector of
+  /// memory values (<N x memType>, <N*L x elem> for lines of L lanes), for
+  /// the plane operations' vector form (LowerPlaneVector.cpp). Only the
+  /// first \p Len units are read (a masked load when Len < N); the lanes of
+  /// the others are \p PassThru's (zero when null).
+  llvm::Value *loadSlotVector(ValueId Id, llvm::Value *First, unsigned N,
+                              unsigned Len, llvm::Value *PassThru = nullptr);
+  /// Stores \p V (as loadSlotVector gives it) to the slots of the first
+  /// \p Len of the units from \p First.
+  void storeSlotVector(ValueId Id, llvm::Value *First, llvm::Value *V,
+                       unsigned Len);
+  /// The return flags (u8, non-zero: returned) of units [First, First + N)
+  /// as <N x i8>; units from \p Len on read as returned.
+  llvm::Value *loadFlagVector(llvm::Value *First, unsigned N, unsigned Len);
 
   // ---- Set by the driver ----
   llvm::Value *Scratch = nullptr; ///< the cube function's scratch argument
@@ -342,6 +359,11 @@ private:
   void tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
                  bool Parallel);
   llvm::Value *slotPtr(uint64_t Offset, uint64_t Stride, llvm::Value *Unit);
+  /// A load of \p N elements of \p VT's element type from \p Ptr, aligned
+  /// to \p Al, masked to the first \p Len units' elements; tagged \p Key.
+  llvm::Value *loadVector(llvm::FixedVectorType *VT, llvm::Value *Ptr,
+                          llvm::Align Al, unsigned N, unsigned Len,
+                          llvm::Value *PassThru, ValueId Key);
   llvm::Value *varPtr(ValueId Var);
   llvm::Value *emitAtomic(const Operation &Op);
   /// An atomic on a buffer of lines: one atomic per lane (LangRef §12.3).
@@ -364,12 +386,49 @@ public:
                ValueTable &Values, ScalarEmitter &Scalar, MemoryEmitter &Memory)
       : Cx(Cx), Types(Types), Pos(Pos), Values(Values), Scalar(Scalar),
         Memory(Memory) {}
+  /// One plane operation in the scalar form: per plane, a loop over its
+  /// lanes (the fallback of the vector form; reports malformed operations).
   void lowerPlaneOp(const Operation &Op);
+  /// Consecutive plane operations, in order: each run of those with a
+  /// vector form shares one loop over planes (planes are independent, so
+  /// running them plane by plane gives the same results).
+  void lowerPlaneOps(llvm::ArrayRef<const Operation *> Ops);
 
 private:
+  /// Reports a malformed plane operation; false if \p Op is one.
+  bool checkOperands(const Operation &Op);
   /// The neutral element of a plane reduction over \p T.
   llvm::Constant *identity(OpKind Kind, Type T);
+  /// Acc op X; also on vectors of T (the vector form).
   llvm::Value *combine(OpKind Kind, Type T, llvm::Value *Acc, llvm::Value *X);
+  /// Keeps the loop over planes ending at \p Exit a loop (LowerPlane.cpp).
+  static void keepLoopOverPlanesEndingAt(llvm::BasicBlock *Exit);
+
+  // ---- The vector form (LowerPlaneVector.cpp, docs/Lowering.md §6) ----
+  /// Whether \p Op runs as <P x T> operations on whole planes.
+  bool vectorFormApplies(const Operation &Op) const;
+  void lowerAsVectors(llvm::ArrayRef<const Operation *> Ops);
+  /// \p Op on the plane of units [Base, Base + Len), Len <= P.
+  void emitVectorPlane(const Operation &Op, llvm::Value *Base, unsigned Len);
+  /// \p O for the units [Base, Base + P) as <P x memType> (lanes from Len
+  /// on unspecified).
+  llvm::Value *laneVector(const Operand &O, llvm::Value *Base, unsigned Len);
+  /// <P x i1>: the lanes below \p Len that have not returned; null when
+  /// that is every lane.
+  llvm::Value *activeLanes(llvm::Value *Base, unsigned Len);
+  llvm::Value *vectorReduce(OpKind Kind, Type T, llvm::Value *V);
+  llvm::Value *vectorScan(OpKind Kind, Type T, llvm::Value *V);
+  llvm::Value *vectorLaneOp(const Operation &Op, llvm::Value *V,
+                            llvm::Value *Base, unsigned Len);
+  /// The lane operand \p O as one i32 for the whole plane when it is the
+  /// same for every unit and can be had without a slot; else null.
+  llvm::Value *uniformLane(const Operand &O, llvm::Value *Base);
+  /// A lane operation whose operand \p Arg (i32) is the same for every
+  /// lane: constant shufflevectors selected by Arg's bits.
+  llvm::Value *uniformLaneOp(OpKind Kind, llvm::Value *V, llvm::Value *Arg,
+                             unsigned Len);
+  /// What an inactive lane contributes to a vector reduction or scan.
+  llvm::Constant *vectorNeutral(OpKind Kind, Type T);
 
   LoweringContext &Cx;
   TypeLowering &Types;

@@ -5,9 +5,10 @@ docs/LangRef.md for the operations of issue 11, each kernel run in the
 bounds-checked and in the unchecked variant:
 - plane_inclusive_prod / plane_exclusive_prod on u32, i32, i64, f32, f64
   and vec<2 x f32>, over cubes of 80 units (two planes of 32 and one of 16):
-  lane by lane in lane order against exact integer arithmetic (wrapping) and
-  float products rounded after each step; the first lane's exclusive product
-  is 1.
+  against exact integer arithmetic (wrapping) and float products rounded
+  after each step, in the order docs/LangRef.md gives: Hillis-Steele for
+  f32 and f64 (the vector form), lane by lane for lines; the first lane's
+  exclusive product is 1.
 - Float atomics on buffers of f32 and f64 with every unit of many cubes
   contending for a few elements: atomic_add/atomic_sub of values whose sums
   are exact in any order (the old values atomic_add returns are the slot's
@@ -96,6 +97,15 @@ def scan_refs(t, xs, lanes):
     n_units = len(xs) // per
     inc, exc = [0] * len(xs), [0] * len(xs)
     for plane in planes_of(n_units // CUBE):
+        if lanes == 0 and K.is_float(t):
+            def mul(a, b):
+                return K.round_to_bits(K.bits_to_float(a, t) * K.bits_to_float(b, t), t)
+            vals = [xs[u] for u in plane]
+            run = K.plane_scan_order(vals, mul, K.round_to_bits(1.0, t), PLANE)
+            for k, u in enumerate(plane):
+                inc[u] = run[k]
+                exc[u] = run[k - 1] if k else K.round_to_bits(1.0, t)
+            continue
         for l in range(per):
             acc = 1 if K.is_int(t) else 1.0
             for u in plane:

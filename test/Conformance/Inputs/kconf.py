@@ -197,6 +197,31 @@ def ulp_error(got_bits, ref, t):
 # ---------------------------------------------------------------------------
 # Raw buffers
 
+def plane_reduce_order(vals, op, neutral, plane):
+    """A plane reduction in the order docs/LangRef.md gives for floats in
+    the vector form: the lanes padded to the plane size with the neutral
+    element, then halved repeatedly, lane i combined with lane i + h for
+    h = plane/2, ..., 1 (op(v[i], v[i + h]))."""
+    v = list(vals) + [neutral] * (plane - len(vals))
+    h = plane // 2
+    while h:
+        v = [op(v[i], v[i + h]) for i in range(h)]
+        h //= 2
+    return v[0]
+
+
+def plane_scan_order(vals, op, neutral, plane):
+    """The inclusive plane scan of docs/LangRef.md in the vector form
+    (Hillis-Steele): for d = 1, 2, ..., plane/2, v[i] = op(v[i - d], v[i])
+    for i >= d, all lanes at once; lanes past the plane are neutral."""
+    v = list(vals) + [neutral] * (plane - len(vals))
+    d = 1
+    while d < plane:
+        v = [v[i] if i < d else op(v[i - d], v[i]) for i in range(plane)]
+        d *= 2
+    return v[:len(vals)]
+
+
 def pack(values, t):
     """Values (ints for integers/bool, bit patterns for floats) -> bytes."""
     w = width(t)
