@@ -2,6 +2,7 @@
 
 #include "Lexer.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -125,16 +126,6 @@ Token Lexer::next() {
   return T;
 }
 
-static int hexDigit(char C) {
-  if (C >= '0' && C <= '9')
-    return C - '0';
-  if (C >= 'a' && C <= 'f')
-    return C - 'a' + 10;
-  if (C >= 'A' && C <= 'F')
-    return C - 'A' + 10;
-  return -1;
-}
-
 Token Lexer::lexString(size_t Begin, SourceLoc Loc) {
   advance(); // the opening quote
   std::string Bytes;
@@ -171,8 +162,9 @@ Token Lexer::lexString(size_t Begin, SourceLoc Loc) {
         Bytes += E;
         break;
       case 'x': {
-        int Hi = hexDigit(peek(1)), Lo = hexDigit(peek(2));
-        if (Hi < 0 || Lo < 0)
+        unsigned Hi = llvm::hexDigitValue(peek(1));
+        unsigned Lo = llvm::hexDigitValue(peek(2));
+        if (Hi == -1U || Lo == -1U)
           return Fail(Here, "'\\x' in a string literal takes two hex digits");
         if (Hi == 0 && Lo == 0)
           return Fail(Here, "'\\x00' is not allowed in a string literal");

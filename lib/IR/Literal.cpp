@@ -6,6 +6,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/APInt.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,15 +22,6 @@ static llvm::Error literalError(const llvm::Twine &Message) {
 }
 
 static bool isDigit(char C) { return C >= '0' && C <= '9'; }
-static int hexDigit(char C) {
-  if (C >= '0' && C <= '9')
-    return C - '0';
-  if (C >= 'a' && C <= 'f')
-    return C - 'a' + 10;
-  if (C >= 'A' && C <= 'F')
-    return C - 'A' + 10;
-  return -1;
-}
 
 /// Reads `[+-]?(digits|0x hexdigits)` into a sign and a magnitude; false when
 /// the text is not an integer or the magnitude does not fit in 64 bits
@@ -51,7 +43,8 @@ static bool readInteger(llvm::StringRef Text, bool &Negative, uint64_t &Mag,
   if (Text.empty())
     return false;
   for (char C : Text) {
-    int D = Radix == 16 ? hexDigit(C) : (isDigit(C) ? C - '0' : -1);
+    int D = Radix == 16 ? static_cast<int>(llvm::hexDigitValue(C))
+                       : (isDigit(C) ? C - '0' : -1);
     if (D < 0)
       return false;
     if (Mag > (~uint64_t(0) - uint64_t(D)) / Radix) {

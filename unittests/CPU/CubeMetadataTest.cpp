@@ -36,6 +36,24 @@ CubeMetadata sample() {
   return M;
 }
 
+/// No prefix of a valid encoding decodes.
+void expectEveryPrefixRefused(const std::vector<uint8_t> &Bytes) {
+  for (size_t N = 0; N < Bytes.size(); ++N) {
+    auto R = CubeMetadata::deserialize(llvm::ArrayRef(Bytes).take_front(N));
+    EXPECT_FALSE(!!R) << "prefix of " << N << " bytes decoded";
+    if (!R)
+      llvm::consumeError(R.takeError());
+  }
+}
+
+/// \p Bytes does not decode, with an error that contains \p Needle.
+void expectRefused(const std::vector<uint8_t> &Bytes, const char *Needle) {
+  auto R = CubeMetadata::deserialize(Bytes);
+  ASSERT_FALSE(!!R);
+  std::string Msg = llvm::toString(R.takeError());
+  EXPECT_NE(Msg.find(Needle), std::string::npos) << Msg;
+}
+
 TEST(CubeMetadata, RoundTrip) {
   CubeMetadata M = sample();
   std::vector<uint8_t> Bytes = M.serialize();
@@ -95,33 +113,22 @@ TEST(CubeMetadata, ClusterAndFlagsRoundTripAsVersion3) {
   auto Back = CubeMetadata::deserialize(Bytes);
   ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
   EXPECT_EQ(*Back, M);
-  for (size_t N = 0; N < Bytes.size(); ++N) {
-    auto R = CubeMetadata::deserialize(llvm::ArrayRef(Bytes).take_front(N));
-    EXPECT_FALSE(!!R) << "prefix of " << N << " bytes decoded";
-    if (!R)
-      llvm::consumeError(R.takeError());
-  }
+  expectEveryPrefixRefused(Bytes);
   // After magic, version, the two strings, cube_dim and plane_dim.
   size_t ClusterAt = 4 + 2 + 4 + 4 + 4 + 14 + 16;
-  auto Expect = [](std::vector<uint8_t> B, const char *Needle) {
-    auto R = CubeMetadata::deserialize(B);
-    ASSERT_FALSE(!!R);
-    std::string Msg = llvm::toString(R.takeError());
-    EXPECT_NE(Msg.find(Needle), std::string::npos) << Msg;
-  };
   auto B = Bytes;
   B[ClusterAt] = 0;
-  Expect(B, "cluster_dim of zero");
+  expectRefused(B, "cluster_dim of zero");
   B = Bytes;
   B[ClusterAt + 12] = 2;
-  Expect(B, "unknown flags");
+  expectRefused(B, "unknown flags");
   M.UsesDebugPrint = false;
   M.ClusterDim = {1, 1, 1};
   B = Bytes;
   B[ClusterAt + 4] = 1;
   B[ClusterAt + 8] = 1;
   B[ClusterAt + 12] = 0;
-  Expect(B, "neither clusters nor flags");
+  expectRefused(B, "neither clusters nor flags");
 }
 
 // A kernel with clusters (or debug printing) and tensors has both optional
@@ -139,112 +146,91 @@ TEST(CubeMetadata, BothOptionalPartsTakeVersion5) {
   ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
   EXPECT_EQ(*Back, M);
   EXPECT_TRUE(Back->Params[7].IsTensorMap);
-  for (size_t N = 0; N < Bytes.size(); ++N) {
-    auto R = CubeMetadata::deserialize(llvm::ArrayRef(Bytes).take_front(N));
-    EXPECT_FALSE(!!R) << "prefix of " << N << " bytes decoded";
-    if (!R)
-      llvm::consumeError(R.takeError());
-  }
+  expectEveryPrefixRefused(Bytes);
   // Version 5 whose cluster block says 1x1x1 and no flags is not this
   // metadata's one encoding.
   size_t ClusterAt = 4 + 2 + 4 + 4 + 4 + 14 + 16;
   auto B = Bytes;
   B[ClusterAt] = 1;
-  auto R = CubeMetadata::deserialize(B);
-  ASSERT_FALSE(!!R);
-  std::string Msg = llvm::toString(R.takeError());
-  EXPECT_NE(Msg.find("version 5 with neither clusters nor flags"),
-            std::string::npos)
-      << Msg;
+  expectRefused(B, "version 5 with neither clusters nor flags");
 }
 
 TEST(CubeMetadata, EveryTruncationIsAnError) {
   std::vector<uint8_t> Bytes = sample().serialize();
-  for (size_t N = 0; N < Bytes.size(); ++N) {
-    auto R = CubeMetadata::deserialize(llvm::ArrayRef(Bytes).take_front(N));
-    EXPECT_FALSE(!!R) << "prefix of " << N << " bytes decoded";
-    if (!R)
-      llvm::consumeError(R.takeError());
-  }
+  expectEveryPrefixRefused(Bytes);
 }
 
 TEST(CubeMetadata, CorruptInputsAreErrors) {
   std::vector<uint8_t> Good = sample().serialize();
-  auto Expect = [](std::vector<uint8_t> Bytes, const char *Needle) {
-    auto R = CubeMetadata::deserialize(Bytes);
-    ASSERT_FALSE(!!R);
-    std::string Msg = llvm::toString(R.takeError());
-    EXPECT_NE(Msg.find(Needle), std::string::npos) << Msg;
-  };
   auto B = Good;
   B[0] = 'X';
-  Expect(B, "bad magic");
+  expectRefused(B, "bad magic");
   B = Good;
   B[4] = 6;
-  Expect(B, "unsupported version 6");
+  expectRefused(B, "unsupported version 6");
   // Version 1 had no private-atomic byte: refused (its store entries are
   // recompiled), never misread.
   B = Good;
   B[4] = 1;
-  Expect(B, "unsupported version 1 (expected 2 to 5)");
+  expectRefused(B, "unsupported version 1 (expected 2 to 5)");
   B = Good;
   B.push_back(0);
-  Expect(B, "trailing");
+  expectRefused(B, "trailing");
   // The kernel name's length claims far more than there is.
   B = Good;
   B[9] = 0x7f;
-  Expect(B, "truncated");
+  expectRefused(B, "truncated");
   // The parameter count (after magic, version, 2 strings, 4 u32, 1 u64).
   size_t CountAt = 4 + 2 + 4 + 4 + 4 + 14 + 16 + 8;
   B = Good;
   B[CountAt + 3] = 0xff;
-  Expect(B, "exceeds");
+  expectRefused(B, "exceeds");
   // First parameter: name "a" (4 + 1 bytes), then flag, kind, lanes, access.
   size_t P = CountAt + 4 + 5;
   B = Good;
   B[P] = 2;
-  Expect(B, "buffer flag");
+  expectRefused(B, "buffer flag");
   B = Good;
   B[P + 1] = 20; // one past the last kind (ue8m0)
-  Expect(B, "element kind");
+  expectRefused(B, "element kind");
   B = Good;
   B[P + 2] = 5;
-  Expect(B, "line width");
+  expectRefused(B, "line width");
   B = Good;
   B[P + 3] = 3;
-  Expect(B, "access");
+  expectRefused(B, "access");
   B = Good;
   B[P + 4] = 7;
-  Expect(B, "private atomic");
+  expectRefused(B, "private atomic");
   B = Good;
   B[P + 5] = 4;
-  Expect(B, "tensor flags");
+  expectRefused(B, "tensor flags");
   // A tensor map rank on a buffer that is not a tensor map.
   B = Good;
   B[P + 6] = 1;
-  Expect(B, "tensor map rank");
+  expectRefused(B, "tensor map rank");
   // A private atomic on a buffer of lines, or on a value, is corrupt too.
   size_t P2 = P + 7 + 4 + 1; // second parameter "b": a buffer of lines
   B = Good;
   B[P2 + 4] = 1;
-  Expect(B, "private atomic");
+  expectRefused(B, "private atomic");
   // Tensor flags on a value ("n", the fifth parameter), a tensor map rank
   // past 5.
   size_t P5 = P2 + 7 + 4 + 1 + 7 + 4 + 1 + 7 + 4 + 1;
   B = Good;
   B[P5 + 5] = 2;
-  Expect(B, "tensor flags");
+  expectRefused(B, "tensor flags");
   size_t P8 = P5 + 7 + 4 + 1 + 7 + 4 + 1 + 7 + 4 + 1;
   B = Good;
   B[P8 + 6] = 6;
-  Expect(B, "tensor map rank");
+  expectRefused(B, "tensor map rank");
   // Version 4 whose parameters use no tensor: written as version 2 only.
   size_t P7 = P8 - (7 + 4 + 1);
   B = Good;
   B[P7 + 5] = 0;
   B[P8 + 5] = 0;
   B[P8 + 6] = 0;
-  Expect(B, "version 4 without a tensor parameter");
+  expectRefused(B, "version 4 without a tensor parameter");
 }
 
 TEST(CubeMetadata, RandomBytesNeverCrash) {
