@@ -116,8 +116,10 @@ static llvm::Error parseIm2colSuffix(StringRef Spec, StringRef Text,
     return Bad("has " + Twine(Parts.size()) + " part(s), expected 4 "
                "separated by '/'");
   for (int Which = 0; Which < 2; ++Which) {
+    // An empty corner has no entries (refused at launch with the rank).
     llvm::SmallVector<StringRef, 4> Dims;
-    Parts[Which].split(Dims, 'x');
+    if (!Parts[Which].empty())
+      Parts[Which].split(Dims, 'x');
     for (StringRef Dim : Dims) {
       int64_t N;
       StringRef Digits = Dim.starts_with("-") ? Dim.drop_front() : Dim;
