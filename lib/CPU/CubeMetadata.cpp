@@ -245,13 +245,13 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
         return E;
       if (Flags > 7 || (Flags && !IsBuffer) || (Flags & 4 && !(Flags & 1)))
         return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
-                       Twine(Flags));
+                       Twine(unsigned(Flags)));
       P.IsTensorMap = Flags & 1;
       P.ReadsTensorInfo = Flags & 2;
       P.IsIm2col = Flags & 4;
       if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
         return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
-                       Twine(MapRank));
+                       Twine(unsigned(MapRank)));
       P.TensorMapRank = MapRank;
     }
     M.Params.push_back(std::move(P));

@@ -1298,13 +1298,15 @@ void KernelVerifier::verifyTensorCopy(const Operation &Op) {
   size_t SmemI = IsLoad ? 1 : 0, MapI = SmemI + 2;
   if (IsIm2col) {
     // rank coordinates and rank - 2 offsets, rank 3 to 5.
-    if (!checkOperandCount(Op, MapI + 1 + 2 * MinIm2colRank - 2,
-                           MapI + 1 + 2 * MaxTensorMapRank - 2))
-      return;
-    if (Op.Operands.size() % 2) {
-      error(Op.Loc, op(Op) + " takes rank coordinates and rank - 2 offsets, "
-                             "an even count of operands; found " +
-                        llvm::Twine(Op.Operands.size()));
+    static_assert(MinIm2colRank == 3 && MaxTensorMapRank == 5,
+                  "the message below lists the operand counts");
+    size_t N = Op.Operands.size();
+    size_t Min = MapI + 1 + 2 * MinIm2colRank - 2;
+    size_t Max = MapI + 1 + 2 * MaxTensorMapRank - 2;
+    if (N < Min || N > Max || N % 2) {
+      error(Op.Loc, op(Op) + " takes 8, 10 or 12 operands (rank 3 to 5: " +
+                        "rank coordinates and rank - 2 offsets), found " +
+                        llvm::Twine(N));
       return;
     }
   } else if (!checkOperandCount(Op, MapI + 2, MapI + 1 + MaxTensorMapRank)) {

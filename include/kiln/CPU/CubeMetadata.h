@@ -33,15 +33,15 @@ struct ParamMetadata {
   PrivateAtomic Private = PrivateAtomic::None;
   /// A tensor map parameter (docs/LangRef.md §17): bound with a box.
   bool IsTensorMap = false;
-  /// A tensor map in im2col mode (§17.7): bound with im2col parameters
-  /// instead of a box.
-  bool IsIm2col = false;
   /// The kernel reads the parameter's tensor metadata (§16, §17): a launch
   /// fills LaunchArgs::Tensors (CubeABI.h).
   bool ReadsTensorInfo = false;
   /// Tensor maps: the rank its copies use (their coordinate count), which
   /// the binding must have; 0 when no copy uses it.
   uint8_t TensorMapRank = 0;
+  /// A tensor map in im2col mode (§17.7): bound with im2col parameters
+  /// instead of a box. (Last, so that positional initialisers stay valid.)
+  bool IsIm2col = false;
   friend bool operator==(const ParamMetadata &, const ParamMetadata &) = default;
 };
 
