@@ -1322,7 +1322,7 @@ void KernelVerifier::verifyTensorCopy(const Operation &Op) {
           op(Op) + " needs a tensor map as operand " + llvm::Twine(MapI + 1) +
               ", but " + name(Op.Operands[MapI].Value) +
               " is a buffer (declare it 'tensor_map<" + Map->Ty.str() + ", " +
-              accessName(Map->Access) + ">')");
+              accessName(Map->Access) + (IsIm2col ? ", im2col>')" : ">')"));
     Map = nullptr;
   }
   size_t Rank = Op.Operands.size() - MapI - 1;
