@@ -256,9 +256,9 @@ static api::Kernel makeHandle(const std::shared_ptr<DeviceState> &D,
   S->CubeDim = Dim3{M.CubeDim[0], M.CubeDim[1], M.CubeDim[2]};
   S->PlaneDim = M.PlaneDim;
   for (const ParamMetadata &P : M.Params)
-    S->Params.push_back(
-        ParameterInfo{P.Name, P.IsBuffer, apiType(P.Ty), apiAccess(P.Access),
-                      P.IsTensorMap, P.IsIm2col});
+    S->Params.push_back(ParameterInfo{P.Name, P.IsBuffer, apiType(P.Ty),
+                                      apiAccess(P.Access), P.IsTensorMap,
+                                      P.IsIm2col});
   S->Origin = Origin;
   unsigned Default = variantIndex(/*Aligned64=*/true, /*MayAlias=*/false);
   S->Variants[Default] = std::move(Loaded);
@@ -702,12 +702,12 @@ Status detail::prepareLaunch(PreparedLaunch &P, const api::Kernel &K,
         Binding = Binding.withBox(
             llvm::ArrayRef<uint64_t>(A.box().data(), A.box().size()));
       if (A.hasIm2col())
-        Binding = Binding.withIm2col(
-            llvm::ArrayRef<int64_t>(A.im2colLower().data(),
-                                    A.im2colLower().size()),
-            llvm::ArrayRef<int64_t>(A.im2colUpper().data(),
-                                    A.im2colUpper().size()),
-            A.channelsPerPixel(), A.pixelsPerColumn());
+        Binding =
+            Binding.withIm2col(llvm::ArrayRef<int64_t>(A.im2colLower().data(),
+                                                       A.im2colLower().size()),
+                               llvm::ArrayRef<int64_t>(A.im2colUpper().data(),
+                                                       A.im2colUpper().size()),
+                               A.channelsPerPixel(), A.pixelsPerColumn());
       P.Bindings.push_back(Binding);
     } else
       P.Bindings.push_back(ArgBinding::value(irType(A.type()), A.valueBytes(),

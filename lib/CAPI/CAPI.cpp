@@ -386,8 +386,8 @@ api::Arg im2colArg(const kiln_arg &A, const api::BufferView &V,
   const kiln_im2col &I = A.im2col;
   auto Corner = [&](const int32_t *Values) {
     std::vector<int64_t> C(
-        Values, Values + std::min<uint32_t>(I.spatial_dims,
-                                            KILN_MAX_TENSOR_RANK));
+        Values,
+        Values + std::min<uint32_t>(I.spatial_dims, KILN_MAX_TENSOR_RANK));
     C.resize(I.spatial_dims, 0);
     return C;
   };
@@ -433,8 +433,7 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
           View = api::Arg::tensor(V, Shape, Strides, View.access());
         else if (Kind == KILN_ARG_TENSOR_MAP)
           View = api::Arg::tensorMap(V, Shape, Strides,
-                                     Entries(T.box, T.box_rank),
-                                     View.access());
+                                     Entries(T.box, T.box_rank), View.access());
         else
           View = im2colArg(A, V, Shape, Strides, View.access());
       }

@@ -41,8 +41,8 @@ void copyElement(LoweringContext &Cx, const CopyEnds &Ends, bool IsLoad,
       B.CreateAnd(InTensor, B.CreateICmpULT(Global, Ends.MapCount));
   Value *SmemPtr = B.CreateInBoundsGEP(Cx.I8, Ends.SmemBase,
                                        B.CreateMul(SI, B.getInt64(Size)));
-  Value *GlobalPtr = B.CreateInBoundsGEP(
-      Cx.I8, Ends.MapBase, B.CreateMul(Global, B.getInt64(Size)));
+  Value *GlobalPtr = B.CreateInBoundsGEP(Cx.I8, Ends.MapBase,
+                                         B.CreateMul(Global, B.getInt64(Size)));
   BasicBlock *Copy = Cx.newBlock("tma.copy");
   BasicBlock *Next = Cx.newBlock("tma.next");
   if (IsLoad) {
@@ -54,8 +54,8 @@ void copyElement(LoweringContext &Cx, const CopyEnds &Ends, bool IsLoad,
     B.SetInsertPoint(Write);
     B.CreateCondBr(InBuffer, Copy, Zero);
     B.SetInsertPoint(Copy);
-    B.CreateMemCpy(SmemPtr, llvm::MaybeAlign(1), GlobalPtr,
-                   llvm::MaybeAlign(1), Size);
+    B.CreateMemCpy(SmemPtr, llvm::MaybeAlign(1), GlobalPtr, llvm::MaybeAlign(1),
+                   Size);
     B.CreateBr(Next);
     B.SetInsertPoint(Zero);
     B.CreateMemSet(SmemPtr, B.getInt8(0), Size, llvm::MaybeAlign(1));
@@ -64,8 +64,8 @@ void copyElement(LoweringContext &Cx, const CopyEnds &Ends, bool IsLoad,
     // An element outside the tensor (or its buffer) is not written.
     B.CreateCondBr(B.CreateAnd(InSmem, InBuffer), Copy, Next);
     B.SetInsertPoint(Copy);
-    B.CreateMemCpy(GlobalPtr, llvm::MaybeAlign(1), SmemPtr,
-                   llvm::MaybeAlign(1), Size);
+    B.CreateMemCpy(GlobalPtr, llvm::MaybeAlign(1), SmemPtr, llvm::MaybeAlign(1),
+                   Size);
     B.CreateBr(Next);
   }
   B.SetInsertPoint(Next);
@@ -258,8 +258,12 @@ void BarrierEmitter::emitIm2colLoad(const Operation &Op) {
   Off = Values.operandType(OffOp).isSigned() ? B.CreateSExt(Off, Cx.I64)
                                              : B.CreateZExt(Off, Cx.I64);
   Value *MapCount = Memory.BufCount.lookup(Map);
-  CopyEnds Ends{Off, arrayBase(Smem), B.getInt64(Cx.K.value(Smem).Count),
-                arrayBase(Map), MapCount, Size};
+  CopyEnds Ends{Off,
+                arrayBase(Smem),
+                B.getInt64(Cx.K.value(Smem).Count),
+                arrayBase(Map),
+                MapCount,
+                Size};
 
   // The table always exists for a tensor map; the defaults only keep the
   // code well defined without one (no pixels, no channels).
@@ -276,8 +280,8 @@ void BarrierEmitter::emitIm2colLoad(const Operation &Op) {
   }
   Value *Pixels =
       B.CreateZExt(Field(BoxOffset, Im2colPixelsSlot, B.getInt32(0)), Cx.I64);
-  Value *Channels = B.CreateZExt(
-      Field(BoxOffset, Im2colChannelsSlot, B.getInt32(0)), Cx.I64);
+  Value *Channels =
+      B.CreateZExt(Field(BoxOffset, Im2colChannelsSlot, B.getInt32(0)), Cx.I64);
 
   auto Coord = [&](unsigned D) {
     return B.CreateSExt(Values.value(Op.Operands[MapI + 1 + D]), Cx.I64);
@@ -294,10 +298,10 @@ void BarrierEmitter::emitIm2colLoad(const Operation &Op) {
     Value *Upper = B.CreateSExt(
         Field(BoxOffset, Im2colUpperSlot + S, B.getInt32(0)), Cx.I64);
     Value *Ext = B.CreateSub(B.CreateAdd(Shape[1 + S], Upper), Lower[S]);
-    Extent[S] = B.CreateSelect(B.CreateICmpSLT(Ext, B.getInt64(1)),
-                               B.getInt64(1), Ext);
-    Offset[S] = B.CreateZExt(
-        Values.value(Op.Operands[MapI + 1 + Rank + S]), Cx.I64);
+    Extent[S] =
+        B.CreateSelect(B.CreateICmpSLT(Ext, B.getInt64(1)), B.getInt64(1), Ext);
+    Offset[S] =
+        B.CreateZExt(Values.value(Op.Operands[MapI + 1 + Rank + S]), Cx.I64);
     // A negative position is a huge unsigned one: outside too.
     Value *Rel = B.CreateSub(Coord(1 + S), Lower[S]);
     StartIn = B.CreateAnd(StartIn, B.CreateICmpULT(Rel, Extent[S]));
@@ -324,8 +328,7 @@ void BarrierEmitter::emitIm2colLoad(const Operation &Op) {
         In = B.CreateAnd(In, B.CreateICmpULT(Rest, Shape[0]));
         Value *Global = B.CreateMul(Rest, Stride[0]);
         for (unsigned S = 0; S < Spatial; ++S) {
-          Value *X = B.CreateAdd(B.CreateAdd(Position[S], Lower[S]),
-                                 Offset[S]);
+          Value *X = B.CreateAdd(B.CreateAdd(Position[S], Lower[S]), Offset[S]);
           In = B.CreateAnd(In, B.CreateICmpULT(X, Shape[1 + S]));
           Global = B.CreateAdd(Global, B.CreateMul(X, Stride[1 + S]));
         }

@@ -509,8 +509,8 @@ void KernelBuilder::tmaStore(Arg Shared, Arg Offset, Arg Map,
   append(std::move(Op));
 }
 
-void KernelBuilder::tmaLoadIm2col(Arg Barrier, Arg Shared, Arg Offset,
-                                  Arg Map, llvm::ArrayRef<Arg> Coords,
+void KernelBuilder::tmaLoadIm2col(Arg Barrier, Arg Shared, Arg Offset, Arg Map,
+                                  llvm::ArrayRef<Arg> Coords,
                                   llvm::ArrayRef<Arg> Offsets) {
   std::vector<Arg> All = {Barrier, Shared, Offset, Map};
   All.insert(All.end(), Coords.begin(), Coords.end());
@@ -519,8 +519,9 @@ void KernelBuilder::tmaLoadIm2col(Arg Barrier, Arg Shared, Arg Offset,
     return;
   // The operands hold the split only through their count (2 * rank + 2).
   if (Offsets.size() + 2 != Coords.size()) {
-    fail("tma_load_im2col takes one offset per spatial dimension, two fewer "
-         "than its " + llvm::Twine(Coords.size()) + " coordinate(s); got " +
+    fail("tma_load_im2col takes one offset per spatial dimension, two "
+         "fewer than its " + llvm::Twine(Coords.size()) +
+         " coordinate(s); got " +
          llvm::Twine(Offsets.size()));
     return;
   }

@@ -1345,8 +1345,9 @@ void KernelVerifier::verifyTensorCopy(const Operation &Op) {
                        std::to_string(MapI + 1) + ", but %" + Map->Name +
                        " is a tiled one (declare it " + Decl + ")"
                  : " copies %" + Map->Name +
-                       ", an im2col tensor map, which only tma_load_im2col "
-                       "copies (declare it " + Decl + " for tiled copies)";
+                       ", an im2col tensor map, which only " +
+                       "tma_load_im2col copies (declare it " + Decl +
+                       " for tiled copies)";
     error(locOf(Op, MapI), op(Op) + Why);
     return;
   }

@@ -191,8 +191,7 @@ static std::string checkIm2col(const TensorLayout &L) {
   if (L.Rank < MinIm2colRank)
     return "an im2col tensor map binding has rank " +
            std::to_string(MinIm2colRank) + " to " +
-           std::to_string(MaxTensorMapRank) + ", got " +
-           std::to_string(L.Rank);
+           std::to_string(MaxTensorMapRank) + ", got " + std::to_string(L.Rank);
   unsigned Spatial = L.Rank - 2;
   // The pixel box holds the positions [lower, shape - 1 + upper] of each
   // spatial dimension; one image's box must hold a position and fit u32.
@@ -201,15 +200,16 @@ static std::string checkIm2col(const TensorLayout &L) {
     const char *Name =
         Which ? "pixel_box_upper_corner" : "pixel_box_lower_corner";
     uint32_t Count = Which ? L.UpperRank : L.LowerRank;
-    const std::array<int64_t, MaxTensorRank> &Corner = Which ? L.Upper : L.Lower;
+    const std::array<int64_t, MaxTensorRank> &Corner =
+        Which ? L.Upper : L.Lower;
     if (Count != Spatial)
       return std::string(Name) + " has " + std::to_string(Count) +
              " entry(ies), the tensor " + std::to_string(Spatial) +
              " spatial dimension(s) (rank - 2)";
     for (unsigned S = 0; S < Spatial; ++S)
       if (Corner[S] < MinIm2colCorner || Corner[S] > MaxIm2colCorner)
-        return std::string(Name) + "[" + std::to_string(S) + "] = " +
-               std::to_string(Corner[S]) + ": a corner is " +
+        return std::string(Name) + "[" + std::to_string(S) +
+               "] = " + std::to_string(Corner[S]) + ": a corner is " +
                std::to_string(MinIm2colCorner) + " to " +
                std::to_string(MaxIm2colCorner);
   }

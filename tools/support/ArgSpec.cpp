@@ -105,16 +105,16 @@ Expected<std::vector<uint8_t>> kiln::parseValueText(StringRef Text, Type Ty) {
 static llvm::Error parseIm2colSuffix(StringRef Spec, StringRef Text,
                                      BufferSpec &S) {
   auto Bad = [&](const Twine &Why) {
-    return specError("bad buffer '" + Spec + "': im2col='" + Text + "' " +
-                     Why + " (as in im2col=-1x-1/0x0/8/16: the pixel box's "
+    return specError("bad buffer '" + Spec + "': im2col='" + Text + "' " + Why +
+                     " (as in im2col=-1x-1/0x0/8/16: the pixel box's "
                      "lower and upper corners, channels per pixel, pixels "
                      "per column)");
   };
   llvm::SmallVector<StringRef, 4> Parts;
   Text.split(Parts, '/');
   if (Parts.size() != 4)
-    return Bad("has " + Twine(Parts.size()) + " part(s), expected 4 "
-               "separated by '/'");
+    return Bad("has " + Twine(Parts.size()) +
+               " part(s), expected 4 separated by '/'");
   for (int Which = 0; Which < 2; ++Which) {
     // An empty corner has no entries (refused at launch with the rank).
     llvm::SmallVector<StringRef, 4> Dims;
@@ -134,16 +134,17 @@ static llvm::Error parseIm2colSuffix(StringRef Spec, StringRef Text,
     uint64_t N;
     if (Parts[Which].empty() || !llvm::all_of(Parts[Which], llvm::isDigit) ||
         Parts[Which].getAsInteger(10, N))
-      return Bad(Twine(Which == 2 ? "channels per pixel" : "pixels per column") +
-                 " '" + Parts[Which] + "' is not a number below 2^64");
+      return Bad(
+          Twine(Which == 2 ? "channels per pixel" : "pixels per column") +
+          " '" + Parts[Which] + "' is not a number below 2^64");
     (Which == 2 ? S.ChannelsPerPixel : S.PixelsPerColumn) = N;
   }
   S.HasIm2col = true;
   return llvm::Error::success();
 }
 
-/// Takes the `:shape=`, `:strides=`, `:box=` and `:im2col=` suffixes off the end of
-/// \p Rest (the contents part of a buffer SPEC) into \p S. Only a suffix
+/// Takes the `:shape=`, `:strides=`, `:box=` and `:im2col=` suffixes off the
+/// end of \p Rest (the contents part of a buffer SPEC) into \p S. Only a suffix
 /// that is exactly `:KEY=N[xN...]` counts, so the PATH of file= may still
 /// hold colons.
 static llvm::Error takeTensorSuffixes(StringRef Spec, StringRef &Rest,
@@ -157,8 +158,7 @@ static llvm::Error takeTensorSuffixes(StringRef Spec, StringRef &Rest,
     auto [Key, Dims] = Suffix.split('=');
     if (Key == "im2col" && Suffix.contains('=')) {
       if (S.HasIm2col)
-        return specError("bad buffer '" + Spec +
-                         "': 'im2col=' is given twice");
+        return specError("bad buffer '" + Spec + "': 'im2col=' is given twice");
       if (llvm::Error E = parseIm2colSuffix(Spec, Dims, S))
         return E;
       Rest = Rest.take_front(Colon);
@@ -197,7 +197,8 @@ static llvm::Error takeTensorSuffixes(StringRef Spec, StringRef &Rest,
                                   : "im2col=") +
                      " needs a shape= (a tensor binding)");
   if (SeenBox && S.HasIm2col)
-    return specError("bad buffer '" + Spec + "': box= (a tiled tensor map) "
+    return specError("bad buffer '" + Spec +
+                     "': box= (a tiled tensor map) "
                      "and im2col= (an im2col one) exclude each other");
   return llvm::Error::success();
 }
@@ -697,8 +698,8 @@ kiln::bindArguments(llvm::ArrayRef<ParamMetadata> Params,
       if (!BS->Box.empty())
         Binding = Binding.withBox(BS->Box);
       if (BS->HasIm2col)
-        Binding = Binding.withIm2col(BS->Lower, BS->Upper,
-                                     BS->ChannelsPerPixel, BS->PixelsPerColumn);
+        Binding = Binding.withIm2col(BS->Lower, BS->Upper, BS->ChannelsPerPixel,
+                                     BS->PixelsPerColumn);
       In.Bindings.push_back(Binding);
     } else {
       if (isBufferSpecText(Spec))

@@ -318,31 +318,30 @@ TEST(TensorMapTest, Im2colKernelPrintsParsesRunsAndChecksItsBinding) {
   std::vector<uint64_t> Shape = {1, 3, 3, 2}, NoStrides;
   std::vector<int64_t> Lower = {-1, -1}, Upper = {0, 0};
   auto Map = [&](std::vector<uint64_t> S, std::vector<int64_t> Lo,
-                 std::vector<int64_t> Hi, uint64_t Channels,
-                 uint64_t Pixels) {
+                 std::vector<int64_t> Hi, uint64_t Channels, uint64_t Pixels) {
     return Arg::tensorMapIm2col(In.view(u32Type()), S, NoStrides, Lo, Hi,
                                 Channels, Pixels, Access::Read);
   };
-  Status St = D.launch(*Loaded, {1, 1, 1},
-                       {Map(Shape, Lower, Upper, 2, 8),
-                        Arg::buffer(Out.view(u32Type()))});
+  Status St = D.launch(
+      *Loaded, {1, 1, 1},
+      {Map(Shape, Lower, Upper, 2, 8), Arg::buffer(Out.view(u32Type()))});
   ASSERT_TRUE(St.ok()) << St.str();
   // The box's row y = -1 reads row 0 (offset 1), x = -1..2 reads 0..3.
-  EXPECT_EQ(u32s(Out, 16), (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 0, 0, 7,
-                                                  8, 9, 10, 11, 12, 0, 0}));
+  EXPECT_EQ(u32s(Out, 16), (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 0, 0, 7, 8,
+                                                  9, 10, 11, 12, 0, 0}));
 
   auto Refused = [&](Arg A, const std::string &Message) {
-    Status S = D.launch(*Loaded, {1, 1, 1},
-                        {A, Arg::buffer(Out.view(u32Type()))});
+    Status S =
+        D.launch(*Loaded, {1, 1, 1}, {A, Arg::buffer(Out.view(u32Type()))});
     EXPECT_EQ(S.code(), ErrorCode::InvalidLaunch) << S.str();
-    EXPECT_EQ(S.message(), "launch of kernel 'im2col': argument 0 (%in): " +
-                               Message);
+    EXPECT_EQ(S.message(),
+              "launch of kernel 'im2col': argument 0 (%in): " + Message);
   };
   std::vector<uint64_t> Box = {1, 1, 1, 1};
-  Refused(Arg::tensorMap(In.view(u32Type()), Shape, NoStrides, Box,
-                         Access::Read),
-          "an im2col tensor map takes no box; bind it with a shape, strides "
-          "and im2col parameters");
+  Refused(
+      Arg::tensorMap(In.view(u32Type()), Shape, NoStrides, Box, Access::Read),
+      "an im2col tensor map takes no box; bind it with a shape, strides "
+      "and im2col parameters");
   Refused(Arg::tensor(In.view(u32Type()), Shape, NoStrides, Access::Read),
           "an im2col tensor_map parameter needs an im2col binding: a shape, "
           "strides, the pixel box corners, channels per pixel and pixels per "

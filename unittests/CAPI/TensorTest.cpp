@@ -193,12 +193,11 @@ TEST(CAPIIm2colTest, ParametersReachTheKernelAndBadOnesAreRefused) {
     return kiln_arg_buffer(B, kiln_scalar(KILN_U32), KILN_ACCESS_READ_WRITE);
   };
   const uint64_t Shape[] = {2, 3, 3};
-  auto Im2col = [&](size_t Spatial, const int32_t *Lower,
-                    const int32_t *Upper, uint32_t Channels,
-                    uint32_t Pixels) {
+  auto Im2col = [&](size_t Spatial, const int32_t *Lower, const int32_t *Upper,
+                    uint32_t Channels, uint32_t Pixels) {
     return kiln_arg_tensor_map_im2col(
-        kiln_arg_tensor(View(Map), 3, Shape, 0, nullptr), Spatial, Lower,
-        Upper, Channels, Pixels);
+        kiln_arg_tensor(View(Map), 3, Shape, 0, nullptr), Spatial, Lower, Upper,
+        Channels, Pixels);
   };
   auto Launch = [&](kiln_arg M) {
     kiln_arg Args[] = {M, View(Out)};
@@ -232,8 +231,8 @@ TEST(CAPIIm2colTest, ParametersReachTheKernelAndBadOnesAreRefused) {
        "argument 0 (%m): channels_per_pixel = 0: it is 1 to 256"},
       {Im2col(1, Lower, Upper, 2, 1025),
        "argument 0 (%m): pixels_per_column = 1025: it is 1 to 1024"},
-      {kiln_arg_tensor_map(kiln_arg_tensor(View(Map), 3, Shape, 0, nullptr),
-                           3, Box),
+      {kiln_arg_tensor_map(kiln_arg_tensor(View(Map), 3, Shape, 0, nullptr), 3,
+                           Box),
        "argument 0 (%m): an im2col tensor map takes no box"},
   };
   for (const Case &C : Cases) {

@@ -89,8 +89,9 @@ TEST(CubeMetadata, Im2colFlagRoundTrips) {
               std::string::npos)
         << Msg;
   };
-  Expect(Bytes, 8);     // an unknown bit
-  Expect(Bytes, 2 | 4); // im2col without a tensor map (with a rank: flags first)
+  // An unknown bit; im2col without a tensor map (the flags are read first).
+  Expect(Bytes, 8);
+  Expect(Bytes, 2 | 4);
 }
 
 TEST(CubeMetadata, LittleEndianLayout) {

@@ -85,8 +85,7 @@ enum class OpClass : uint8_t {
   Cmma,           ///< plane-collective fragment operations (no result)
   DebugPrint,     ///< `debug_print "FORMAT", %a, ...` (no result)
   TensorMeta,     ///< %t[, %dim] -> u32: a tensor's shape, stride, rank, len
-  TensorCopy,     ///< tma_load %bar, %smem, %off, %map, %c...; tma_store %smem, %off, %map, %c...;
-                  ///< tma_load_im2col %bar, %smem, %off, %map, %c... offsets %o...
+  TensorCopy,     ///< tma_load %bar, %smem, %off, %map, %c...; tma_store %smem, %off, %map, %c...
   TensorStoreGroup, ///< tma_commit; tma_wait_read %n; tma_wait %n
   If,
   For,
