@@ -254,7 +254,11 @@ typedef enum kiln_arg_kind {
   KILN_ARG_TENSOR = 3,
   /** A tensor map (docs/LangRef.md §17), for a tensor_map parameter:
    * kiln_arg.view and kiln_arg.tensor with its box. */
-  KILN_ARG_TENSOR_MAP = 4
+  KILN_ARG_TENSOR_MAP = 4,
+  /** An im2col tensor map (docs/LangRef.md §17.7), for a tensor_map
+   * parameter declared im2col: kiln_arg.view, kiln_arg.tensor (its box
+   * unused) and kiln_arg.im2col. */
+  KILN_ARG_TENSOR_MAP_IM2COL = 5
 } kiln_arg_kind;
 
 /** The most dimensions of a tensor binding; of a tensor map; the largest
@@ -262,6 +266,12 @@ typedef enum kiln_arg_kind {
 #define KILN_MAX_TENSOR_RANK 8
 #define KILN_MAX_TENSOR_MAP_RANK 5
 #define KILN_MAX_TENSOR_MAP_BOX_DIM 256
+/** Im2col tensor maps: the most channels per pixel and pixels per column,
+ * and the range of a pixel box corner. */
+#define KILN_MAX_IM2COL_CHANNELS 256
+#define KILN_MAX_IM2COL_PIXELS 1024
+#define KILN_MIN_IM2COL_CORNER (-32768)
+#define KILN_MAX_IM2COL_CORNER 32767
 
 /** kiln_buffer_view.count meaning "every whole element from byte_offset to
  * the end of the buffer". */
@@ -317,13 +327,27 @@ typedef struct kiln_tensor {
   uint64_t box[KILN_MAX_TENSOR_RANK];
 } kiln_tensor;
 
+/** The im2col parameters of an im2col tensor map (docs/LangRef.md
+ * §17.7): the pixel box's corners, one per spatial dimension (rank - 2),
+ * and what one load copies. */
+typedef struct kiln_im2col {
+  uint32_t spatial_dims;       /**< entries of each corner: rank - 2 */
+  uint32_t channels_per_pixel; /**< 1..KILN_MAX_IM2COL_CHANNELS */
+  uint32_t pixels_per_column;  /**< 1..KILN_MAX_IM2COL_PIXELS */
+  uint32_t reserved;           /**< 0 */
+  int32_t lower[KILN_MAX_TENSOR_RANK];
+  int32_t upper[KILN_MAX_TENSOR_RANK];
+} kiln_im2col;
+
 typedef struct kiln_arg {
   kiln_arg_kind kind;
   kiln_buffer_view view;
   kiln_value value;
-  /** KILN_ARG_TENSOR and KILN_ARG_TENSOR_MAP only (added after the other
-   * members, which keep their offsets). */
+  /** KILN_ARG_TENSOR, KILN_ARG_TENSOR_MAP and KILN_ARG_TENSOR_MAP_IM2COL
+   * only (added after the other members, which keep their offsets). */
   kiln_tensor tensor;
+  /** KILN_ARG_TENSOR_MAP_IM2COL only (added after the other members). */
+  kiln_im2col im2col;
 } kiln_arg;
 
 /* Constructors. They never fail and do not change the last-error message;
@@ -355,6 +379,22 @@ kiln_arg kiln_arg_tensor(kiln_arg view, size_t rank, const uint64_t *shape,
  * with a non-zero count, gives a kiln_arg of kind KILN_ARG_NONE. */
 kiln_arg kiln_arg_tensor_map(kiln_arg tensor, size_t box_rank,
                              const uint64_t *box);
+/** \p tensor (from kiln_arg_tensor, rank 3 to 5: N, the spatial
+ * dimensions, C) as an im2col tensor map (docs/LangRef.md §17.7), for a
+ * tensor_map parameter declared im2col: the pixel box's corners
+ * \p pixel_box_lower_corner[spatial_dims] and
+ * \p pixel_box_upper_corner[spatial_dims], and what one load copies.
+ * Checked at launch, naming the parameter: spatial_dims equal to the rank
+ * - 2, corners KILN_MIN_IM2COL_CORNER to KILN_MAX_IM2COL_CORNER, a
+ * non-empty pixel box, channels_per_pixel 1 to KILN_MAX_IM2COL_CHANNELS,
+ * pixels_per_column 1 to KILN_MAX_IM2COL_PIXELS. Anything but a
+ * KILN_ARG_TENSOR, or NULL corners with a non-zero count, gives a kiln_arg
+ * of kind KILN_ARG_NONE. */
+kiln_arg kiln_arg_tensor_map_im2col(kiln_arg tensor, size_t spatial_dims,
+                                    const int32_t *pixel_box_lower_corner,
+                                    const int32_t *pixel_box_upper_corner,
+                                    uint32_t channels_per_pixel,
+                                    uint32_t pixels_per_column);
 kiln_arg kiln_arg_f32(float v);
 kiln_arg kiln_arg_f64(double v);
 kiln_arg kiln_arg_i32(int32_t v);
@@ -628,6 +668,9 @@ typedef struct kiln_parameter_info {
   /** A tensor_map parameter (docs/LangRef.md §17): bind it with
    * kiln_arg_tensor_map. (Added after the other members.) */
   bool is_tensor_map;
+  /** A tensor_map parameter declared im2col (docs/LangRef.md §17.7): bind
+   * it with kiln_arg_tensor_map_im2col. (Added after the other members.) */
+  bool is_im2col;
 } kiln_parameter_info;
 
 /** Fills *options with the defaults (all zero).

@@ -256,6 +256,12 @@ private:
 inline constexpr size_t MaxTensorRank = 8;
 inline constexpr size_t MaxTensorMapRank = 5;
 inline constexpr uint64_t MaxTensorMapBoxDim = 256;
+/// Im2col tensor maps (docs/LangRef.md §17.7): the most channels per pixel
+/// and pixels per column, and the range of a pixel box corner.
+inline constexpr uint64_t MaxIm2colChannels = 256;
+inline constexpr uint64_t MaxIm2colPixels = 1024;
+inline constexpr int64_t MinIm2colCorner = -32768;
+inline constexpr int64_t MaxIm2colCorner = 32767;
 
 class Arg {
 public:
@@ -283,6 +289,20 @@ public:
                        std::span<const uint64_t> Strides,
                        std::span<const uint64_t> Box,
                        Access Allowed = Access::ReadWrite);
+  /// An im2col tensor map (docs/LangRef.md §17.7), for a
+  /// `tensor_map<T, ACCESS, im2col>` parameter: a tensor of rank 3 to 5
+  /// (N, spatial dimensions, C) as above, the pixel box's \p Lower and
+  /// \p Upper corners (one per spatial dimension, MinIm2colCorner to
+  /// MaxIm2colCorner), and what one load copies: \p ChannelsPerPixel
+  /// (1 to MaxIm2colChannels) channels of \p PixelsPerColumn (1 to
+  /// MaxIm2colPixels) pixels. Checked at launch, naming the parameter.
+  static Arg tensorMapIm2col(BufferView View, std::span<const uint64_t> Shape,
+                             std::span<const uint64_t> Strides,
+                             std::span<const int64_t> Lower,
+                             std::span<const int64_t> Upper,
+                             uint64_t ChannelsPerPixel,
+                             uint64_t PixelsPerColumn,
+                             Access Allowed = Access::ReadWrite);
   /// A value of \p Type given by its bytes (packed lanes; bool is one byte).
   /// A size other than the type's is refused at launch.
   static Arg value(ElementType Type, const void *Bytes, size_t Size);
@@ -306,11 +326,19 @@ public:
   std::span<const uint64_t> shape() const { return Shape; }
   std::span<const uint64_t> strides() const { return Strides; }
   std::span<const uint64_t> box() const { return Box; }
+  /// Whether im2col parameters were given (tensorMapIm2col), and them.
+  bool hasIm2col() const { return HasIm2col; }
+  std::span<const int64_t> im2colLower() const { return Lower; }
+  std::span<const int64_t> im2colUpper() const { return Upper; }
+  uint64_t channelsPerPixel() const { return ChannelsPerPixel; }
+  uint64_t pixelsPerColumn() const { return PixelsPerColumn; }
 
 private:
   bool IsBuffer = false;
-  bool HasShape = false, HasBox = false;
+  bool HasShape = false, HasBox = false, HasIm2col = false;
   std::vector<uint64_t> Shape, Strides, Box;
+  std::vector<int64_t> Lower, Upper;
+  uint64_t ChannelsPerPixel = 0, PixelsPerColumn = 0;
   BufferView View;
   Access BufferAccess = Access::ReadWrite;
   ElementType ValueType;
@@ -327,8 +355,10 @@ struct ParameterInfo {
   ElementType Type; ///< a buffer's element type, or the value's type
   Access BufferAccess = Access::ReadWrite; ///< buffers only
   /// A tensor_map parameter (docs/LangRef.md §17): bind it with
-  /// Arg::tensorMap.
+  /// Arg::tensorMap, or Arg::tensorMapIm2col when IsIm2col.
   bool IsTensorMap = false;
+  /// An im2col tensor map (§17.7).
+  bool IsIm2col = false;
 };
 
 /// Where a kernel handle's code first came from.

@@ -86,6 +86,21 @@ Arg Arg::tensorMap(BufferView View, std::span<const uint64_t> Shape,
   return A;
 }
 
+Arg Arg::tensorMapIm2col(BufferView View, std::span<const uint64_t> Shape,
+                         std::span<const uint64_t> Strides,
+                         std::span<const int64_t> Lower,
+                         std::span<const int64_t> Upper,
+                         uint64_t ChannelsPerPixel, uint64_t PixelsPerColumn,
+                         Access Allowed) {
+  Arg A = tensor(std::move(View), Shape, Strides, Allowed);
+  A.HasIm2col = true;
+  A.Lower.assign(Lower.begin(), Lower.end());
+  A.Upper.assign(Upper.begin(), Upper.end());
+  A.ChannelsPerPixel = ChannelsPerPixel;
+  A.PixelsPerColumn = PixelsPerColumn;
+  return A;
+}
+
 Arg Arg::value(ElementType Type, const void *Bytes, size_t Size) {
   Arg A;
   A.ValueType = Type;

@@ -122,6 +122,10 @@ remoteConfigOf(const DeviceConfig &Config) {
 
 static_assert(api::MaxTensorRank == kiln::MaxTensorRank &&
                   api::MaxTensorMapRank == kiln::MaxTensorMapRank &&
+                  api::MaxIm2colChannels == kiln::MaxIm2colChannels &&
+                  api::MaxIm2colPixels == kiln::MaxIm2colPixels &&
+                  api::MinIm2colCorner == kiln::MinIm2colCorner &&
+                  api::MaxIm2colCorner == kiln::MaxIm2colCorner &&
                   api::MaxTensorMapBoxDim == kiln::MaxTensorMapBoxDim,
               "the public tensor limits are the runtime's");
 static_assert(api::MaxThreads == Executor::MaxThreads,
@@ -252,9 +256,9 @@ static api::Kernel makeHandle(const std::shared_ptr<DeviceState> &D,
   S->CubeDim = Dim3{M.CubeDim[0], M.CubeDim[1], M.CubeDim[2]};
   S->PlaneDim = M.PlaneDim;
   for (const ParamMetadata &P : M.Params)
-    S->Params.push_back(
-        ParameterInfo{P.Name, P.IsBuffer, apiType(P.Ty), apiAccess(P.Access),
-                      P.IsTensorMap});
+    S->Params.push_back(ParameterInfo{P.Name, P.IsBuffer, apiType(P.Ty),
+                                      apiAccess(P.Access), P.IsTensorMap,
+                                      P.IsIm2col});
   S->Origin = Origin;
   unsigned Default = variantIndex(/*Aligned64=*/true, /*MayAlias=*/false);
   S->Variants[Default] = std::move(Loaded);
@@ -697,6 +701,13 @@ Status detail::prepareLaunch(PreparedLaunch &P, const api::Kernel &K,
       if (A.hasBox())
         Binding = Binding.withBox(
             llvm::ArrayRef<uint64_t>(A.box().data(), A.box().size()));
+      if (A.hasIm2col())
+        Binding =
+            Binding.withIm2col(llvm::ArrayRef<int64_t>(A.im2colLower().data(),
+                                                       A.im2colLower().size()),
+                               llvm::ArrayRef<int64_t>(A.im2colUpper().data(),
+                                                       A.im2colUpper().size()),
+                               A.channelsPerPixel(), A.pixelsPerColumn());
       P.Bindings.push_back(Binding);
     } else
       P.Bindings.push_back(ArgBinding::value(irType(A.type()), A.valueBytes(),

@@ -378,6 +378,24 @@ kiln_status toView(Call &C, const kiln_buffer_view &V, ArgName Buf,
   return KILN_OK;
 }
 
+/// The api::Arg of a KILN_ARG_TENSOR_MAP_IM2COL \p A over \p V. Counts
+/// past the arrays keep their size, so that the launch refuses them.
+api::Arg im2colArg(const kiln_arg &A, const api::BufferView &V,
+                   const std::vector<uint64_t> &Shape,
+                   const std::vector<uint64_t> &Strides, api::Access Access) {
+  const kiln_im2col &I = A.im2col;
+  auto Corner = [&](const int32_t *Values) {
+    std::vector<int64_t> C(
+        Values,
+        Values + std::min<uint32_t>(I.spatial_dims, KILN_MAX_TENSOR_RANK));
+    C.resize(I.spatial_dims, 0);
+    return C;
+  };
+  return api::Arg::tensorMapIm2col(V, Shape, Strides, Corner(I.lower),
+                                   Corner(I.upper), I.channels_per_pixel,
+                                   I.pixels_per_column, Access);
+}
+
 kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
                    std::vector<api::Arg> &Out) {
   if (Count && !Args)
@@ -388,7 +406,7 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
     api::ElementType Type;
     int Kind = rawValue(A.kind);
     if (Kind == KILN_ARG_BUFFER || Kind == KILN_ARG_TENSOR ||
-        Kind == KILN_ARG_TENSOR_MAP) {
+        Kind == KILN_ARG_TENSOR_MAP || Kind == KILN_ARG_TENSOR_MAP_IM2COL) {
       api::Arg View = api::Arg::u32(0);
       if (kiln_status E = toView(C, A.view, {I, ".view.buffer"},
                                  {I, ".view.type"}, {I, ".view.access"}, View))
@@ -411,11 +429,13 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
         if (T.stride_count == 0 && T.rank != 0)
           Strides.clear();
         api::BufferView V = View.view();
-        View = Kind == KILN_ARG_TENSOR
-                   ? api::Arg::tensor(V, Shape, Strides, View.access())
-                   : api::Arg::tensorMap(V, Shape, Strides,
-                                         Entries(T.box, T.box_rank),
-                                         View.access());
+        if (Kind == KILN_ARG_TENSOR)
+          View = api::Arg::tensor(V, Shape, Strides, View.access());
+        else if (Kind == KILN_ARG_TENSOR_MAP)
+          View = api::Arg::tensorMap(V, Shape, Strides,
+                                     Entries(T.box, T.box_rank), View.access());
+        else
+          View = im2colArg(A, V, Shape, Strides, View.access());
       }
       Out.push_back(std::move(View));
     } else if (Kind == KILN_ARG_VALUE) {
@@ -428,8 +448,9 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
       Out.push_back(api::Arg::value(Type, A.value.bytes, A.value.size));
     } else {
       return C.invalid("{}.kind is {}, not KILN_ARG_BUFFER, KILN_ARG_VALUE, "
-                       "KILN_ARG_TENSOR or KILN_ARG_TENSOR_MAP (a zeroed "
-                       "kiln_arg, or a tensor made from something else?)",
+                       "KILN_ARG_TENSOR, KILN_ARG_TENSOR_MAP or "
+                       "KILN_ARG_TENSOR_MAP_IM2COL (a zeroed kiln_arg, or a "
+                       "tensor made from something else?)",
                        ArgName(I, ""), Kind);
     }
   }
@@ -554,6 +575,30 @@ kiln_arg kiln_arg_tensor_map(kiln_arg tensor, size_t box_rank,
       static_cast<uint32_t>(std::min<size_t>(box_rank, UINT32_MAX));
   for (size_t I = 0; I < box_rank && I < KILN_MAX_TENSOR_RANK; ++I)
     A.tensor.box[I] = box[I];
+  return A;
+}
+
+kiln_arg kiln_arg_tensor_map_im2col(kiln_arg tensor, size_t spatial_dims,
+                                    const int32_t *pixel_box_lower_corner,
+                                    const int32_t *pixel_box_upper_corner,
+                                    uint32_t channels_per_pixel,
+                                    uint32_t pixels_per_column) {
+  kiln_arg A = tensor;
+  std::memset(&A.im2col, 0, sizeof(A.im2col));
+  if (rawValue(tensor.kind) != KILN_ARG_TENSOR ||
+      (spatial_dims && (!pixel_box_lower_corner || !pixel_box_upper_corner))) {
+    A.kind = KILN_ARG_NONE;
+    return A;
+  }
+  A.kind = KILN_ARG_TENSOR_MAP_IM2COL;
+  A.im2col.spatial_dims =
+      static_cast<uint32_t>(std::min<size_t>(spatial_dims, UINT32_MAX));
+  A.im2col.channels_per_pixel = channels_per_pixel;
+  A.im2col.pixels_per_column = pixels_per_column;
+  for (size_t I = 0; I < spatial_dims && I < KILN_MAX_TENSOR_RANK; ++I) {
+    A.im2col.lower[I] = pixel_box_lower_corner[I];
+    A.im2col.upper[I] = pixel_box_upper_corner[I];
+  }
   return A;
 }
 
@@ -919,6 +964,7 @@ kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
     Info.type = fromElementType(P.Type);
     Info.access = fromAccess(P.BufferAccess);
     Info.is_tensor_map = P.IsTensorMap;
+    Info.is_im2col = P.IsIm2col;
     *out_info = Info;
     return KILN_OK;
   });

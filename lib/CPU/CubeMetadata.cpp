@@ -10,8 +10,8 @@
 //     str Name, u8 IsBuffer(0|1), u8 ScalarKind, u8 Lanes(0 = scalar), u8
 //     Access, u8 Private (PrivateAtomic; 0 unless a scalar buffer),
 //     versions 4 and 5 only: u8 TensorFlags (bit 0 IsTensorMap, bit 1
-//     ReadsTensorInfo; buffers only), u8 TensorMapRank (0..MaxTensorMapRank;
-//     tensor maps only)
+//     ReadsTensorInfo, bit 2 IsIm2col; buffers only, bit 2 only with bit
+//     0), u8 TensorMapRank (0..MaxTensorMapRank; tensor maps only)
 // Nothing may follow the last parameter. The version says which optional
 // parts are present: 2 none, 3 the cluster block (docs/LangRef.md §14,
 // §15), 4 the tensor bytes (§16, §17), 5 both. Each part is written only
@@ -139,7 +139,8 @@ std::vector<uint8_t> CubeMetadata::serialize() const {
     W.put<uint8_t>(static_cast<uint8_t>(P.Access));
     W.put<uint8_t>(static_cast<uint8_t>(P.Private));
     if (UsesTensors) {
-      W.put<uint8_t>((P.IsTensorMap ? 1 : 0) | (P.ReadsTensorInfo ? 2 : 0));
+      W.put<uint8_t>((P.IsTensorMap ? 1 : 0) | (P.ReadsTensorInfo ? 2 : 0) |
+                     (P.IsIm2col ? 4 : 0));
       W.put<uint8_t>(P.TensorMapRank);
     }
   }
@@ -242,14 +243,15 @@ Expected<CubeMetadata> CubeMetadata::deserialize(ArrayRef<uint8_t> Bytes) {
         return E;
       if (Error E = R.get(MapRank, "parameter"))
         return E;
-      if (Flags > 3 || (Flags && !IsBuffer))
+      if (Flags > 7 || (Flags && !IsBuffer) || (Flags & 4 && !(Flags & 1)))
         return corrupt("parameter " + Twine(I) + ": bad tensor flags " +
-                       Twine(Flags));
+                       Twine(unsigned(Flags)));
       P.IsTensorMap = Flags & 1;
       P.ReadsTensorInfo = Flags & 2;
+      P.IsIm2col = Flags & 4;
       if (MapRank > MaxTensorMapRank || (MapRank && !P.IsTensorMap))
         return corrupt("parameter " + Twine(I) + ": bad tensor map rank " +
-                       Twine(MapRank));
+                       Twine(unsigned(MapRank)));
       P.TensorMapRank = MapRank;
     }
     M.Params.push_back(std::move(P));

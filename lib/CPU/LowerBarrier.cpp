@@ -337,6 +337,9 @@ Value *BarrierEmitter::lowerUnitOp(const Operation &Op) {
   case OpKind::TmaStore:
     emitTensorCopy(Op);
     return nullptr;
+  case OpKind::TmaLoadIm2col:
+    emitIm2colLoad(Op);
+    return nullptr;
   case OpKind::TmaCommit:
   case OpKind::TmaWaitRead:
   case OpKind::TmaWait:

@@ -22,6 +22,55 @@ using llvm::BasicBlock;
 using llvm::Value;
 
 namespace {
+/// The two ends of a tensor map copy: the shared array from element Off on,
+/// and the tensor's buffer; elements of Size bytes.
+struct CopyEnds {
+  Value *Off, *SmemBase, *SmemCount, *MapBase, *MapCount;
+  uint64_t Size;
+};
+
+/// Copies one element: \p Linear is its index from Ends.Off in the shared
+/// array, \p Global its element in the tensor, valid when \p InTensor.
+void copyElement(LoweringContext &Cx, const CopyEnds &Ends, bool IsLoad,
+                 Value *Linear, Value *Global, Value *InTensor) {
+  llvm::IRBuilder<> &B = Cx.B;
+  uint64_t Size = Ends.Size;
+  Value *SI = B.CreateAdd(Ends.Off, Linear);
+  Value *InSmem = B.CreateICmpULT(SI, Ends.SmemCount);
+  Value *InBuffer =
+      B.CreateAnd(InTensor, B.CreateICmpULT(Global, Ends.MapCount));
+  Value *SmemPtr = B.CreateInBoundsGEP(Cx.I8, Ends.SmemBase,
+                                       B.CreateMul(SI, B.getInt64(Size)));
+  Value *GlobalPtr = B.CreateInBoundsGEP(Cx.I8, Ends.MapBase,
+                                         B.CreateMul(Global, B.getInt64(Size)));
+  BasicBlock *Copy = Cx.newBlock("tma.copy");
+  BasicBlock *Next = Cx.newBlock("tma.next");
+  if (IsLoad) {
+    // An element outside the tensor (or its buffer) reads as 0; one
+    // outside the shared array is dropped.
+    BasicBlock *Write = Cx.newBlock("tma.write");
+    BasicBlock *Zero = Cx.newBlock("tma.zero");
+    B.CreateCondBr(InSmem, Write, Next);
+    B.SetInsertPoint(Write);
+    B.CreateCondBr(InBuffer, Copy, Zero);
+    B.SetInsertPoint(Copy);
+    B.CreateMemCpy(SmemPtr, llvm::MaybeAlign(1), GlobalPtr, llvm::MaybeAlign(1),
+                   Size);
+    B.CreateBr(Next);
+    B.SetInsertPoint(Zero);
+    B.CreateMemSet(SmemPtr, B.getInt8(0), Size, llvm::MaybeAlign(1));
+    B.CreateBr(Next);
+  } else {
+    // An element outside the tensor (or its buffer) is not written.
+    B.CreateCondBr(B.CreateAnd(InSmem, InBuffer), Copy, Next);
+    B.SetInsertPoint(Copy);
+    B.CreateMemCpy(GlobalPtr, llvm::MaybeAlign(1), SmemPtr, llvm::MaybeAlign(1),
+                   Size);
+    B.CreateBr(Next);
+  }
+  B.SetInsertPoint(Next);
+}
+
 /// Byte offsets of TensorInfo's fields (static_asserted in CubeABI.h).
 constexpr uint64_t RankOffset = offsetof(TensorInfo, Rank);
 constexpr uint64_t LenOffset = offsetof(TensorInfo, Len);
@@ -46,12 +95,15 @@ std::vector<ParamTensorUse> kiln::lowering::findTensorUses(const Kernel &K) {
       if (int P = ParamIndex(Op.Operands[0].Value); P >= 0)
         Uses[P].ReadsTensorInfo = true;
     } else if (Op.opClass() == OpClass::TensorCopy) {
-      size_t MapI = Op.Kind == OpKind::TmaLoad ? 3 : 2;
+      size_t MapI = Op.Kind == OpKind::TmaStore ? 2 : 3;
       if (Op.Operands.size() <= MapI)
         return;
+      // An im2col load gives rank coordinates and rank - 2 offsets.
+      size_t Rank = Op.Operands.size() - MapI - 1;
+      if (Op.Kind == OpKind::TmaLoadIm2col)
+        Rank = (Rank + 2) / 2;
       if (int P = ParamIndex(Op.Operands[MapI].Value); P >= 0)
-        Uses[P].MapRank =
-            static_cast<uint8_t>(Op.Operands.size() - MapI - 1);
+        Uses[P].MapRank = static_cast<uint8_t>(Rank);
     }
   });
   return Uses;
@@ -158,44 +210,7 @@ void BarrierEmitter::emitTensorCopy(const Operation &Op) {
                           Cx.I64);
   }
 
-  // One element of the box: \p Linear is its row-major index in the box,
-  // \p Global its element in the tensor, valid when \p InTensor.
-  auto Element = [&](Value *Linear, Value *Global, Value *InTensor) {
-    Value *SI = B.CreateAdd(Off, Linear);
-    Value *InSmem = B.CreateICmpULT(SI, SmemCount);
-    Value *InBuffer =
-        B.CreateAnd(InTensor, B.CreateICmpULT(Global, MapCount));
-    Value *SmemPtr =
-        B.CreateInBoundsGEP(Cx.I8, SmemBase, B.CreateMul(SI, B.getInt64(Size)));
-    Value *GlobalPtr = B.CreateInBoundsGEP(
-        Cx.I8, MapBase, B.CreateMul(Global, B.getInt64(Size)));
-    BasicBlock *Copy = Cx.newBlock("tma.copy");
-    BasicBlock *Next = Cx.newBlock("tma.next");
-    if (IsLoad) {
-      // An element outside the tensor (or its buffer) reads as 0; one
-      // outside the shared array is dropped.
-      BasicBlock *Write = Cx.newBlock("tma.write");
-      BasicBlock *Zero = Cx.newBlock("tma.zero");
-      B.CreateCondBr(InSmem, Write, Next);
-      B.SetInsertPoint(Write);
-      B.CreateCondBr(InBuffer, Copy, Zero);
-      B.SetInsertPoint(Copy);
-      B.CreateMemCpy(SmemPtr, llvm::MaybeAlign(1), GlobalPtr,
-                     llvm::MaybeAlign(1), Size);
-      B.CreateBr(Next);
-      B.SetInsertPoint(Zero);
-      B.CreateMemSet(SmemPtr, B.getInt8(0), Size, llvm::MaybeAlign(1));
-      B.CreateBr(Next);
-    } else {
-      // An element outside the tensor (or its buffer) is not written.
-      B.CreateCondBr(B.CreateAnd(InSmem, InBuffer), Copy, Next);
-      B.SetInsertPoint(Copy);
-      B.CreateMemCpy(GlobalPtr, llvm::MaybeAlign(1), SmemPtr,
-                     llvm::MaybeAlign(1), Size);
-      B.CreateBr(Next);
-    }
-    B.SetInsertPoint(Next);
-  };
+  CopyEnds Ends{Off, SmemBase, SmemCount, MapBase, MapCount, Size};
 
   // The box's dimensions, outermost first, as nested loops.
   std::function<void(unsigned, Value *, Value *, Value *)> Walk =
@@ -211,7 +226,7 @@ void BarrierEmitter::emitTensorCopy(const Operation &Op) {
               if (D + 1 < Rank)
                 Walk(D + 1, L, G, In);
               else
-                Element(L, G, In);
+                copyElement(Cx, Ends, IsLoad, L, G, In);
             },
             "tma.dim" + llvm::Twine(D));
       };
@@ -225,4 +240,113 @@ void BarrierEmitter::emitTensorCopy(const Operation &Op) {
     update(statePtr(Op.Operands[0].Value), B.getInt32(0),
            B.CreateNeg(B.CreateTrunc(Bytes, Cx.I32)), Op);
   }
+}
+
+void BarrierEmitter::emitIm2colLoad(const Operation &Op) {
+  // tma_load_im2col %bar, %smem, %offset, %map, %n, %s..., %c offsets %o...
+  // (docs/LangRef.md §17.7): pixel k of the column is position p0 + k of
+  // the images' pixel boxes laid end to end, W fastest, then H, D, N.
+  llvm::IRBuilder<> &B = Cx.B;
+  constexpr size_t SmemI = 1, MapI = 3;
+  ValueId Smem = Op.Operands[SmemI].Value, Map = Op.Operands[MapI].Value;
+  unsigned Rank = static_cast<unsigned>((Op.Operands.size() - MapI + 1) / 2);
+  unsigned Spatial = Rank - 2;
+  uint64_t Size = Cx.K.value(Map).Ty.storeSize();
+
+  const Operand &OffOp = Op.Operands[SmemI + 1];
+  Value *Off = Values.value(OffOp);
+  Off = Values.operandType(OffOp).isSigned() ? B.CreateSExt(Off, Cx.I64)
+                                             : B.CreateZExt(Off, Cx.I64);
+  Value *MapCount = Memory.BufCount.lookup(Map);
+  CopyEnds Ends{Off,
+                arrayBase(Smem),
+                B.getInt64(Cx.K.value(Smem).Count),
+                arrayBase(Map),
+                MapCount,
+                Size};
+
+  // The table always exists for a tensor map; the defaults only keep the
+  // code well defined without one (no pixels, no channels).
+  Value *Count32 = B.CreateTrunc(MapCount, Cx.I32);
+  auto Field = [&](uint64_t Offset, unsigned I, Value *Default) {
+    return Memory.tensorField(Map, Offset, B.getInt32(I), Default);
+  };
+  std::vector<Value *> Shape(Rank), Stride(Rank);
+  for (unsigned D = 0; D < Rank; ++D) {
+    Shape[D] = B.CreateZExt(
+        Field(ShapeOffset, D, D == 0 ? Count32 : B.getInt32(1)), Cx.I64);
+    Stride[D] = B.CreateZExt(
+        Field(StridesOffset, D, B.getInt32(D == 0 ? 1 : 0)), Cx.I64);
+  }
+  Value *Pixels =
+      B.CreateZExt(Field(BoxOffset, Im2colPixelsSlot, B.getInt32(0)), Cx.I64);
+  Value *Channels =
+      B.CreateZExt(Field(BoxOffset, Im2colChannelsSlot, B.getInt32(0)), Cx.I64);
+
+  auto Coord = [&](unsigned D) {
+    return B.CreateSExt(Values.value(Op.Operands[MapI + 1 + D]), Cx.I64);
+  };
+  // Per spatial dimension: the pixel box [lower, shape - 1 + upper], its
+  // extent (at least 1 at launch; clamped so a division never traps), and
+  // the start's position in it.
+  std::vector<Value *> Lower(Spatial), Extent(Spatial), Offset(Spatial);
+  Value *StartIn = B.getTrue();
+  Value *PerImage = B.getInt64(1), *SpatialPos = B.getInt64(0);
+  for (unsigned S = 0; S < Spatial; ++S) {
+    Lower[S] = B.CreateSExt(
+        Field(BoxOffset, Im2colLowerSlot + S, B.getInt32(0)), Cx.I64);
+    Value *Upper = B.CreateSExt(
+        Field(BoxOffset, Im2colUpperSlot + S, B.getInt32(0)), Cx.I64);
+    Value *Ext = B.CreateSub(B.CreateAdd(Shape[1 + S], Upper), Lower[S]);
+    Extent[S] =
+        B.CreateSelect(B.CreateICmpSLT(Ext, B.getInt64(1)), B.getInt64(1), Ext);
+    Offset[S] =
+        B.CreateZExt(Values.value(Op.Operands[MapI + 1 + Rank + S]), Cx.I64);
+    // A negative position is a huge unsigned one: outside too.
+    Value *Rel = B.CreateSub(Coord(1 + S), Lower[S]);
+    StartIn = B.CreateAnd(StartIn, B.CreateICmpULT(Rel, Extent[S]));
+    SpatialPos = B.CreateAdd(B.CreateMul(SpatialPos, Extent[S]), Rel);
+    PerImage = B.CreateMul(PerImage, Extent[S]);
+  }
+  // |n| < 2^31 and PerImage < 2^32 (checked at launch): no overflow.
+  Value *Start =
+      B.CreateAdd(B.CreateMul(Coord(0), PerImage), SpatialPos, "im2col.start");
+  Value *Channel0 = Coord(Rank - 1);
+
+  Pos.emitCountedLoop(
+      B.getInt64(0), Pixels,
+      [&](Value *K) {
+        // Split position p into the image and the spatial positions.
+        Value *P = B.CreateAdd(Start, K);
+        Value *In = B.CreateAnd(StartIn, B.CreateICmpSGE(P, B.getInt64(0)));
+        Value *Rest = B.CreateSelect(In, P, B.getInt64(0));
+        std::vector<Value *> Position(Spatial);
+        for (unsigned S = Spatial; S-- > 0;) {
+          Position[S] = B.CreateURem(Rest, Extent[S]);
+          Rest = B.CreateUDiv(Rest, Extent[S]);
+        }
+        In = B.CreateAnd(In, B.CreateICmpULT(Rest, Shape[0]));
+        Value *Global = B.CreateMul(Rest, Stride[0]);
+        for (unsigned S = 0; S < Spatial; ++S) {
+          Value *X = B.CreateAdd(B.CreateAdd(Position[S], Lower[S]), Offset[S]);
+          In = B.CreateAnd(In, B.CreateICmpULT(X, Shape[1 + S]));
+          Global = B.CreateAdd(Global, B.CreateMul(X, Stride[1 + S]));
+        }
+        Pos.emitCountedLoop(
+            B.getInt64(0), Channels,
+            [&](Value *J) {
+              Value *C = B.CreateAdd(Channel0, J);
+              Value *CIn = B.CreateAnd(In, B.CreateICmpULT(C, Shape[Rank - 1]));
+              Value *G = B.CreateAdd(Global, B.CreateMul(C, Stride[Rank - 1]));
+              Value *L = B.CreateAdd(B.CreateMul(K, Channels), J);
+              copyElement(Cx, Ends, /*IsLoad=*/true, L, G, CIn);
+            },
+            "im2col.channel");
+      },
+      "im2col.pixel");
+
+  // The whole column counts, the zeros filled in included (as with TMA).
+  Value *Bytes = B.CreateMul(B.CreateMul(Pixels, Channels), B.getInt64(Size));
+  update(statePtr(Op.Operands[0].Value), B.getInt32(0),
+         B.CreateNeg(B.CreateTrunc(Bytes, Cx.I32)), Op);
 }

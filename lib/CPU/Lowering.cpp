@@ -298,6 +298,7 @@ LoweredModule KernelLowering::finish() {
     if (MD.Params.size() < Memory.Private.size())
       PM.Private = Memory.Private[MD.Params.size()];
     PM.IsTensorMap = VI.IsTensorMap;
+    PM.IsIm2col = VI.IsIm2col;
     if (MD.Params.size() < Uses.size()) {
       PM.ReadsTensorInfo = Uses[MD.Params.size()].ReadsTensorInfo;
       PM.TensorMapRank = Uses[MD.Params.size()].MapRank;

@@ -473,6 +473,8 @@ private:
   void emitCopy(const Operation &Op);
   /// tma_load and tma_store (LowerTensor.cpp, docs/LangRef.md §17).
   void emitTensorCopy(const Operation &Op);
+  /// tma_load_im2col (LowerTensor.cpp, docs/LangRef.md §17.7).
+  void emitIm2colLoad(const Operation &Op);
   /// Base address of array \p Mem for the current unit.
   llvm::Value *arrayBase(ValueId Mem);
   llvm::Value *operandI32(const Operand &O, llvm::Value *Unit = nullptr);

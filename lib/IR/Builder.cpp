@@ -137,10 +137,12 @@ ValueId KernelBuilder::addBuffer(std::string Name, Type Elem,
 }
 
 ValueId KernelBuilder::addTensorMap(std::string Name, Type Elem,
-                                    AccessKind Access) {
+                                    AccessKind Access, bool Im2col) {
   ValueId Id = addBuffer(std::move(Name), Elem, Access);
-  if (Id != NoValue)
+  if (Id != NoValue) {
     K.value(Id).IsTensorMap = true;
+    K.value(Id).IsIm2col = Im2col;
+  }
   return Id;
 }
 
@@ -502,6 +504,29 @@ void KernelBuilder::tmaStore(Arg Shared, Arg Offset, Arg Map,
     return;
   Operation Op;
   Op.Kind = OpKind::TmaStore;
+  for (const Arg &A : All)
+    Op.Operands.push_back(A.O);
+  append(std::move(Op));
+}
+
+void KernelBuilder::tmaLoadIm2col(Arg Barrier, Arg Shared, Arg Offset, Arg Map,
+                                  llvm::ArrayRef<Arg> Coords,
+                                  llvm::ArrayRef<Arg> Offsets) {
+  std::vector<Arg> All = {Barrier, Shared, Offset, Map};
+  All.insert(All.end(), Coords.begin(), Coords.end());
+  All.insert(All.end(), Offsets.begin(), Offsets.end());
+  if (checkArgs(All))
+    return;
+  // The operands hold the split only through their count (2 * rank + 2).
+  if (Offsets.size() + 2 != Coords.size()) {
+    fail("tma_load_im2col takes one offset per spatial dimension, two "
+         "fewer than its " + llvm::Twine(Coords.size()) +
+         " coordinate(s); got " +
+         llvm::Twine(Offsets.size()));
+    return;
+  }
+  Operation Op;
+  Op.Kind = OpKind::TmaLoadIm2col;
   for (const Arg &A : All)
     Op.Operands.push_back(A.O);
   append(std::move(Op));

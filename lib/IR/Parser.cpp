@@ -77,6 +77,8 @@ private:
   /// `%b = barrier_unit`, `%b = barrier_cube %count`.
   bool parseBarrierDecl(Kernel &K, Operation &Op, ValueInfo &Info);
   bool parseOperands(Kernel &K, Operation &Op);
+  bool parseIm2colOperands(Kernel &K, Operation &Op);
+  bool parseTensorMapMode(ValueInfo &Info);
   bool parseConst(Operation &Op);
   bool parseIf(Kernel &K, Operation &Op);
   bool parseFor(Kernel &K, Operation &Op);
@@ -355,6 +357,8 @@ bool Parser::parseParam(Kernel &K) {
                        "found " + describeToken());
     Info.Access = *Access;
     consume();
+    if (Info.IsTensorMap && parseTensorMapMode(Info))
+      return true;
     if (expect(TokenKind::Greater, "'>' to close the " + What + " type"))
       return true;
   } else if (parseType(Info.Ty)) {
@@ -445,7 +449,8 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
       return true;
     break;
   case OpClass::TensorCopy:
-    if (parseOperands(K, Op))
+    if (Op.Kind == OpKind::TmaLoadIm2col ? parseIm2colOperands(K, Op)
+                                         : parseOperands(K, Op))
       return true;
     break;
   case OpClass::TensorStoreGroup:
@@ -793,6 +798,43 @@ bool Parser::parseOperands(Kernel &K, Operation &Op) {
       return false;
     consume();
   }
+}
+
+bool Parser::parseTensorMapMode(ValueInfo &Info) {
+  // An optional third word: `tiled` (the default) or `im2col` (§17.7).
+  if (!is(TokenKind::Comma))
+    return false;
+  consume();
+  if (isWord("tiled") || isWord("im2col")) {
+    Info.IsIm2col = Tok.Text == "im2col";
+    consume();
+    return false;
+  }
+  return errorHere("expected a tensor map mode (tiled or im2col), found " +
+                   describeToken());
+}
+
+bool Parser::parseIm2colOperands(Kernel &K, Operation &Op) {
+  // tma_load_im2col %bar, %smem, %off, %map, %c0, ... offsets %o0, ...
+  if (parseOperands(K, Op))
+    return true;
+  size_t Fixed = std::min<size_t>(Op.Operands.size(), 4);
+  size_t Coords = Op.Operands.size() - Fixed;
+  if (!isWord("offsets"))
+    return errorHere("expected 'offsets' and the im2col offsets after the "
+                     "coordinates of 'tma_load_im2col', found " +
+                     describeToken());
+  SourceLoc Loc = Tok.Loc;
+  consume();
+  if (parseOperands(K, Op))
+    return true;
+  size_t Offsets = Op.Operands.size() - Fixed - Coords;
+  if (Offsets + 2 != Coords)
+    return error(Loc, "tma_load_im2col gives " + std::to_string(Coords) +
+                          " coordinate(s) and " + std::to_string(Offsets) +
+                          " offset(s); it takes one offset per spatial "
+                          "dimension, two fewer than the coordinates");
+  return false;
 }
 
 bool Parser::parseIf(Kernel &K, Operation &Op) {

@@ -37,6 +37,7 @@ private:
   void printBlock(const Block &B);
   void printRegion(const Operation &Op, size_t I);
   void printCmma(const Operation &Op);
+  void printIm2colLoad(const Operation &Op);
 
   const Kernel &K;
   llvm::raw_ostream &OS;
@@ -81,6 +82,19 @@ void Printer::printOperands(const Operation &Op, size_t First) {
     OS << (I == First ? " " : ", ");
     printOperand(Op.Operands[I]);
   }
+}
+
+void Printer::printIm2colLoad(const Operation &Op) {
+  // 4 + rank coordinates + (rank - 2) offsets: the split is in the count.
+  size_t N = Op.Operands.size();
+  size_t Offsets = N >= 6 ? (N - 6) / 2 : 0;
+  OS << opName(Op.Kind);
+  for (size_t I = 0; I < N; ++I) {
+    bool FirstOffset = I == N - Offsets;
+    OS << (I == 0 ? " " : FirstOffset ? " offsets " : ", ");
+    printOperand(Op.Operands[I]);
+  }
+  OS << '\n';
 }
 
 void Printer::printBracketed(const Operation &Op) {
@@ -206,6 +220,11 @@ void Printer::printOperation(const Operation &Op) {
   case OpClass::AsyncCopy:
     printBracketed(Op);
     return;
+  case OpClass::TensorCopy:
+    if (Op.Kind != OpKind::TmaLoadIm2col)
+      break;
+    printIm2colLoad(Op);
+    return;
   case OpClass::MatrixDecl:
     printValue(Op.Result);
     OS << " = fragment " << Op.Matrix.str() << '\n';
@@ -313,8 +332,9 @@ void Printer::printKernel() {
     }
     const ValueInfo &Info = K.Values[Id];
     if (Info.Kind == ValueKind::Buffer)
-      OS << (Info.IsTensorMap ? "tensor_map<" : "buffer<") << Info.Ty.str() << ", " << accessName(Info.Access)
-         << '>';
+      OS << (Info.IsTensorMap ? "tensor_map<" : "buffer<") << Info.Ty.str()
+         << ", " << accessName(Info.Access)
+         << (Info.IsIm2col ? ", im2col>" : ">");
     else
       OS << Info.Ty.str();
   }

@@ -1291,11 +1291,27 @@ std::optional<Type> KernelVerifier::verifyTensorMeta(const Operation &Op) {
 
 void KernelVerifier::verifyTensorCopy(const Operation &Op) {
   // tma_load %bar, %smem, %offset, %map, %c...;
-  // tma_store %smem, %offset, %map, %c...
-  bool IsLoad = Op.Kind == OpKind::TmaLoad;
+  // tma_store %smem, %offset, %map, %c...;
+  // tma_load_im2col %bar, %smem, %offset, %map, %c... offsets %o...
+  bool IsIm2col = Op.Kind == OpKind::TmaLoadIm2col;
+  bool IsLoad = Op.Kind == OpKind::TmaLoad || IsIm2col;
   size_t SmemI = IsLoad ? 1 : 0, MapI = SmemI + 2;
-  if (!checkOperandCount(Op, MapI + 2, MapI + 1 + MaxTensorMapRank))
+  if (IsIm2col) {
+    // rank coordinates and rank - 2 offsets, rank 3 to 5.
+    static_assert(MinIm2colRank == 3 && MaxTensorMapRank == 5,
+                  "the message below lists the operand counts");
+    size_t N = Op.Operands.size();
+    size_t Min = MapI + 1 + 2 * MinIm2colRank - 2;
+    size_t Max = MapI + 1 + 2 * MaxTensorMapRank - 2;
+    if (N < Min || N > Max || N % 2) {
+      error(Op.Loc, op(Op) + " takes 8, 10 or 12 operands (rank 3 to 5: " +
+                        "rank coordinates and rank - 2 offsets), found " +
+                        llvm::Twine(N));
+      return;
+    }
+  } else if (!checkOperandCount(Op, MapI + 2, MapI + 1 + MaxTensorMapRank)) {
     return;
+  }
   if (IsLoad)
     barrierOperand(Op, 0, /*NeedsCube=*/true);
   const ValueInfo *Smem = memoryOperand(Op, SmemI, SharedOnly);
@@ -1306,15 +1322,35 @@ void KernelVerifier::verifyTensorCopy(const Operation &Op) {
           op(Op) + " needs a tensor map as operand " + llvm::Twine(MapI + 1) +
               ", but " + name(Op.Operands[MapI].Value) +
               " is a buffer (declare it 'tensor_map<" + Map->Ty.str() + ", " +
-              accessName(Map->Access) + ">')");
+              accessName(Map->Access) + (IsIm2col ? ", im2col>')" : ">')"));
     Map = nullptr;
   }
   size_t Rank = Op.Operands.size() - MapI - 1;
-  for (size_t I = MapI + 1; I < Op.Operands.size(); ++I)
+  if (IsIm2col)
+    Rank = (Op.Operands.size() - MapI + 1) / 2;
+  for (size_t I = MapI + 1; I <= MapI + Rank; ++I)
     expectType(Op, I, plainOperand(Op, I), Type::scalar(ScalarKind::I32),
                "coordinate " + llvm::Twine(I - MapI));
+  for (size_t I = MapI + Rank + 1; I < Op.Operands.size(); ++I)
+    expectType(Op, I, plainOperand(Op, I), Type::scalar(ScalarKind::U16),
+               "im2col offset " + llvm::Twine(I - MapI - Rank));
   if (!Map)
     return;
+  if (Map->IsIm2col != IsIm2col) {
+    std::string Decl = "'tensor_map<" + Map->Ty.str() + ", " +
+                       accessName(Map->Access).str() +
+                       (IsIm2col ? ", im2col>'" : ">'");
+    std::string Why =
+        IsIm2col ? " needs an im2col tensor map as operand " +
+                       std::to_string(MapI + 1) + ", but %" + Map->Name +
+                       " is a tiled one (declare it " + Decl + ")"
+                 : " copies %" + Map->Name +
+                       ", an im2col tensor map, which only " +
+                       "tma_load_im2col copies (declare it " + Decl +
+                       " for tiled copies)";
+    error(locOf(Op, MapI), op(Op) + Why);
+    return;
+  }
   if (IsLoad && Map->Access == AccessKind::Write)
     error(locOf(Op, MapI), op(Op) + " reads from %" + Map->Name +
                                ", a tensor map declared 'write'");

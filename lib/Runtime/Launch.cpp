@@ -48,8 +48,9 @@ ArgBinding ArgBinding::buffer(void *Data, Type ElementType, uint64_t Count,
 }
 
 /// Keeps the first MaxTensorRank of \p Values in \p To; returns the count.
-static uint32_t keep(llvm::ArrayRef<uint64_t> Values,
-                     std::array<uint64_t, MaxTensorRank> &To) {
+template <typename T>
+static uint32_t keep(llvm::ArrayRef<T> Values,
+                     std::array<T, MaxTensorRank> &To) {
   To.fill(0);
   for (size_t I = 0; I < Values.size() && I < MaxTensorRank; ++I)
     To[I] = Values[I];
@@ -82,6 +83,20 @@ ArgBinding ArgBinding::withBox(llvm::ArrayRef<uint64_t> Box) const {
   ArgBinding A = *this;
   A.Tensor.HasBox = true;
   A.Tensor.BoxRank = keep(Box, A.Tensor.Box);
+  return A;
+}
+
+ArgBinding ArgBinding::withIm2col(llvm::ArrayRef<int64_t> Lower,
+                                  llvm::ArrayRef<int64_t> Upper,
+                                  uint64_t ChannelsPerPixel,
+                                  uint64_t PixelsPerColumn) const {
+  ArgBinding A = *this;
+  TensorLayout &L = A.Tensor;
+  L.HasIm2col = true;
+  L.LowerRank = keep(Lower, L.Lower);
+  L.UpperRank = keep(Upper, L.Upper);
+  L.ChannelsPerPixel = ChannelsPerPixel;
+  L.PixelsPerColumn = PixelsPerColumn;
   return A;
 }
 
@@ -170,17 +185,83 @@ static std::string describe(const ArgBinding &A) {
   return "a value of type " + A.type().str();
 }
 
+/// What is wrong with the im2col binding \p L (docs/LangRef.md §17.7), its
+/// shape already checked; or an empty string.
+static std::string checkIm2col(const TensorLayout &L) {
+  if (L.Rank < MinIm2colRank)
+    return "an im2col tensor map binding has rank " +
+           std::to_string(MinIm2colRank) + " to " +
+           std::to_string(MaxTensorMapRank) + ", got " + std::to_string(L.Rank);
+  unsigned Spatial = L.Rank - 2;
+  // The pixel box holds the positions [lower, shape - 1 + upper] of each
+  // spatial dimension; one image's box must hold a position and fit u32.
+  uint64_t PerImage = 1;
+  for (int Which = 0; Which < 2; ++Which) {
+    const char *Name =
+        Which ? "pixel_box_upper_corner" : "pixel_box_lower_corner";
+    uint32_t Count = Which ? L.UpperRank : L.LowerRank;
+    const std::array<int64_t, MaxTensorRank> &Corner =
+        Which ? L.Upper : L.Lower;
+    if (Count != Spatial)
+      return std::string(Name) + " has " + std::to_string(Count) +
+             " entry(ies), the tensor " + std::to_string(Spatial) +
+             " spatial dimension(s) (rank - 2)";
+    for (unsigned S = 0; S < Spatial; ++S)
+      if (Corner[S] < MinIm2colCorner || Corner[S] > MaxIm2colCorner)
+        return std::string(Name) + "[" + std::to_string(S) +
+               "] = " + std::to_string(Corner[S]) + ": a corner is " +
+               std::to_string(MinIm2colCorner) + " to " +
+               std::to_string(MaxIm2colCorner);
+  }
+  for (unsigned S = 0; S < Spatial; ++S) {
+    int64_t Extent = int64_t(L.Shape[1 + S]) + L.Upper[S] - L.Lower[S];
+    if (Extent < 1)
+      return "the pixel box of spatial dimension " + std::to_string(S) +
+             " is empty: shape " + std::to_string(L.Shape[1 + S]) +
+             " + upper corner " + std::to_string(L.Upper[S]) +
+             " - lower corner " + std::to_string(L.Lower[S]) + " = " +
+             std::to_string(Extent);
+    // Both factors below 2^32: the product cannot wrap.
+    if (uint64_t(Extent) > UINT32_MAX ||
+        (PerImage *= uint64_t(Extent)) > UINT32_MAX)
+      return "the pixel box holds more than 2^32 - 1 pixels per image";
+  }
+  if (L.ChannelsPerPixel == 0 || L.ChannelsPerPixel > MaxIm2colChannels)
+    return "channels_per_pixel = " + std::to_string(L.ChannelsPerPixel) +
+           ": it is 1 to " + std::to_string(MaxIm2colChannels);
+  if (L.PixelsPerColumn == 0 || L.PixelsPerColumn > MaxIm2colPixels)
+    return "pixels_per_column = " + std::to_string(L.PixelsPerColumn) +
+           ": it is 1 to " + std::to_string(MaxIm2colPixels);
+  // A column is at most 1024 * 256 * 128 = 2^25 bytes: always within a
+  // barrier's transaction count.
+  return "";
+}
+
 /// What is wrong with the tensor part of binding \p A of parameter \p P
 /// (docs/LangRef.md §16, §17), or an empty string.
 static std::string checkTensor(const ParamMetadata &P, const ArgBinding &A) {
   const TensorLayout &L = A.tensor();
   if (!P.IsBuffer)
-    return L.HasShape || L.HasBox ? "a value takes no shape, strides or box"
-                                  : "";
+    return L.HasShape || L.HasBox || L.HasIm2col
+               ? "a value takes no shape, strides or box"
+               : "";
   if (L.HasBox && !P.IsTensorMap)
     return "a tensor map (a binding with a box) is bound to a buffer "
            "parameter; bind the buffer without a box";
-  if (P.IsTensorMap && (!L.HasShape || !L.HasBox))
+  if (L.HasIm2col && !P.IsTensorMap)
+    return "an im2col tensor map binding is bound to a buffer parameter; "
+           "bind the buffer without im2col parameters";
+  if (P.IsIm2col && L.HasBox)
+    return "an im2col tensor map takes no box; bind it with a shape, strides "
+           "and im2col parameters";
+  if (P.IsTensorMap && !P.IsIm2col && L.HasIm2col)
+    return "a tiled tensor map takes no im2col parameters; bind it with a "
+           "shape, strides and a box (or declare the parameter 'im2col')";
+  if (P.IsIm2col && (!L.HasShape || !L.HasIm2col))
+    return "an im2col tensor_map parameter needs an im2col binding: a shape, "
+           "strides, the pixel box corners, channels per pixel and pixels "
+           "per column";
+  if (P.IsTensorMap && !P.IsIm2col && (!L.HasShape || !L.HasBox))
     return "a tensor_map parameter needs a tensor map binding: a shape, "
            "strides and a box";
   if (!L.HasShape) {
@@ -218,6 +299,8 @@ static std::string checkTensor(const ParamMetadata &P, const ArgBinding &A) {
     return "the kernel's tensor map copies use rank " +
            std::to_string(P.TensorMapRank) + ", the binding has rank " +
            std::to_string(L.Rank);
+  if (P.IsIm2col)
+    return checkIm2col(L);
   if (L.BoxRank != L.Rank)
     return "the box has " + std::to_string(L.BoxRank) +
            " dimension(s), the tensor " + std::to_string(L.Rank);
@@ -261,6 +344,14 @@ static void fillTensorInfo(const ArgBinding &A, TensorInfo &T) {
   if (L.HasBox)
     for (unsigned D = 0; D < L.BoxRank && D < MaxTensorRank; ++D)
       T.Box[D] = static_cast<uint32_t>(L.Box[D]);
+  if (L.HasIm2col) {
+    T.Box[Im2colPixelsSlot] = static_cast<uint32_t>(L.PixelsPerColumn);
+    T.Box[Im2colChannelsSlot] = static_cast<uint32_t>(L.ChannelsPerPixel);
+    for (unsigned S = 0; S + 2 < L.Rank; ++S) {
+      T.Box[Im2colLowerSlot + S] = static_cast<uint32_t>(L.Lower[S]);
+      T.Box[Im2colUpperSlot + S] = static_cast<uint32_t>(L.Upper[S]);
+    }
+  }
 }
 
 Error kiln::validateLaunch(const CubeMetadata &M,

@@ -101,8 +101,50 @@ Expected<std::vector<uint8_t>> kiln::parseValueText(StringRef Text, Type Ty) {
   return Bytes;
 }
 
-/// Takes the `:shape=`, `:strides=` and `:box=` suffixes off the end of
-/// \p Rest (the contents part of a buffer SPEC) into \p S. Only a suffix
+/// Parses the N of `:im2col=LOWER/UPPER/CHANNELS/PIXELS` into \p S.
+static llvm::Error parseIm2colSuffix(StringRef Spec, StringRef Text,
+                                     BufferSpec &S) {
+  auto Bad = [&](const Twine &Why) {
+    return specError("bad buffer '" + Spec + "': im2col='" + Text + "' " + Why +
+                     " (as in im2col=-1x-1/0x0/8/16: the pixel box's "
+                     "lower and upper corners, channels per pixel, pixels "
+                     "per column)");
+  };
+  llvm::SmallVector<StringRef, 4> Parts;
+  Text.split(Parts, '/');
+  if (Parts.size() != 4)
+    return Bad("has " + Twine(Parts.size()) +
+               " part(s), expected 4 separated by '/'");
+  for (int Which = 0; Which < 2; ++Which) {
+    // An empty corner has no entries (refused at launch with the rank).
+    llvm::SmallVector<StringRef, 4> Dims;
+    if (!Parts[Which].empty())
+      Parts[Which].split(Dims, 'x');
+    for (StringRef Dim : Dims) {
+      int64_t N;
+      StringRef Digits = Dim.starts_with("-") ? Dim.drop_front() : Dim;
+      if (Digits.empty() || !llvm::all_of(Digits, llvm::isDigit) ||
+          Dim.getAsInteger(10, N))
+        return Bad("has corner entry '" + Dim +
+                   "', not a signed 64-bit number");
+      (Which ? S.Upper : S.Lower).push_back(N);
+    }
+  }
+  for (int Which = 2; Which < 4; ++Which) {
+    uint64_t N;
+    if (Parts[Which].empty() || !llvm::all_of(Parts[Which], llvm::isDigit) ||
+        Parts[Which].getAsInteger(10, N))
+      return Bad(
+          Twine(Which == 2 ? "channels per pixel" : "pixels per column") +
+          " '" + Parts[Which] + "' is not a number below 2^64");
+    (Which == 2 ? S.ChannelsPerPixel : S.PixelsPerColumn) = N;
+  }
+  S.HasIm2col = true;
+  return llvm::Error::success();
+}
+
+/// Takes the `:shape=`, `:strides=`, `:box=` and `:im2col=` suffixes off the
+/// end of \p Rest (the contents part of a buffer SPEC) into \p S. Only a suffix
 /// that is exactly `:KEY=N[xN...]` counts, so the PATH of file= may still
 /// hold colons.
 static llvm::Error takeTensorSuffixes(StringRef Spec, StringRef &Rest,
@@ -114,6 +156,14 @@ static llvm::Error takeTensorSuffixes(StringRef Spec, StringRef &Rest,
       break;
     StringRef Suffix = Rest.drop_front(Colon + 1);
     auto [Key, Dims] = Suffix.split('=');
+    if (Key == "im2col" && Suffix.contains('=')) {
+      if (S.HasIm2col)
+        return specError("bad buffer '" + Spec + "': 'im2col=' is given twice");
+      if (llvm::Error E = parseIm2colSuffix(Spec, Dims, S))
+        return E;
+      Rest = Rest.take_front(Colon);
+      continue;
+    }
     std::vector<uint64_t> *To = Key == "shape"     ? &S.Shape
                                 : Key == "strides" ? &S.Strides
                                 : Key == "box"     ? &S.Box
@@ -140,10 +190,16 @@ static llvm::Error takeTensorSuffixes(StringRef Spec, StringRef &Rest,
     }
     Rest = Rest.take_front(Colon);
   }
-  if ((SeenStrides || SeenBox) && !SeenShape)
+  if ((SeenStrides || SeenBox || S.HasIm2col) && !SeenShape)
     return specError("bad buffer '" + Spec + "': " +
-                     (SeenStrides ? "strides=" : "box=") +
+                     (SeenStrides ? "strides="
+                      : SeenBox   ? "box="
+                                  : "im2col=") +
                      " needs a shape= (a tensor binding)");
+  if (SeenBox && S.HasIm2col)
+    return specError("bad buffer '" + Spec +
+                     "': box= (a tiled tensor map) "
+                     "and im2col= (an im2col one) exclude each other");
   return llvm::Error::success();
 }
 
@@ -546,6 +602,7 @@ std::vector<ParamMetadata> kiln::paramsOf(const Kernel &K) {
     P.Ty = V.Ty;
     P.Access = V.Access;
     P.IsTensorMap = V.IsTensorMap;
+    P.IsIm2col = V.IsIm2col;
     Params.push_back(std::move(P));
   }
   return Params;
@@ -620,7 +677,19 @@ kiln::bindArguments(llvm::ArrayRef<ParamMetadata> Params,
         return specError("argument '" + P.Name +
                          "': box= binds a tensor map, but %" + P.Name +
                          " is a buffer parameter");
-      if (P.IsTensorMap && BS->Box.empty())
+      if (BS->HasIm2col && !P.IsIm2col)
+        return specError("argument '" + P.Name +
+                         "': im2col= binds an im2col tensor map, but %" +
+                         P.Name + " is " +
+                         (P.IsTensorMap ? "a tiled tensor_map parameter"
+                                        : "a buffer parameter"));
+      if (P.IsIm2col && !BS->HasIm2col)
+        return specError("argument '" + P.Name + "': %" + P.Name +
+                         " is an im2col tensor_map parameter: give its shape "
+                         "and im2col parameters "
+                         "(TYPE[COUNT]:INIT:shape=NxHxWxC:im2col="
+                         "LOWER/UPPER/CHANNELS/PIXELS)");
+      if (P.IsTensorMap && !P.IsIm2col && BS->Box.empty())
         return specError("argument '" + P.Name + "': %" + P.Name +
                          " is a tensor_map parameter: give its shape and "
                          "box (TYPE[COUNT]:INIT:shape=AxB:box=AxB)");
@@ -628,6 +697,9 @@ kiln::bindArguments(llvm::ArrayRef<ParamMetadata> Params,
         Binding = Binding.withShape(BS->Shape, BS->Strides);
       if (!BS->Box.empty())
         Binding = Binding.withBox(BS->Box);
+      if (BS->HasIm2col)
+        Binding = Binding.withIm2col(BS->Lower, BS->Upper, BS->ChannelsPerPixel,
+                                     BS->PixelsPerColumn);
       In.Bindings.push_back(Binding);
     } else {
       if (isBufferSpecText(Spec))

@@ -53,6 +53,11 @@ struct BufferSpec {
   /// (docs/Tools.md §3.2): a tensor binding and a tensor map's box; empty
   /// when not given (strides then contiguous row-major).
   std::vector<uint64_t> Shape, Strides, Box;
+  /// `:im2col=LOWER/UPPER/CHANNELS/PIXELS` (an im2col tensor map, §17.7):
+  /// the pixel box corners (signed, 'x'-separated) and what a load copies.
+  bool HasIm2col = false;
+  std::vector<int64_t> Lower, Upper;
+  uint64_t ChannelsPerPixel = 0, PixelsPerColumn = 0;
 };
 
 /// Whether \p Spec is written as a buffer (`TYPE[COUNT]:...`), not a value.

@@ -1,10 +1,11 @@
 //===- TensorTest.cpp - Tensor bindings and tensor maps through the API ---===//
 //
-// docs/LangRef.md §16 and §17 through the public C++ API: Arg::tensor and
-// Arg::tensorMap bind shapes, strides and boxes that the kernel reads and
-// copies with; every malformed binding is refused at launch with
-// InvalidLaunch, naming the parameter. A tensor map kernel built with the
-// KernelBuilder prints, parses back and runs.
+// docs/LangRef.md §16 and §17 through the public C++ API: Arg::tensor,
+// Arg::tensorMap and Arg::tensorMapIm2col bind shapes, strides, boxes and
+// im2col parameters that the kernel reads and copies with; every malformed
+// binding is refused at launch with InvalidLaunch, naming the parameter.
+// Tensor map kernels built with the KernelBuilder print, parse back and
+// run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -254,6 +255,111 @@ TEST(TensorMapTest, BuiltKernelPrintsParsesAndRuns) {
   std::vector<uint64_t> Six(6, 1);
   Refused(Arg::tensorMap(Src.view(f32()), Six, NoStrides, Six, Access::Read),
           "a tensor map binding has rank 1 to 5, got 6");
+}
+
+/// One unit loads 8 pixels of 2 channels of an im2col map at (0, -1, -1, 0)
+/// with offsets (1, 1) into shared memory; 16 units copy them out.
+kiln::Kernel buildIm2colLoad() {
+  KernelBuilder B("im2col");
+  B.setCubeDim({16});
+  kiln::Type U32 = kiln::Type::scalar(ScalarKind::U32);
+  ValueId In = B.addTensorMap("in", U32, AccessKind::Read, /*Im2col=*/true);
+  ValueId Out = B.addBuffer("out", U32, AccessKind::Write);
+  ValueId Tile = B.named("tile").shared(U32, 16);
+  ValueId Bar = B.named("bar").barrierCube(lit::u32(16));
+  ValueId U = B.named("u").builtin(OpKind::UnitPos);
+  ValueId First = B.named("first").binary(OpKind::Eq, U, lit::u32(0));
+  B.beginIf(First);
+  kiln::Literal One = lit::make(ScalarKind::U16, 1);
+  B.tmaLoadIm2col(Bar, Tile, lit::u32(0), In,
+                  {lit::i32(0), lit::i32(-1), lit::i32(-1), lit::i32(0)},
+                  {One, One});
+  B.end();
+  ValueId Bytes = B.named("bytes").select(First, lit::u32(64), lit::u32(0));
+  ValueId Token = B.named("t").barrierArriveTx(Bar, lit::u32(1), Bytes);
+  B.barrierWait(Bar, Token);
+  ValueId V = B.named("v").load(Tile, U);
+  B.store(Out, U, V);
+  llvm::Expected<kiln::Kernel> K = B.finish();
+  if (!K) {
+    ADD_FAILURE() << llvm::toString(K.takeError());
+    return kiln::Kernel();
+  }
+  return std::move(*K);
+}
+
+TEST(TensorMapTest, Im2colKernelPrintsParsesRunsAndChecksItsBinding) {
+  kiln::Kernel K = buildIm2colLoad();
+  ASSERT_FALSE(llvm::errorToBool(
+      kiln::verifyKernel(K, kiln::DeviceLimits(), "<builder>")));
+  std::string Text = kiln::printKernel(K);
+  EXPECT_NE(Text.find("(%in: tensor_map<u32, read, im2col>, "),
+            std::string::npos)
+      << Text;
+  EXPECT_NE(Text.find("    tma_load_im2col %bar, %tile, 0:u32, %in, 0:i32, "
+                      "-1:i32, -1:i32, 0:i32 offsets 1:u16, 1:u16\n"),
+            std::string::npos)
+      << Text;
+  llvm::Expected<kiln::Module> M = kiln::parseModule(Text, "im2col.kiln");
+  ASSERT_TRUE(static_cast<bool>(M)) << llvm::toString(M.takeError());
+  EXPECT_EQ(kiln::printKernel(M->Kernels[0]), Text);
+
+  Device D = memoryDevice();
+  Result<Kernel> Loaded = D.loadKernel(K);
+  ASSERT_TRUE(Loaded.ok()) << Loaded.status().str();
+  EXPECT_TRUE(Loaded->parameters()[0].IsTensorMap);
+  EXPECT_TRUE(Loaded->parameters()[0].IsIm2col);
+  EXPECT_FALSE(Loaded->parameters()[1].IsIm2col);
+  // A 1 x 3 x 3 x 2 NHWC tensor: pixel p = 3y + x holds 2p + 1, 2p + 2.
+  Buffer In = *Buffer::allocate(18 * 4), Out = *Buffer::allocate(16 * 4);
+  uint32_t *P = static_cast<uint32_t *>(In.data());
+  for (uint32_t I = 0; I < 18; ++I)
+    P[I] = I + 1;
+  std::vector<uint64_t> Shape = {1, 3, 3, 2}, NoStrides;
+  std::vector<int64_t> Lower = {-1, -1}, Upper = {0, 0};
+  auto Map = [&](std::vector<uint64_t> S, std::vector<int64_t> Lo,
+                 std::vector<int64_t> Hi, uint64_t Channels, uint64_t Pixels) {
+    return Arg::tensorMapIm2col(In.view(u32Type()), S, NoStrides, Lo, Hi,
+                                Channels, Pixels, Access::Read);
+  };
+  Status St = D.launch(
+      *Loaded, {1, 1, 1},
+      {Map(Shape, Lower, Upper, 2, 8), Arg::buffer(Out.view(u32Type()))});
+  ASSERT_TRUE(St.ok()) << St.str();
+  // The box's row y = -1 reads row 0 (offset 1), x = -1..2 reads 0..3.
+  EXPECT_EQ(u32s(Out, 16), (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 0, 0, 7, 8,
+                                                  9, 10, 11, 12, 0, 0}));
+
+  auto Refused = [&](Arg A, const std::string &Message) {
+    Status S =
+        D.launch(*Loaded, {1, 1, 1}, {A, Arg::buffer(Out.view(u32Type()))});
+    EXPECT_EQ(S.code(), ErrorCode::InvalidLaunch) << S.str();
+    EXPECT_EQ(S.message(),
+              "launch of kernel 'im2col': argument 0 (%in): " + Message);
+  };
+  std::vector<uint64_t> Box = {1, 1, 1, 1};
+  Refused(
+      Arg::tensorMap(In.view(u32Type()), Shape, NoStrides, Box, Access::Read),
+      "an im2col tensor map takes no box; bind it with a shape, strides "
+      "and im2col parameters");
+  Refused(Arg::tensor(In.view(u32Type()), Shape, NoStrides, Access::Read),
+          "an im2col tensor_map parameter needs an im2col binding: a shape, "
+          "strides, the pixel box corners, channels per pixel and pixels per "
+          "column");
+  Refused(Map({1, 3, 3, 2, 1}, {-1, -1, 0}, {0, 0, 0}, 2, 8),
+          "the kernel's tensor map copies use rank 4, the binding has rank 5");
+  Refused(Map(Shape, {-1}, Upper, 2, 8),
+          "pixel_box_lower_corner has 1 entry(ies), the tensor 2 spatial "
+          "dimension(s) (rank - 2)");
+  Refused(Map(Shape, Lower, {0, 32768}, 2, 8),
+          "pixel_box_upper_corner[1] = 32768: a corner is -32768 to 32767");
+  Refused(Map(Shape, {0, 4}, Upper, 2, 8),
+          "the pixel box of spatial dimension 1 is empty: shape 3 + upper "
+          "corner 0 - lower corner 4 = -1");
+  Refused(Map(Shape, Lower, Upper, 257, 8),
+          "channels_per_pixel = 257: it is 1 to 256");
+  Refused(Map(Shape, Lower, Upper, 2, 0),
+          "pixels_per_column = 0: it is 1 to 1024");
 }
 
 } // namespace

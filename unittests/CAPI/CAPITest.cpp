@@ -695,8 +695,9 @@ TEST_P(CAPILaunchErrorTest, MalformedArgumentsAreInvalidArguments) {
   EXPECT_EQ(launch(Args), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(LastLaunchError,
             F + ": args[1].kind is 0, not KILN_ARG_BUFFER, KILN_ARG_VALUE, "
-                "KILN_ARG_TENSOR or KILN_ARG_TENSOR_MAP (a zeroed kiln_arg, "
-                "or a tensor made from something else?)");
+                "KILN_ARG_TENSOR, KILN_ARG_TENSOR_MAP or "
+                "KILN_ARG_TENSOR_MAP_IM2COL (a zeroed kiln_arg, or a tensor "
+                "made from something else?)");
 
   Args = good();
   Args[2].view.buffer = nullptr;

@@ -82,9 +82,9 @@ static int enums_from_c(void) {
           KILN_ERROR_INVALID_ARGUMENT ||
       strcmp(kiln_last_error(),
              "kiln_device_launch: args[1].kind is -123, not "
-             "KILN_ARG_BUFFER, KILN_ARG_VALUE, KILN_ARG_TENSOR or "
-             "KILN_ARG_TENSOR_MAP (a zeroed kiln_arg, or a tensor made from "
-             "something else?)") != 0)
+             "KILN_ARG_BUFFER, KILN_ARG_VALUE, KILN_ARG_TENSOR, "
+             "KILN_ARG_TENSOR_MAP or KILN_ARG_TENSOR_MAP_IM2COL (a zeroed "
+             "kiln_arg, or a tensor made from something else?)") != 0)
     return __LINE__;
   if (kiln_buffer_destroy(buffer) != KILN_OK ||
       kiln_kernel_destroy(kernel) != KILN_OK)

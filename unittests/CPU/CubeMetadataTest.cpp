@@ -83,6 +83,35 @@ TEST(CubeMetadata, TensorBytesOnlyForKernelsThatUseTensors) {
   EXPECT_TRUE(Back->readsTensorInfo());
 }
 
+// An im2col tensor map is bit 2 of the tensor flags, only with bit 0.
+TEST(CubeMetadata, Im2colFlagRoundTrips) {
+  CubeMetadata M = sample();
+  M.Params[7].IsIm2col = true;
+  M.Params[7].TensorMapRank = 4;
+  std::vector<uint8_t> Bytes = M.serialize();
+  EXPECT_EQ(Bytes[4], 4);
+  EXPECT_EQ(Bytes.size(), sample().serialize().size());
+  // The last parameter ends with its flags and rank.
+  EXPECT_EQ(Bytes[Bytes.size() - 2], 1 | 2 | 4);
+  auto Back = CubeMetadata::deserialize(Bytes);
+  ASSERT_TRUE(!!Back) << llvm::toString(Back.takeError());
+  EXPECT_EQ(*Back, M);
+  EXPECT_TRUE(Back->Params[7].IsIm2col);
+  EXPECT_FALSE(Back->Params[6].IsIm2col);
+  auto Expect = [](std::vector<uint8_t> B, uint8_t Flags) {
+    B[B.size() - 2] = Flags;
+    auto R = CubeMetadata::deserialize(B);
+    ASSERT_FALSE(!!R);
+    std::string Msg = llvm::toString(R.takeError());
+    EXPECT_NE(Msg.find("bad tensor flags " + std::to_string(Flags)),
+              std::string::npos)
+        << Msg;
+  };
+  // An unknown bit; im2col without a tensor map (the flags are read first).
+  Expect(Bytes, 8);
+  Expect(Bytes, 2 | 4);
+}
+
 TEST(CubeMetadata, LittleEndianLayout) {
   CubeMetadata M;
   M.KernelName = "k";

@@ -130,4 +130,39 @@ kernel @copy cube_dim(1) (%m: tensor_map<i32, read>, %out: buffer<i32, write>) {
   EXPECT_EQ(Out, (std::vector<int32_t>{0, 10, 11, 0, 20, 21}));
 }
 
+// An im2col map's parameters sit in the box entries (Im2col*Slot).
+TEST(TensorABITest, AnIm2colLoadReadsItsParametersFromTheBoxEntries) {
+  JitKernel K = compile(R"(
+kernel @col cube_dim(1) (%m: tensor_map<i32, read, im2col>, %out: buffer<i32, write>) {
+  %tile = shared i32[6]
+  %bar = barrier_cube 1:u32
+  tma_load_im2col %bar, %tile, 0:u32, %m, 0:i32, -1:i32, 0:i32 offsets 1:u16
+  %t = barrier_arrive_tx %bar, 1:u32, 24:u32 : u32
+  barrier_wait %bar, %t
+  for %i = 0:u32 to 6:u32 {
+    %v = load %tile[%i] : i32
+    store %out[%i], %v
+  }
+}
+)");
+  ASSERT_NE(K.Fn, nullptr);
+  EXPECT_TRUE(K.Metadata.Params[0].IsTensorMap);
+  EXPECT_TRUE(K.Metadata.Params[0].IsIm2col);
+  EXPECT_EQ(K.Metadata.Params[0].TensorMapRank, 3);
+  // A 1 x 4 x 2 NWC tensor, element (0, w, c) = 10w + c; pixel box [-1, 3],
+  // 3 pixels of 2 channels from w = -1, read at w + 1.
+  std::vector<int32_t> M(8), Out(6, -7);
+  for (int W = 0; W < 4; ++W)
+    for (int C = 0; C < 2; ++C)
+      M[W * 2 + C] = 10 * W + C;
+  std::vector<TensorInfo> Table(2);
+  Table[0] = info({1, 4, 2}, {8, 2, 1});
+  Table[0].Box[Im2colPixelsSlot] = 3;
+  Table[0].Box[Im2colChannelsSlot] = 2;
+  Table[0].Box[Im2colLowerSlot] = static_cast<uint32_t>(-1);
+  Table[0].Box[Im2colUpperSlot] = 0;
+  K.launch({buf(M), buf(Out)}, {1, 1, 1}, false, Table.data());
+  EXPECT_EQ(Out, (std::vector<int32_t>{0, 1, 10, 11, 20, 21}));
+}
+
 } // namespace

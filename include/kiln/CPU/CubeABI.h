@@ -42,7 +42,9 @@
 // parameters are unused), valid for the whole call. The launcher fills it
 // for kernels whose metadata reads tensor information
 // (ParamMetadata::ReadsTensorInfo); a null Tensors means every buffer has
-// the default binding: rank 1, shape [Count], strides [1], no box.
+// the default binding: rank 1, shape [Count], strides [1], no box. An
+// im2col tensor map (§17.7) has no box: its Box entries hold the im2col
+// parameters instead, at the Im2col*Slot indices below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +107,17 @@ struct TensorInfo {
 };
 // Rank at 0, Len at 4, Shape at 8, Strides at 40, Box at 72: 104 bytes.
 static_assert(sizeof(TensorInfo) == 104, "the lowering hard-codes this layout");
+
+/// TensorInfo::Box of an im2col tensor map: pixels_per_column,
+/// channels_per_pixel, then the pixel box's lower corner and its upper
+/// corner, one i32 (stored as its u32 bits) per spatial dimension each,
+/// outermost first; entries past the spatial dimensions are 0.
+constexpr unsigned Im2colPixelsSlot = 0;
+constexpr unsigned Im2colChannelsSlot = 1;
+constexpr unsigned Im2colLowerSlot = 2;
+constexpr unsigned Im2colUpperSlot = Im2colLowerSlot + MaxIm2colSpatialDims;
+static_assert(Im2colUpperSlot + MaxIm2colSpatialDims <= MaxTensorRank,
+              "the im2col parameters fit in the box entries");
 
 /// What one launch hands every call of the cube function.
 struct LaunchArgs {

@@ -39,6 +39,9 @@ struct ParamMetadata {
   /// Tensor maps: the rank its copies use (their coordinate count), which
   /// the binding must have; 0 when no copy uses it.
   uint8_t TensorMapRank = 0;
+  /// A tensor map in im2col mode (§17.7): bound with im2col parameters
+  /// instead of a box. (Last, so that positional initialisers stay valid.)
+  bool IsIm2col = false;
   friend bool operator==(const ParamMetadata &, const ParamMetadata &) = default;
 };
 

@@ -79,8 +79,10 @@ public:
 
   /// Parameters, in order. An empty \p Name asks for a generated one.
   ValueId addBuffer(std::string Name, Type Elem, AccessKind Access);
-  /// A `tensor_map<Elem, Access>` parameter (docs/LangRef.md §17).
-  ValueId addTensorMap(std::string Name, Type Elem, AccessKind Access);
+  /// A `tensor_map<Elem, Access>` parameter (docs/LangRef.md §17), or with
+  /// \p Im2col a `tensor_map<Elem, Access, im2col>` one (§17.7).
+  ValueId addTensorMap(std::string Name, Type Elem, AccessKind Access,
+                       bool Im2col = false);
   ValueId addScalar(std::string Name, Type Ty);
 
   /// The next value-producing call names its result \p Name instead of a
@@ -184,6 +186,11 @@ public:
                llvm::ArrayRef<Arg> Coords);
   /// `tma_store %smem, %offset, %map, %c0, ...`.
   void tmaStore(Arg Shared, Arg Offset, Arg Map, llvm::ArrayRef<Arg> Coords);
+  /// `tma_load_im2col %bar, %smem, %offset, %map, %c0, ... offsets %o0,
+  /// ...` (§17.7): \p Offsets (u16) has one entry per spatial dimension,
+  /// two fewer than \p Coords.
+  void tmaLoadIm2col(Arg Barrier, Arg Shared, Arg Offset, Arg Map,
+                     llvm::ArrayRef<Arg> Coords, llvm::ArrayRef<Arg> Offsets);
   void tmaCommit();
   /// `tma_wait_read %n` or `tma_wait %n` (\p Kind TmaWaitRead or TmaWait).
   void tmaWait(OpKind Kind, Arg Groups);

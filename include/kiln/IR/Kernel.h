@@ -46,6 +46,10 @@ struct ValueInfo {
   /// shape, strides and a box; only the tensor metadata and tensor map
   /// operations take it.
   bool IsTensorMap = false;
+  /// A tensor map in im2col mode (`tensor_map<T, ACCESS, im2col>`, §17.7):
+  /// bound with im2col parameters instead of a box; only tma_load_im2col
+  /// copies it.
+  bool IsIm2col = false;
   MatrixType Matrix = {};               ///< Fragment only: its type (Ty is the element)
   bool isMemory() const { return Kind != ValueKind::Plain; }
 };

@@ -20,6 +20,16 @@ constexpr unsigned MaxTensorMapRank = 5;
 /// The largest box dimension of a tensor map, as with TMA.
 constexpr uint32_t MaxTensorMapBoxDim = 256;
 
+/// Im2col tensor maps (docs/LangRef.md §17.7), as with TMA: rank 3 to 5
+/// (batch, 1 to 3 spatial dimensions, channels), at most 256 channels and
+/// 1024 pixels a load, and pixel box corners that fit i16.
+constexpr unsigned MinIm2colRank = 3;
+constexpr unsigned MaxIm2colSpatialDims = MaxTensorMapRank - 2;
+constexpr uint32_t MaxIm2colChannels = 256;
+constexpr uint32_t MaxIm2colPixels = 1024;
+constexpr int32_t MinIm2colCorner = -32768;
+constexpr int32_t MaxIm2colCorner = 32767;
+
 } // namespace kiln
 
 #endif // KILN_IR_TENSOR_H

@@ -39,6 +39,12 @@ struct TensorLayout {
   uint32_t StrideCount = 0;
   uint32_t BoxRank = 0;
   std::array<uint64_t, MaxTensorRank> Shape{}, Strides{}, Box{};
+  /// An im2col tensor map binding (§17.7): the pixel box's corners, one per
+  /// spatial dimension, and what one load copies.
+  bool HasIm2col = false;
+  uint32_t LowerRank = 0, UpperRank = 0;
+  std::array<int64_t, MaxTensorRank> Lower{}, Upper{};
+  uint64_t ChannelsPerPixel = 0, PixelsPerColumn = 0;
 };
 
 /// One launch argument: a buffer (not owned: it must outlive the launch) or
@@ -76,6 +82,14 @@ public:
   /// This binding with a tensor map's box (docs/LangRef.md §17), for a
   /// tensor_map parameter; give the shape too.
   ArgBinding withBox(llvm::ArrayRef<uint64_t> Box) const;
+  /// This binding with an im2col tensor map's parameters (docs/LangRef.md
+  /// §17.7), for a `tensor_map<T, ACCESS, im2col>` parameter; give the
+  /// shape too. \p Lower and \p Upper are the pixel box's corners, one per
+  /// spatial dimension (rank - 2).
+  ArgBinding withIm2col(llvm::ArrayRef<int64_t> Lower,
+                        llvm::ArrayRef<int64_t> Upper,
+                        uint64_t ChannelsPerPixel,
+                        uint64_t PixelsPerColumn) const;
 
   bool isBuffer() const { return IsBuffer; }
   Type type() const { return Ty; } ///< element type of a buffer
