@@ -355,6 +355,11 @@ class Checker:
         if not cond:
             self.errors.append("%s%s: %s" % (self.prefix, label, detail))
 
+    def refused(self, label, p, message):
+        """A kiln-run that must fail with exit 1 and \p message on stderr."""
+        self.ok("refused %s" % label, p.returncode == 1 and message in p.stderr,
+                "exit %d: %s" % (p.returncode, p.stderr.strip()[-400:]))
+
     def report(self):
         if self.errors:
             sys.stderr.write("%s: %d of %d checks failed\n" % (self.what, len(self.errors),
@@ -365,6 +370,16 @@ class Checker:
         if self.checked == 0:
             fail("%s: nothing was checked" % self.what)
         print("%s: %d checks passed" % (self.what, self.checked))
+
+
+def f32_bits(x):
+    """The bit pattern of \p x rounded to f32, as a u32."""
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def dims(v):
+    """A shape as kiln-run's suffixes write it: 64x64."""
+    return "x".join(str(d) for d in v)
 
 
 def fail(msg):
