@@ -10,6 +10,7 @@
 #include "Kernels.h"
 
 #include "kiln/IR/Builder.h"
+#include "kiln/IR/Printer.h"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,9 @@
 
 using namespace kiln::api;
 using namespace kiln::api::test;
+using kiln::AccessKind;
+using kiln::OpKind;
+using kiln::ScalarKind;
 
 namespace {
 
@@ -180,6 +184,44 @@ kernel @c cube_dim(1) cluster_dim(2, 1, 3) (%o: buffer<u32, write>) {
   // Zero cubes tile anything.
   Status Zero = D.launch(*K, {0, 1, 1}, {Out});
   EXPECT_TRUE(Zero.ok()) << Zero.str();
+}
+
+// A cluster shape set through the builder: printed in the kernel's text
+// (so part of its id) and read back by the cluster builtins at run time.
+TEST(ClusterTest, BuiltKernelReadsItsClusterShape) {
+  kiln::KernelBuilder B("built_clusters");
+  B.setCubeDim({1});
+  B.setClusterDim({1, 2, 3});
+  kiln::ValueId Out = B.addBuffer("o", kiln::Type::scalar(ScalarKind::U32),
+                                  AccessKind::Write);
+  kiln::ValueId Cube = B.builtin(kiln::OpKind::CubePos);
+  kiln::ValueId Rank = B.builtin(kiln::OpKind::CubePosCluster);
+  kiln::ValueId Size = B.builtin(kiln::OpKind::ClusterDim);
+  kiln::ValueId DimZ = B.builtin(kiln::OpKind::ClusterDim, 3);
+  kiln::ValueId Twice = B.binary(OpKind::Mul, Cube, kiln::lit::u32(2));
+  kiln::ValueId Next = B.binary(OpKind::Add, Twice, kiln::lit::u32(1));
+  B.store(Out, Twice, Rank);
+  B.store(Out, Next, B.binary(OpKind::Add, Size, DimZ));
+  llvm::Expected<kiln::Kernel> IR = B.finish();
+  ASSERT_TRUE(!!IR) << llvm::toString(IR.takeError());
+  std::string Text = kiln::printKernel(*IR);
+  EXPECT_NE(Text.find("cluster_dim(1, 2, 3)"), std::string::npos) << Text;
+
+  Device D = memoryDevice();
+  Result<Kernel> K = D.loadKernel(*IR);
+  ASSERT_TRUE(K.ok()) << K.status().str();
+  Result<Buffer> O = Buffer::allocate(24 * 2 * 4);
+  ASSERT_TRUE(O.ok());
+  Arg OutArg = Arg::buffer(O->view(ElementType::scalar(ScalarType::U32)));
+  EXPECT_EQ(D.launch(*K, {2, 2, 5}, {OutArg}).code(), ErrorCode::InvalidLaunch);
+  ASSERT_TRUE(D.launch(*K, {2, 2, 6}, {OutArg}).ok());
+  auto *V = static_cast<const uint32_t *>(O->data());
+  for (uint32_t C = 0; C < 24; ++C) {
+    uint32_t Y = (C / 2) % 2, Z = C / 4;
+    // Linear rank x + y*dx + z*dx*dy with cluster (1, 2, 3): x is always 0.
+    EXPECT_EQ(V[2 * C], Y % 2 + (Z % 3) * 2) << "cube " << C;
+    EXPECT_EQ(V[2 * C + 1], 6u + 3u) << "cube " << C;
+  }
 }
 
 } // namespace
