@@ -55,6 +55,10 @@ private:
   bool parseUInt32(uint32_t &Value, llvm::StringRef What);
   /// `cluster_dim(X[, Y[, Z]])` (docs/LangRef.md §15), at its keyword.
   bool parseClusterDim(Kernel &K);
+  /// The sizes of `cube_dim(...)` or `cluster_dim(...)` after the '(' up to
+  /// and including the ')': 1 to 3 of them.
+  bool parseDims(llvm::StringRef Attr, std::array<uint32_t, 3> &Dims,
+                 uint8_t &Rank);
   bool parseType(Type &Ty);
   bool parseParam(Kernel &K);
   bool parseBlock(Kernel &K, Block &B);
@@ -213,21 +217,9 @@ bool Parser::parseKernel(Kernel &K) {
   K.Name = Tok.Text.str();
   consume();
 
-  if (expectWord("cube_dim") || expect(TokenKind::LParen, "'('"))
+  if (expectWord("cube_dim") || expect(TokenKind::LParen, "'('") ||
+      parseDims("cube_dim", K.CubeDim, K.CubeDimRank))
     return true;
-  K.CubeDimRank = 0;
-  for (;;) {
-    if (K.CubeDimRank == 3)
-      return errorHere("cube_dim takes at most 3 dimensions");
-    if (parseUInt32(K.CubeDim[K.CubeDimRank], "a cube_dim size"))
-      return true;
-    ++K.CubeDimRank;
-    if (is(TokenKind::RParen))
-      break;
-    if (expect(TokenKind::Comma, "',' or ')'"))
-      return true;
-  }
-  consume();
 
   while (is(TokenKind::Word)) {
     if (Tok.Text == "cluster_dim") {
@@ -269,14 +261,19 @@ bool Parser::parseClusterDim(Kernel &K) {
   if (K.ClusterDimRank)
     return errorHere("cluster_dim given twice");
   consume();
-  if (expect(TokenKind::LParen, "'(' after 'cluster_dim'"))
-    return true;
+  return expect(TokenKind::LParen, "'(' after 'cluster_dim'") ||
+         parseDims("cluster_dim", K.ClusterDim, K.ClusterDimRank);
+}
+
+bool Parser::parseDims(llvm::StringRef Attr, std::array<uint32_t, 3> &Dims,
+                       uint8_t &Rank) {
+  Rank = 0;
   for (;;) {
-    if (K.ClusterDimRank == 3)
-      return errorHere("cluster_dim takes at most 3 dimensions");
-    if (parseUInt32(K.ClusterDim[K.ClusterDimRank], "a cluster_dim size"))
+    if (Rank == 3)
+      return errorHere(Attr + " takes at most 3 dimensions");
+    if (parseUInt32(Dims[Rank], ("a " + Attr + " size").str()))
       return true;
-    ++K.ClusterDimRank;
+    ++Rank;
     if (is(TokenKind::RParen))
       break;
     if (expect(TokenKind::Comma, "',' or ')'"))

@@ -55,12 +55,7 @@ kiln::Kernel buildReverse(uint32_t ArrivalCount) {
   ValueId Mirror = B.named("m").binary(OpKind::Sub, lit::u32(7), U);
   ValueId V = B.named("v").load(Tile, Mirror);
   B.store(Dst, At, V);
-  llvm::Expected<kiln::Kernel> K = B.finish();
-  if (!K) {
-    ADD_FAILURE() << llvm::toString(K.takeError());
-    return kiln::Kernel();
-  }
-  return std::move(*K);
+  return finishOrFail(B);
 }
 
 TEST(BarrierTest, BuiltKernelPrintsParsesAndRuns) {

@@ -4,7 +4,10 @@
 #define KILN_UNITTESTS_API_KERNELS_H
 
 #include "Support/Kernels.h"
+#include "kiln/IR/Builder.h"
 #include "kiln/kiln.h"
+
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
@@ -23,6 +26,17 @@ inline Device memoryDevice(unsigned Threads = 0) {
   if (!D.ok())
     std::abort();
   return std::move(D).value();
+}
+
+/// The kernel \p B built; an empty kernel and a test failure that says why
+/// when it does not build.
+inline kiln::Kernel finishOrFail(kiln::KernelBuilder &B) {
+  llvm::Expected<kiln::Kernel> K = B.finish();
+  if (!K) {
+    ADD_FAILURE() << llvm::toString(K.takeError());
+    return kiln::Kernel();
+  }
+  return std::move(*K);
 }
 
 inline ElementType f32() { return ElementType::scalar(ScalarType::F32); }

@@ -157,12 +157,7 @@ kiln::Kernel buildTileCopy() {
   B.tmaCommit();
   B.tmaWait(OpKind::TmaWaitRead, lit::u32(0));
   B.end();
-  llvm::Expected<kiln::Kernel> K = B.finish();
-  if (!K) {
-    ADD_FAILURE() << llvm::toString(K.takeError());
-    return kiln::Kernel();
-  }
-  return std::move(*K);
+  return finishOrFail(B);
 }
 
 TEST(TensorMapTest, BuiltKernelPrintsParsesAndRuns) {
@@ -280,12 +275,7 @@ kiln::Kernel buildIm2colLoad() {
   B.barrierWait(Bar, Token);
   ValueId V = B.named("v").load(Tile, U);
   B.store(Out, U, V);
-  llvm::Expected<kiln::Kernel> K = B.finish();
-  if (!K) {
-    ADD_FAILURE() << llvm::toString(K.takeError());
-    return kiln::Kernel();
-  }
-  return std::move(*K);
+  return finishOrFail(B);
 }
 
 TEST(TensorMapTest, Im2colKernelPrintsParsesRunsAndChecksItsBinding) {
