@@ -51,9 +51,9 @@ cl::opt<std::string> Cubes("cubes",
 cl::list<std::string> Args(
     "arg",
     cl::desc("Bind parameter NAME: a buffer TYPE[COUNT]:zeros|fill=VALUE|"
-             "iota|file=PATH[:shape=AxB..[:strides=AxB..][:box=AxB..]], or a "
-             "literal of a value parameter's type (every parameter must be "
-             "bound)"),
+             "iota|file=PATH[:shape=AxB..[:strides=AxB..]"
+             "[:box=AxB..|:im2col=L/U/C/P]], or a literal of a value "
+             "parameter's type (every parameter must be bound)"),
     cl::value_desc("NAME=SPEC"), cl::cat(Category));
 cl::list<std::string> Outs(
     "out", cl::desc("After the launch, write buffer NAME to PATH (raw, "
