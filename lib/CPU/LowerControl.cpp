@@ -89,23 +89,36 @@ bool ControlEmitter::emitNarrowedSegment(
     return B.CreateTrunc(V, Cx.I32);
   };
   Value *Lo = B.getInt32(0), *Hi = B.getInt32(Cx.Units);
-  switch (G->Pred) {
-  case OpKind::Lt:
-    Hi = Clamp(Edge);
-    break;
-  case OpKind::Le:
-    Hi = Clamp(B.CreateAdd(Edge, Const(1)));
-    break;
-  case OpKind::Gt:
-    Lo = Clamp(B.CreateAdd(Edge, Const(1)));
-    break;
-  case OpKind::Ge:
-    Lo = Clamp(Edge);
-    break;
-  default: // Eq: the one unit at Edge, if any
-    Lo = Clamp(Edge);
-    Hi = Clamp(B.CreateAdd(Edge, Const(1)));
-    break;
+  uint32_t Step = 1;
+  if (G->Modulus) {
+    // (unit + c) % m == r: no unit unless 0 <= r < m; else every m-th unit
+    // from the first, (r - c mod m) mod m (r and c mod m are in [0, m)).
+    Step = G->Modulus;
+    Value *M = Const(G->Modulus);
+    Value *NotNegative = B.CreateICmpSGE(Wb, Const(0));
+    Value *InRange = B.CreateAnd(NotNegative, B.CreateICmpSLT(Wb, M));
+    Value *First = B.CreateSRem(
+        B.CreateAdd(B.CreateSub(Wb, Const(G->Offset % G->Modulus)), M), M);
+    Lo = Clamp(B.CreateSelect(InRange, First, Const(Cx.Units)));
+  } else {
+    switch (G->Pred) {
+    case OpKind::Lt:
+      Hi = Clamp(Edge);
+      break;
+    case OpKind::Le:
+      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
+      break;
+    case OpKind::Gt:
+      Lo = Clamp(B.CreateAdd(Edge, Const(1)));
+      break;
+    case OpKind::Ge:
+      Lo = Clamp(Edge);
+      break;
+    default: // Eq: the one unit at Edge, if any
+      Lo = Clamp(Edge);
+      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
+      break;
+    }
   }
   if (!llvm::isa<llvm::Constant>(Lo))
     Lo->setName("unit.lo");
@@ -117,16 +130,16 @@ bool ControlEmitter::emitNarrowedSegment(
           lowerUnitOp(*Op);
         lowerBlock(If.Regions[0], Level::Unit);
       },
-      Lo, Hi);
+      Lo, Hi, Step);
   return true;
 }
 
 void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body,
-                                     Value *Begin, Value *End) {
+                                     Value *Begin, Value *End, uint32_t Step) {
   llvm::IRBuilder<> &B = Cx.B;
   Values.SegValues.clear();
   SegmentHoistedJump = false;
-  Pos.emitNest(Body, Begin, End);
+  Pos.emitNest(Body, Begin, End, Step);
   Values.SegValues.clear();
   if (SegmentHoistedJump && !Loops.empty() && Loops.back().Hoisted) {
     // break/continue of a cube-level loop: uniform, so all units agreed.

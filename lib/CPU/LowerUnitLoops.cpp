@@ -97,7 +97,7 @@ Value *UnitLoops::firstActiveOrSkip(BasicBlock *Skip) {
 }
 
 void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
-                         Value *End) {
+                         Value *End, uint32_t Step) {
   llvm::IRBuilder<> &B = Cx.B;
   // A range only for the single loop of a one-dimensional cube.
   assert((!Begin || (Cx.K.CubeDim[1] <= 1 && Cx.K.CubeDim[2] <= 1)) &&
@@ -181,7 +181,11 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     if (!Cx.terminated())
       B.CreateBr(It->Latch);
     B.SetInsertPoint(It->Latch);
-    Value *Next = B.CreateAdd(It->IV, B.getInt32(1), "", true, true);
+    // Units stay below 2^31 and Step < 2^31: unit + Step does not wrap
+    // unsigned (it may pass 2^31 when stepping, so no nsw then).
+    bool Stepped = Begin && It->Dim == 0 && Step != 1;
+    Value *Next = B.CreateAdd(It->IV, B.getInt32(Stepped ? Step : 1), "",
+                              true, !Stepped);
     It->IV->addIncoming(Next, It->Latch);
     Value *Limit = Begin && It->Dim == 0 ? End
                                          : B.getInt32(Cx.K.CubeDim[It->Dim]);

@@ -94,7 +94,7 @@ llvm::Error KernelLowering::analyse() {
     if (P >= N)
       return llvm::createStringError("kernel '" + K.Name +
                                      "' has a parameter that names no value");
-  Cx.Seg.emplace(K, Uniformity);
+  Cx.Seg.emplace(K, Uniformity, Cx.PlaneDim);
   Cx.Live = analyzeLiveness(K, *Cx.Seg);
   auto L = layoutScratch(K, Cx.Units, Cx.PlaneDim, Cx.Seg->needsReturnFlags(),
                          Cx.Live);

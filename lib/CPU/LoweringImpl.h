@@ -183,9 +183,10 @@ public:
   /// Emits one unit loop nest whose body for the current unit is \p Body.
   /// With \p Begin and \p End (i32, Begin <= End <= Units not required:
   /// nothing runs when Begin >= End), a one-dimensional cube's unit loop
-  /// runs over units [Begin, End) only (a narrowed segment, UnitRange.h).
+  /// runs over units [Begin, End) only (a narrowed segment, UnitRange.h),
+  /// every \p Step-th unit from Begin (Step < 2^31).
   void emitNest(llvm::function_ref<void()> Body, llvm::Value *Begin = nullptr,
-                llvm::Value *End = nullptr);
+                llvm::Value *End = nullptr, uint32_t Step = 1);
   void emitCountedLoop(llvm::Value *Begin, llvm::Value *End,
                        llvm::function_ref<void(llvm::Value *)> Body,
                        const llvm::Twine &Name);
@@ -551,7 +552,8 @@ private:
   /// One unit loop nest whose body for the current unit is \p Body, then
   /// the break/continue of a cube-level loop its units asked for.
   void emitSegmentWith(llvm::function_ref<void()> Body,
-                       llvm::Value *Begin = nullptr, llvm::Value *End = nullptr);
+                       llvm::Value *Begin = nullptr, llvm::Value *End = nullptr,
+                       uint32_t Step = 1);
   /// A segment that is pure operations then an `if` on `unit + c OP
   /// uniform` (UnitRange.h): runs the unit loop over the units where the
   /// condition holds, without the `if`. False (nothing emitted) otherwise.

@@ -29,7 +29,8 @@ static bool hasReturn(const Block &Blk) {
   return false;
 }
 
-Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U)
+Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U,
+                           uint32_t PlaneDim)
     : Kern(K) {
   bool AnySplit = false;
   for (const Operation &Op : K.Body.Ops)
@@ -37,7 +38,7 @@ Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U)
   Returns = hasReturn(K.Body);
   Flags = AnySplit && Returns;
   findInterchanged(K.Body, U);
-  RangeGuards = findUnitRangeGuards(K, U);
+  RangeGuards = findUnitRangeGuards(K, U, PlaneDim);
 }
 
 bool Segmentation::computeSplit(const Operation &Op) {

@@ -29,7 +29,9 @@ namespace kiln::lowering {
 /// `for` loops run interchanged, and whether units need "returned" flags.
 class Segmentation {
 public:
-  Segmentation(const Kernel &K, const UniformityInfo &Uniformity);
+  /// \p PlaneDim: the plane size the kernel runs with.
+  Segmentation(const Kernel &K, const UniformityInfo &Uniformity,
+               uint32_t PlaneDim);
 
   /// A barrier, a plane operation, the declaration of or a wait on a cube's
   /// barrier object, or a construct containing one.

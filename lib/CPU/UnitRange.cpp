@@ -88,7 +88,8 @@ std::optional<int64_t> literalValue(const Literal &L) {
 
 class Matcher {
 public:
-  Matcher(const Kernel &K, const UniformityInfo &U) : K(K), U(U) {
+  Matcher(const Kernel &K, const UniformityInfo &U, uint32_t PlaneDim)
+      : K(K), U(U), PlaneDim(PlaneDim) {
     Units = static_cast<int64_t>(K.unitsPerCube());
     collect(K.Body);
   }
@@ -153,6 +154,48 @@ public:
     return C;
   }
 
+  /// (m, c) with \p O = (unit + c) % m for every unit, exactly, c >= 0:
+  /// unit_pos_plane, or `rem`/`band` by a literal of an index unit + c.
+  std::optional<std::pair<uint32_t, int64_t>> modularIndex(const Operand &O) {
+    if (O.isLiteral())
+      return std::nullopt;
+    const Operation *D = Def.lookup(O.Value);
+    if (!D || D->ResultType.isLine() || !D->ResultType.isInteger())
+      return std::nullopt;
+    auto Modulus = [](int64_t M) -> std::optional<uint32_t> {
+      if (M < 2 || M >= (int64_t(1) << 31))
+        return std::nullopt;
+      return static_cast<uint32_t>(M);
+    };
+    if (D->Kind == OpKind::UnitPosPlane) {
+      if (auto M = Modulus(PlaneDim))
+        return std::make_pair(*M, int64_t(0));
+      return std::nullopt;
+    }
+    if ((D->Kind != OpKind::Rem && D->Kind != OpKind::BitAnd) ||
+        D->Operands.size() != 2)
+      return std::nullopt;
+    for (unsigned I = 0; I < 2; ++I) {
+      const Operand &X = D->Operands[I], &L = D->Operands[1 - I];
+      if (!L.isLiteral() || (D->Kind == OpKind::Rem && I == 1))
+        continue; // lit % unit is no index
+      std::optional<int64_t> Lit = literalValue(L.Lit);
+      std::optional<int64_t> C = unitOffset(X);
+      // c >= 0: every unit + c is non-negative, so a signed `rem` and a
+      // mask agree with the mathematical remainder.
+      if (!Lit || !C || *C < 0)
+        continue;
+      std::optional<uint32_t> M;
+      if (D->Kind == OpKind::Rem)
+        M = Modulus(*Lit);
+      else if (*Lit > 0 && ((*Lit + 1) & *Lit) == 0) // a mask 2^k - 1
+        M = Modulus(*Lit + 1);
+      if (M)
+        return std::make_pair(*M, *C);
+    }
+    return std::nullopt;
+  }
+
   std::optional<UnitRangeGuard> match(const Operation &If) {
     if (If.Operands.empty() || If.Operands[0].isLiteral() ||
         (If.HasElse && If.Regions.size() > 1 && !If.Regions[1].Ops.empty()))
@@ -184,6 +227,23 @@ public:
       G.Offset = *C;
       return G;
     }
+    if (P != OpKind::Eq)
+      return std::nullopt;
+    for (unsigned I = 0; I < 2; ++I) {
+      const Operand &X = Cmp->Operands[I], &Bound = Cmp->Operands[1 - I];
+      if (!U.isUniform(Bound))
+        continue;
+      auto MC = modularIndex(X);
+      if (!MC)
+        continue;
+      UnitRangeGuard G;
+      G.Pred = OpKind::Eq;
+      G.Bound = Bound;
+      G.CmpTy = Def.lookup(X.Value)->ResultType;
+      G.Offset = MC->second;
+      G.Modulus = MC->first;
+      return G;
+    }
     return std::nullopt;
   }
 
@@ -201,6 +261,7 @@ public:
 private:
   const Kernel &K;
   const UniformityInfo &U;
+  uint32_t PlaneDim;
   int64_t Units = 1;
   llvm::DenseMap<ValueId, const Operation *> Def;
 };
@@ -208,14 +269,14 @@ private:
 } // namespace
 
 llvm::DenseMap<const Operation *, UnitRangeGuard>
-kiln::lowering::findUnitRangeGuards(const Kernel &K,
-                                    const UniformityInfo &U) {
+kiln::lowering::findUnitRangeGuards(const Kernel &K, const UniformityInfo &U,
+                                    uint32_t PlaneDim) {
   llvm::DenseMap<const Operation *, UnitRangeGuard> Out;
   uint64_t Units = K.unitsPerCube();
   if (K.CubeDim[1] != 1 || K.CubeDim[2] != 1 || Units == 0 ||
       Units > (uint64_t(1) << 31))
     return Out;
-  Matcher M(K, U);
+  Matcher M(K, U, PlaneDim);
   M.findAll(K.Body, Out);
   return Out;
 }

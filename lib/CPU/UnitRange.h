@@ -3,10 +3,12 @@
 // An `if` whose condition compares the unit's linear index (unit_pos, or
 // unit_pos.x in a one-dimensional cube, possibly cast or shifted by a
 // literal without wrapping) with a cube-uniform bound, `lt/le/gt/ge/eq` in
-// either operand order, holds for one contiguous range of units. A segment
-// that is only such an `if` (after pure operations) runs its unit loop over
-// that range instead of testing (and, vectorised, masking) every unit
-// (docs/Lowering.md §4, "Narrowed unit loops").
+// either operand order, holds for one contiguous range of units; one that
+// tests `(unit + c) % m == r` (`unit_pos_plane`, `rem` or `band` by a literal)
+// holds for every m-th unit from the first. A segment that is only such an
+// `if` (after pure operations) runs its unit loop over those units instead
+// of testing (and, vectorised, masking) every unit (docs/Lowering.md §4,
+// "Narrowed unit loops").
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,18 +27,23 @@ namespace kiln::lowering {
 
 /// The condition of an `if` as `unit + Offset  Pred  Bound`, exactly: for
 /// every unit u of the cube, u + Offset is the compared index (no wrap in
-/// its type), compared signed or unsigned as Type says.
+/// its type), compared signed or unsigned as Type says. With a Modulus m,
+/// the compared index is `(u + Offset) % m` instead (Offset >= 0, so the
+/// remainder is the same signed or unsigned) and Pred is Eq.
 struct UnitRangeGuard {
   OpKind Pred = OpKind::Lt; ///< Lt, Le, Gt, Ge or Eq, the index on the left
   Operand Bound;            ///< cube-uniform
   Type CmpTy;               ///< the (integer, scalar) type compared
   int64_t Offset = 0;       ///< |Offset| < 2^40
+  uint32_t Modulus = 0;     ///< 0, or m in [2, 2^31) for the modular form
 };
 
 /// Every `if` of \p K without an else branch whose condition has that form.
-/// Only one-dimensional cubes (cube_dim y and z 1) have any.
+/// Only one-dimensional cubes (cube_dim y and z 1) have any. \p PlaneDim is
+/// the plane size the kernel runs with (unit_pos_plane is unit % PlaneDim).
 llvm::DenseMap<const Operation *, UnitRangeGuard>
-findUnitRangeGuards(const Kernel &K, const UniformityInfo &U);
+findUnitRangeGuards(const Kernel &K, const UniformityInfo &U,
+                    uint32_t PlaneDim);
 
 /// Whether \p Class computes its result from its operands alone (no memory,
 /// no control flow, no side effect): what may be skipped for a unit outside

@@ -49,7 +49,7 @@ struct Analysed {
   Segmentation S;
   Liveness L;
   explicit Analysed(const char *Text)
-      : M(parseVerified(Text)), K(M.Kernels.at(0)), U(K), S(K, U),
+      : M(parseVerified(Text)), K(M.Kernels.at(0)), U(K), S(K, U, 32),
         L(analyzeLiveness(K, S)) {}
   const ValuePlan &plan(const char *Name) { return L[valueNamed(K, Name)]; }
 };

@@ -33,7 +33,7 @@ kernel @k cube_dim(64) (%n: u32) {
 )");
   const Kernel &K = M.Kernels.at(0);
   UniformityInfo U(K);
-  Segmentation S(K, U);
+  Segmentation S(K, U, 32);
   EXPECT_TRUE(S.isSplit(*nthOp(K, OpKind::If, 0)));
   EXPECT_TRUE(S.isSplit(*nthOp(K, OpKind::SyncCube)));
   EXPECT_FALSE(S.isSplit(*nthOp(K, OpKind::If, 1)));
@@ -56,7 +56,7 @@ kernel @k cube_dim(4) () {
 )";
   Module M = parseVerified(WithBarrier);
   UniformityInfo U(M.Kernels.at(0));
-  Segmentation S(M.Kernels.at(0), U);
+  Segmentation S(M.Kernels.at(0), U, 32);
   EXPECT_TRUE(S.kernelReturns());
   EXPECT_TRUE(S.needsReturnFlags());
 
@@ -70,7 +70,7 @@ kernel @k cube_dim(4) () {
 }
 )");
   UniformityInfo UN(N.Kernels.at(0));
-  Segmentation SN(N.Kernels.at(0), UN);
+  Segmentation SN(N.Kernels.at(0), UN, 32);
   EXPECT_TRUE(SN.kernelReturns());
   EXPECT_FALSE(SN.needsReturnFlags());
 }
@@ -93,7 +93,7 @@ bool interchanged(const std::string &Text) {
   Module M = parseVerified(Text);
   const Kernel &K = M.Kernels.at(0);
   UniformityInfo U(K);
-  Segmentation S(K, U);
+  Segmentation S(K, U, 32);
   const Operation *For = nthOp(K, OpKind::For);
   EXPECT_EQ(isInterchangeable(*For, U, S.kernelReturns()),
             S.isInterchanged(*For));

@@ -209,6 +209,78 @@ kernel @nrf cube_dim(24) (%out: buffer<u32, read_write>, %bs: buffer<u32, read>,
     }
 }
 
+/// `(unit + c) % m == r` (unit_pos_plane, `rem` or `band` by a literal) runs
+/// every m-th unit from the first that passes; r out of [0, m) runs none.
+TEST(LoweringUnitRange, Modular) {
+  struct Shape {
+    const char *T;
+    const char *XDef;
+    int64_t M, Off;
+    bool Narrows;
+  };
+  const Shape Shapes[] = {
+      {"u32", "%x = unit_pos_plane : u32", 8, 0, true},
+      {"u32", "%x = rem %u, 5:u32 : u32", 5, 0, true},
+      {"u32", "%x0 = add %u, 3:u32 : u32\n  %x = rem %x0, 7:u32 : u32", 7, 3,
+       true},
+      {"u32", "%x = band %u, 3:u32 : u32", 4, 0, true},
+      {"u32", "%x0 = add %u, 6:u32 : u32\n  %x = band 7:u32, %x0 : u32", 8, 6,
+       true},
+      {"i32", "%x0 = cast %u : i32\n  %x = rem %x0, 6:i32 : i32", 6, 0, true},
+      {"u64", "%x0 = cast %u : u64\n  %x = rem %x0, 32:u64 : u64", 32, 0,
+       true},
+      {"u8", "%x0 = cast %u : u8\n  %x = band %x0, 1:u8 : u8", 2, 0, true},
+      // Not narrowed: unit - 2 may be negative (and `rem` keeps its sign),
+      // m = 1 is left alone, 6 is no mask.
+      {"i32", "%x0 = cast %u : i32\n  %x1 = sub %x0, 2:i32 : i32\n"
+              "  %x = rem %x1, 4:i32 : i32",
+       4, -2, false},
+      {"u32", "%x = rem %u, 1:u32 : u32", 1, 0, false},
+      {"u32", "%x = band %u, 6:u32 : u32", 0, 0, false},
+  };
+  for (const Shape &Sh : Shapes)
+    for (bool Swapped : {false, true})
+      for (bool Checked : {true, false})
+        for (bool O3 : {false, true}) {
+          SCOPED_TRACE(std::string(Sh.XDef) + (Swapped ? " swapped" : "") +
+                       (Checked ? " checked" : " unchecked") +
+                       (O3 ? " O3" : ""));
+          std::string Text = kernelText(Sh.T, Sh.XDef, "eq", Swapped);
+          CpuVariant V;
+          V.BoundsChecked = Checked;
+          V.BufferAlignment = 4; // std::vector's, not 64
+          DeviceLimits L;
+          L.PlaneDim = 8; // three planes of a 24-unit cube
+          JitKernel K = compile(Text, V, L, O3);
+          ASSERT_TRUE(K.Fn);
+          if (!O3)
+            EXPECT_EQ(K.LLVMIR.find("unit.lo") != std::string::npos,
+                      Sh.Narrows);
+          for (int64_t Bound : {-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 31, 32, 1000}) {
+            SCOPED_TRACE("bound " + std::to_string(Bound));
+            std::vector<uint32_t> Out(Units * Cubes, 0);
+            uint64_t B64 = static_cast<uint64_t>(Bound);
+            uint32_t B32 = static_cast<uint32_t>(Bound);
+            uint8_t B8 = static_cast<uint8_t>(Bound);
+            std::string T = Sh.T;
+            KernelArg A = T == "u64" ? val(B64) : T == "u8" ? val(B8) : val(B32);
+            K.launch({buf(Out), A}, {Cubes, 1, 1});
+            for (uint32_t G = 0; G < Units * Cubes; ++G) {
+              uint32_t U = G % Units;
+              // C's `%` keeps the dividend's sign, as `rem` does.
+              int64_t X = Sh.M ? (int64_t(U) + Sh.Off) % Sh.M : int64_t(U & 6);
+              // The bound as the compared type reads it.
+              int64_t B = T == "u8"    ? int64_t(B8)
+                          : T == "i32" ? int64_t(int32_t(B32))
+                          : T == "u32" ? int64_t(B32)
+                                       : Bound;
+              bool In = X == B;
+              ASSERT_EQ(Out[G], In ? 1001 + U : 8u) << "unit " << G;
+            }
+          }
+        }
+}
+
 /// Multi-dimensional cubes and divergent bounds keep the plain `if`.
 TEST(LoweringUnitRange, NotNarrowed) {
   const char *TwoD = R"(
