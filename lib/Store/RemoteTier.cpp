@@ -61,8 +61,11 @@ public:
   /// Whether a request may be made now: not while backing off; when the
   /// back-off period is over, one request (this one) probes the server
   /// while the others go on skipping until it succeeds or fails.
-  bool admit() {
+  /// Whether a request may go to the server now; \p Seq receives the
+  /// failure count it starts after (for noteSuccess).
+  bool admit(uint64_t &Seq) {
     std::lock_guard<std::mutex> L(HealthLock);
+    Seq = FailureSeq;
     if (SkipUntil == Clock::time_point{})
       return true;
     Clock::time_point Now = Clock::now();
@@ -108,7 +111,8 @@ private:
   std::unique_ptr<RedisConnection> acquire(Error &Err);
   void release(std::unique_ptr<RedisConnection> C);
   void noteFailure(const Twine &Why);
-  void noteSuccess();
+  /// A request admitted at failure count \p StartSeq got an answer.
+  void noteSuccess(uint64_t StartSeq);
   /// Publishes one value on \p Conn (made when null).
   void publishOne(std::unique_ptr<RedisConnection> &Conn, Publication &P);
   void publisherLoop();
@@ -118,6 +122,7 @@ private:
 
   mutable std::mutex HealthLock;
   unsigned Failures = 0;
+  uint64_t FailureSeq = 0; ///< failures ever noted
   Clock::time_point SkipUntil{};
 
   std::mutex PoolLock;
@@ -182,6 +187,7 @@ void RemoteTier::Impl::release(std::unique_ptr<RedisConnection> C) {
 void RemoteTier::Impl::noteFailure(const Twine &Why) {
   count(&RemoteCounters::Errors);
   std::lock_guard<std::mutex> L(HealthLock);
+  ++FailureSeq;
   if (++Failures < Config.FailuresBeforeBackoff)
     return;
   bool WasSkipping = SkipUntil != Clock::time_point{};
@@ -195,8 +201,13 @@ void RemoteTier::Impl::noteFailure(const Twine &Why) {
   Idle.clear();
 }
 
-void RemoteTier::Impl::noteSuccess() {
+void RemoteTier::Impl::noteSuccess(uint64_t StartSeq) {
   std::lock_guard<std::mutex> L(HealthLock);
+  // An answer to a request sent before a later failure (a reply the server
+  // wrote before it was killed) says nothing about the server now: it
+  // neither ends the backoff nor resets the count.
+  if (StartSeq != FailureSeq)
+    return;
   if (SkipUntil != Clock::time_point{} && Failures >= Config.FailuresBeforeBackoff)
     Warnings->warn("remote store " + Address.str() + " answers again");
   Failures = 0;
@@ -205,7 +216,8 @@ void RemoteTier::Impl::noteSuccess() {
 
 RemoteFetch RemoteTier::Impl::fetch(StringRef Name) {
   RemoteFetch Out;
-  if (!admit()) {
+  uint64_t Seq;
+  if (!admit(Seq)) {
     count(&RemoteCounters::Skipped);
     Out.Status = RemoteFetchStatus::Skipped;
     return Out;
@@ -246,7 +258,7 @@ RemoteFetch RemoteTier::Impl::fetch(StringRef Name) {
     return Out;
   }
   release(std::move(C));
-  noteSuccess();
+  noteSuccess(Seq);
   if (!V->Found) {
     count(&RemoteCounters::Misses);
     Out.Status = RemoteFetchStatus::Miss;
@@ -292,7 +304,8 @@ bool RemoteTier::Impl::publish(std::string Name, std::vector<uint8_t> Payload) {
 
 void RemoteTier::Impl::publishOne(std::unique_ptr<RedisConnection> &Conn,
                                   Publication &P) {
-  if (!admit()) {
+  uint64_t Seq;
+  if (!admit(Seq)) {
     count(&RemoteCounters::Dropped);
     return;
   }
@@ -310,7 +323,7 @@ void RemoteTier::Impl::publishOne(std::unique_ptr<RedisConnection> &Conn,
   std::vector<uint8_t> Sealed = sealRemoteValue(Key, P.Name, P.Payload);
   Expected<bool> Set = Conn->setIfAbsent(P.Name, Sealed);
   if (Set) {
-    noteSuccess();
+    noteSuccess(Seq);
     count(&RemoteCounters::Published);
     return;
   }
