@@ -3,6 +3,8 @@
 #include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/HostInfo.h"
 
+#include "BlendScratchStores.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/DiagnosticHandler.h"
@@ -337,6 +339,14 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+
+  // After vectorisation and unrolling: microcoded masked stores into the
+  // scratch area become blends (BlendScratchStores.h).
+  PB.registerOptimizerLastEPCallback(
+      [&TM](ModulePassManager &MPM, OptimizationLevel) {
+        MPM.addPass(createModuleToFunctionPassAdaptor(
+            BlendScratchStoresPass(TM)));
+      });
 
   OptimizationLevel Level = OptLevel == 0   ? OptimizationLevel::O0
                             : OptLevel == 1 ? OptimizationLevel::O1

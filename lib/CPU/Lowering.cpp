@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlendScratchStores.h"
 #include "AtomicPrivatisation.h"
 #include "ExpandUniformLoads.h"
 #include "LoweringImpl.h"
@@ -123,6 +124,9 @@ llvm::Error KernelLowering::emitEntry() {
   F->addParamAttr(3, llvm::Attribute::NoCapture);
   F->addParamAttr(3,
                   llvm::Attribute::getWithAlignment(Cx.Ctx, llvm::Align(64)));
+  // The area only this cube's thread uses (BlendScratchStores.h).
+  if (Cx.Layout.Bytes)
+    F->addFnAttr(ScratchBytesAttr, std::to_string(Cx.Layout.Bytes));
   llvm::Argument *LaunchArg = F->getArg(0);
   Memory.Scratch = F->getArg(3);
   LaunchArg->setName("args");

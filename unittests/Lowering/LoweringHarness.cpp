@@ -70,9 +70,9 @@ LoweredModule kiln::test::lowerOnly(llvm::StringRef Text,
 }
 
 /// Runs the backend's own O3 pipeline (kiln::optimizeModule) on \p M for
-/// the host CPU and its features.
-static void optimiseForHost(llvm::Module &M) {
-  auto TM = createTargetMachine(CodeGenOptions{});
+/// \p Target (the host CPU and its features by default).
+static void optimiseFor(llvm::Module &M, const CodeGenOptions &Target) {
+  auto TM = createTargetMachine(Target);
   if (!TM) {
     ADD_FAILURE() << "target: " << llvm::toString(TM.takeError());
     return;
@@ -82,7 +82,8 @@ static void optimiseForHost(llvm::Module &M) {
 }
 
 JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
-                              DeviceLimits Limits, bool OptimiseO3) {
+                              DeviceLimits Limits, bool OptimiseO3,
+                              const CodeGenOptions &Target) {
   static std::once_flag Once;
   std::call_once(Once, [] {
     llvm::InitializeNativeTarget();
@@ -96,8 +97,11 @@ JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
   llvm::raw_string_ostream OS(Out.LLVMIR);
   L.Module->print(OS, nullptr);
   Out.Metadata = L.Metadata;
-  if (OptimiseO3)
-    optimiseForHost(*L.Module);
+  if (OptimiseO3) {
+    optimiseFor(*L.Module, Target);
+    llvm::raw_string_ostream OptOS(Out.OptimisedIR);
+    L.Module->print(OptOS, nullptr);
+  }
   auto JIT = llvm::orc::LLJITBuilder().create();
   if (!JIT) {
     ADD_FAILURE() << "jit: " << errorText(JIT.takeError());

@@ -11,6 +11,7 @@
 #ifndef KILN_UNITTESTS_LOWERING_HARNESS_H
 #define KILN_UNITTESTS_LOWERING_HARNESS_H
 
+#include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/CubeABI.h"
 #include "kiln/CPU/Lowering.h"
 
@@ -76,6 +77,7 @@ struct JitKernel {
   CubeMetadata Metadata;
   CubeFunction Fn = nullptr;
   std::string LLVMIR; ///< the lowered module, before any optimisation
+  std::string OptimisedIR; ///< after the O3 pipeline, when it ran
 
   /// Runs cubes [0, X*Y*Z) with \p Args; when \p OneCubePerCall, one call
   /// per cube (checks CubeBegin/CubeEnd handling).
@@ -90,9 +92,13 @@ struct JitKernel {
 /// gtest failure and returns an empty kernel (Fn == nullptr) on any error.
 /// With \p OptimiseO3 the module goes through LLVM's O3 pipeline for the host
 /// (vectorisers on, as the runtime does) before it is linked; LLVMIR is the
-/// module before optimisation either way.
+/// module before optimisation either way. \p Target: the CPU and features
+/// the O3 pipeline optimises for (the host's by default); the code is
+/// generated for the host either way, so they must run on it. OptimisedIR
+/// is the module after that pipeline.
 JitKernel compile(llvm::StringRef Text, CpuVariant Variant = {},
-                  DeviceLimits Limits = {}, bool OptimiseO3 = false);
+                  DeviceLimits Limits = {}, bool OptimiseO3 = false,
+                  const CodeGenOptions &Target = {});
 
 /// Parses and verifies only, then lowers; the lowered module (verified).
 LoweredModule lowerOnly(llvm::StringRef Text, llvm::LLVMContext &Ctx,
