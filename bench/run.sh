@@ -4,6 +4,7 @@
 #
 # Usage: bench/run.sh [--reps N] [--max-wait S] [--build DIR] [--out DIR]
 #                     [--no-install] [--iters N] [--unchecked]
+#                     [--mattr FEATURES] [--native-arch ARCH]
 #
 #   --reps N       processes per mode (default 3): kiln, pocl_cold, pocl_warm,
 #                  native
@@ -15,6 +16,12 @@
 #   --iters N      timed rounds per kernel (default 30)
 #   --unchecked    also run Kiln's unchecked variant (mode kiln_unchecked,
 #                  without the 32-kernel compile part)
+#   --mattr F      Kiln compiles with these target features on top of the
+#                  host's (kiln-bench --mattr): "-avx512f" runs AVX2 code on
+#                  an AVX-512 host
+#   --native-arch A  -march of the native references and native-bench
+#                  (default native; x86-64-v3 with --mattr=-avx512f compares
+#                  AVX2 code with AVX2 code)
 #
 # Steps: (a) install what is missing from Debian, (b) build kiln-bench,
 # native-bench and pocl-bench (Release: bench/kiln-bench.cpp,
@@ -36,6 +43,8 @@ OUT=
 INSTALL=1
 ITERS=30
 UNCHECKED=0
+MATTR=
+NATIVE_ARCH=native
 while (($#)); do
   case "$1" in
     --reps) REPS=$2; shift 2 ;;
@@ -45,6 +54,8 @@ while (($#)); do
     --no-install) INSTALL=0; shift ;;
     --iters) ITERS=$2; shift 2 ;;
     --unchecked) UNCHECKED=1; shift ;;
+    --mattr) MATTR=$2; shift 2 ;;
+    --native-arch) NATIVE_ARCH=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: error: unknown option '$1' (see --help)" >&2; exit 1 ;;
   esac
@@ -74,7 +85,8 @@ fi
 # ---------------------------------------------------------------- (b) build
 echo "== building kiln-bench, native-bench, pocl-bench (Release) in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DKILN_BUILD_BENCH=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_TOOLS=OFF >/dev/null
+  -DKILN_BUILD_BENCH=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_TOOLS=OFF \
+  -DKILN_BENCH_NATIVE_ARCH="$NATIVE_ARCH" >/dev/null
 ninja -C "$BUILD" -j"$(nproc)" kiln-bench native-bench pocl-bench
 KILN_BENCH=$BUILD/bin/kiln-bench
 NATIVE_BENCH=$BUILD/bin/native-bench
@@ -100,6 +112,8 @@ POCL_VERSION=$(awk '/Platform Version/ {sub(/^ *Platform Version +/, ""); print;
   lscpu | grep -E 'Model name|^CPU\(s\)|CPU family|^Model:|L2|L3|Hypervisor'
   echo "cpu: $(lscpu | awk -F': *' '/Model name/ {print $2; exit}'), family $(lscpu | awk -F': *' '/CPU family/ {print $2; exit}') model $(lscpu | awk -F': *' '/^Model:/ {print $2; exit}'), $(nproc) CPUs"
   echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2- | xargs)"
+  echo "kiln_mattr: ${MATTR:-none, the host features}"
+  echo "native_arch: -march=$NATIVE_ARCH"
   echo "pocl_device: ${POCL_DEVICE:-unknown}"
   echo "pocl_version: ${POCL_VERSION:-unknown}"
   MODEL=$(lscpu | awk -F': *' '/Model name/ {print $2; exit}')
@@ -156,12 +170,13 @@ export OMP_WAIT_POLICY=PASSIVE
 for r in $(seq 1 "$REPS"); do
   KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
   KILN_CACHE_DIR=$KC OPENBLAS_NUM_THREADS=$NCPU \
-    run_one "kiln$r" "$KILN_BENCH" --kernels "$ROOT/bench/kernels" --iters "$ITERS"
+    run_one "kiln$r" "$KILN_BENCH" --kernels "$ROOT/bench/kernels" --iters "$ITERS" \
+      ${MATTR:+--mattr="$MATTR"}
   rm -rf "$KC"
   if ((UNCHECKED)); then
     KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
     KILN_CACHE_DIR=$KC run_one "kiln_unchecked$r" "$KILN_BENCH" --kernels "$ROOT/bench/kernels" \
-      --iters "$ITERS" --unchecked --skip-many
+      --iters "$ITERS" --unchecked --skip-many ${MATTR:+--mattr="$MATTR"}
     rm -rf "$KC"
   fi
   PC=$(mktemp -d "$OUT/pocl-cache.XXXXXX")
