@@ -55,7 +55,9 @@ while (($#)); do
     --iters) ITERS=$2; shift 2 ;;
     --unchecked) UNCHECKED=1; shift ;;
     --mattr) MATTR=$2; shift 2 ;;
+    --mattr=*) MATTR=${1#--mattr=}; shift ;;
     --native-arch) NATIVE_ARCH=$2; shift 2 ;;
+    --native-arch=*) NATIVE_ARCH=${1#--native-arch=}; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: error: unknown option '$1' (see --help)" >&2; exit 1 ;;
   esac
