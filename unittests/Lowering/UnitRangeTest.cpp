@@ -253,9 +253,10 @@ TEST(LoweringUnitRange, Modular) {
           L.PlaneDim = 8; // three planes of a 24-unit cube
           JitKernel K = compile(Text, V, L, O3);
           ASSERT_TRUE(K.Fn);
-          if (!O3)
+          if (!O3) {
             EXPECT_EQ(K.LLVMIR.find("unit.lo") != std::string::npos,
                       Sh.Narrows);
+          }
           for (int64_t Bound : {-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 31, 32, 1000}) {
             SCOPED_TRACE("bound " + std::to_string(Bound));
             std::vector<uint32_t> Out(Units * Cubes, 0);
