@@ -1,7 +1,8 @@
 //===- LowerInterchange.cpp - Emission of interchanged `for` loops --------===//
 //
 // A per-unit `for` chosen by LoopInterchange.h runs as rounds at cube level,
-// a unit loop per round (docs/Lowering.md §4, §13 fixes 4 and 5).
+// a unit loop per round (docs/Lowering.md §4, §13 fixes 4 and 5); each round
+// prefetches the buffer elements of the round two ahead (§13, fix 6).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,84 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::BasicBlock;
 using llvm::Value;
+
+/// Rounds ahead whose elements are prefetched, the most bytes of one buffer
+/// one round reads that are prefetched (a unit loop of 256 u32 reads 1 KiB),
+/// and the round stride from which on it pays (docs/Lowering.md §4).
+static constexpr unsigned PrefetchRounds = 2;
+static constexpr uint64_t PrefetchSpanBytes = 4096;
+static constexpr uint64_t PrefetchMinStrideBytes = 4096;
+
+/// The buffers that body \p Blk loads (at any depth) at index \p Iv, the
+/// interchanged loop's own variable, with their element sizes.
+static void collectDirectLoads(const Kernel &K, const Block &Blk, ValueId Iv,
+                               std::vector<std::pair<ValueId, unsigned>> &Out) {
+  for (const Operation &Op : Blk.Ops) {
+    for (const Block &R : Op.Regions)
+      collectDirectLoads(K, R, Iv, Out);
+    if (Op.Kind != OpKind::Load || Op.Operands.size() < 2 ||
+        Op.Operands[1].Value != Iv || Op.Operands[0].isLiteral())
+      continue;
+    ValueId Mem = Op.Operands[0].Value;
+    if (K.value(Mem).Kind != ValueKind::Buffer)
+      continue;
+    if (llvm::none_of(Out, [&](const auto &P) { return P.first == Mem; }))
+      Out.push_back({Mem, K.value(Mem).Ty.storeSize()});
+  }
+}
+
+void ControlEmitter::emitRoundPrefetch(const Operation &Op, Value *Round,
+                                       Value *Min, Value *Max, Value *HiW,
+                                       Value *StepW) {
+  std::vector<std::pair<ValueId, unsigned>> Bufs;
+  collectDirectLoads(Cx.K, Op.Regions[0], Op.Result, Bufs);
+  if (Bufs.empty())
+    return;
+  llvm::IRBuilder<> &B = Cx.B;
+  llvm::Type *I64 = Cx.I64;
+  // Round r + D's indices are [Min, Max] + (r + D) * step, in 64 bits: the
+  // loop variable has at most 32 (the caller checks), so nothing wraps.
+  Value *Ahead = B.CreateMul(
+      B.CreateAdd(Round, llvm::ConstantInt::get(I64, PrefetchRounds)), StepW);
+  Value *First = B.CreateAdd(Min, Ahead);
+  Value *Last = B.CreateAdd(Max, Ahead);
+  Value *Runs = B.CreateICmpSLT(First, HiW);
+  for (auto [Mem, Size] : Bufs) {
+    Value *SizeC = llvm::ConstantInt::get(I64, Size);
+    // Only rounds that jump a page or more: within a page the hardware
+    // prefetchers follow the reads themselves. (One value a statement: the
+    // order of the instructions does not depend on the host compiler.)
+    Value *Jump = B.CreateMul(StepW, SizeC);
+    Value *Far = B.CreateICmpUGE(
+        Jump, llvm::ConstantInt::get(I64, PrefetchMinStrideBytes));
+    Value *Span = B.CreateMul(B.CreateSub(Max, Min), SizeC);
+    Value *Short =
+        B.CreateICmpULE(Span, llvm::ConstantInt::get(I64, PrefetchSpanBytes));
+    Value *Want = B.CreateAnd(Runs, B.CreateAnd(Far, Short));
+    // From the line of the first byte to that of the last, 64 bytes apart.
+    Value *FirstByte = B.CreateMul(First, SizeC);
+    Value *Begin =
+        B.CreateAnd(FirstByte, llvm::ConstantInt::get(I64, ~uint64_t(63)));
+    BasicBlock *Pre = B.GetInsertBlock();
+    BasicBlock *Loop = Cx.newBlock("xfor.prefetch");
+    BasicBlock *Done = Cx.newBlock("xfor.prefetched");
+    B.CreateCondBr(Want, Loop, Done);
+    B.SetInsertPoint(Loop);
+    llvm::PHINode *Off = B.CreatePHI(I64, 2, "prefetch.off");
+    Off->addIncoming(Begin, Pre);
+    // A hint: an address outside the buffer (a unit past hi, a negative
+    // index) is never accessed.
+    Value *Addr = B.CreateGEP(Cx.I8, Memory.BufBase.lookup(Mem), Off);
+    B.CreateIntrinsic(llvm::Intrinsic::prefetch, {Cx.Ptr},
+                      {Addr, B.getInt32(0), B.getInt32(3), B.getInt32(1)});
+    Value *NextOff = B.CreateAdd(Off, llvm::ConstantInt::get(I64, 64));
+    Off->addIncoming(NextOff, Loop);
+    Value *LastByte = B.CreateAdd(B.CreateMul(Last, SizeC),
+                                  llvm::ConstantInt::get(I64, Size - 1));
+    B.CreateCondBr(B.CreateICmpSLE(NextOff, LastByte), Loop, Done);
+    B.SetInsertPoint(Done);
+  }
+}
 
 void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   llvm::IRBuilder<> &B = Cx.B;
@@ -82,12 +161,15 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
       B.CreateICmpSLT(B.CreateAdd(Min, Offs, "", false, /*HasNSW=*/true), HiW),
       UnitsBB, Exit);
   B.SetInsertPoint(UnitsBB);
+  if (WideTy == Cx.I64)
+    emitRoundPrefetch(Op, R, Min, Max, HiW, StepW);
   // Max and Offs are both below 2^W (Offs as for Min above): no wrap.
   B.CreateCondBr(
       B.CreateICmpSLT(B.CreateAdd(Max, Offs, "", false, /*HasNSW=*/true), HiW),
       Full, Partial);
   auto EmitRound = [&](bool Checked) {
     emitSegmentWith([&] {
+      Pos.NoWrapPositions = true;
       Value *KW =
           B.CreateAdd(Widen(Values.value(Op.Operands[0])), Offs, "", false,
                       /*HasNSW=*/true);
@@ -98,8 +180,16 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
         B.CreateCondBr(B.CreateICmpSLT(KW, HiW), Run, Pos.UnitLatch);
         B.SetInsertPoint(Run);
       }
-      Values.define(Op.Result, B.CreateTrunc(KW, Hi->getType()));
+      // lo <= k < hi here, so k's extension to 64 bits (zext or sext by
+      // its type) is KW itself: indices at k use KW, which the unit loop
+      // steps as a pointer (docs/Lowering.md §13, fix 6).
+      Value *K = B.CreateTrunc(KW, Hi->getType());
+      if (WideTy == Cx.I64)
+        Memory.WideIndex[K] = KW;
+      Values.define(Op.Result, K);
       lowerBlock(Op.Regions[0], Level::Unit);
+      Memory.WideIndex.erase(K);
+      Pos.NoWrapPositions = false;
     });
     B.CreateBr(Next);
   };

@@ -163,9 +163,11 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
   Type T = VI.Ty;
   Value *Idx = Values.value(Index);
   Type IT = Values.operandType(Index);
-  Value *Idx64 = Idx->getType() == Cx.I64 ? Idx
-                 : IT.isSigned()          ? B.CreateSExt(Idx, Cx.I64)
-                                          : B.CreateZExt(Idx, Cx.I64);
+  Value *Idx64 = WideIndex.lookup(Idx);
+  if (!Idx64)
+    Idx64 = Idx->getType() == Cx.I64 ? Idx
+            : IT.isSigned()          ? B.CreateSExt(Idx, Cx.I64)
+                                     : B.CreateZExt(Idx, Cx.I64);
   Value *Base = nullptr;
   switch (VI.Kind) {
   case ValueKind::Buffer:
@@ -322,6 +324,8 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
   // its lanes.
   llvm::Align Al(byteSize(T.elementKind()));
   bool Global = VI.Kind == ValueKind::Buffer;
+  if (VI.Kind == ValueKind::Shared && Pos.Unit)
+    Pos.SharedRMW = true;
   if (Global && T.isLine() && Op.opClass() != OpClass::AtomicCas)
     return guarded(A.InBounds,
                    Op.opClass() != OpClass::AtomicStore ? Op.ResultType : T,

@@ -12,6 +12,10 @@
 
 #include <cassert>
 
+/// How many times an innermost unit loop with a shared-memory atomic is
+/// unrolled (docs/Lowering.md §13).
+static constexpr unsigned SerialUnrollCount = 4;
+
 using namespace kiln;
 using namespace kiln::lowering;
 using llvm::BasicBlock;
@@ -103,6 +107,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   assert((!Begin || (Cx.K.CubeDim[1] <= 1 && Cx.K.CubeDim[2] <= 1)) &&
          "a narrowed unit loop needs a one-dimensional cube");
   AccessGroup = llvm::MDNode::getDistinct(Cx.Ctx, {});
+  SharedRMW = false;
   // One loop per dimension of size > 1, z outermost, x innermost, so that
   // the loop the vectoriser sees runs over consecutive unit_pos.x (and
   // absolute_pos.x) with no division in the way.
@@ -177,7 +182,11 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
       Cx.Ctx,
       {llvm::MDString::get(Cx.Ctx, "llvm.loop.vectorize.followup_vectorized"),
        Progress});
+  llvm::MDNode *UnrollBy = llvm::MDNode::get(
+      Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.unroll.count"),
+               llvm::ConstantAsMetadata::get(B.getInt32(SerialUnrollCount))});
   for (auto It = Levels.rbegin(); It != Levels.rend(); ++It) {
+    bool Serial = SharedRMW && It == Levels.rbegin();
     if (!Cx.terminated())
       B.CreateBr(It->Latch);
     B.SetInsertPoint(It->Latch);
@@ -192,7 +201,8 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, Limit), It->Body, It->Exit);
     llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Cx.Ctx, {});
     llvm::MDNode *LoopID = llvm::MDNode::getDistinct(
-        Cx.Ctx, {Tmp.get(), Parallel, Progress, NoUnroll, AfterVectorising});
+        Cx.Ctx, {Tmp.get(), Parallel, Progress, Serial ? UnrollBy : NoUnroll,
+                 AfterVectorising});
     LoopID->replaceOperandWith(0, LoopID);
     Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
     B.SetInsertPoint(It->Exit);
@@ -201,6 +211,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   Unit = nullptr;
   UnitLatch = nullptr;
   AccessGroup = nullptr;
+  SharedRMW = false;
   UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
 }
 
@@ -241,15 +252,29 @@ Value *UnitLoops::emitBuiltin(const Operation &Op) {
       return CubeCount[Comp - 1];
     return B.CreateMul(B.CreateMul(CubeCount[0], CubeCount[1]), CubeCount[2]);
   case OpKind::AbsolutePos: {
+    // A launch has cube_count.d * cube_dim.d <= 2^32 and at most 2^32 units
+    // (docs/LangRef.md §2), so no position wraps. Inside an interchanged
+    // loop's rounds nuw says so, and an index zext(absolute_pos + k) becomes
+    // a 64-bit sum, a pointer the unit loop steps (§13, fix 6). (Only there:
+    // elsewhere it changed O3's full unrolling of vectorised unit loops,
+    // and reduce_sum ran slower.) RowX and RowX * RowY may wrap to 0 (a
+    // grid of exactly 2^32 units in x, or in x and y), but then the y (and
+    // z) positions are 0, and so are the products.
+    bool NW = NoWrapPositions;
     auto Abs = [&](unsigned C) {
-      return B.CreateAdd(B.CreateMul(CubePos[C], C32(D[C])), UnitComp(C));
+      return B.CreateAdd(B.CreateMul(CubePos[C], C32(D[C]), "", NW),
+                         UnitComp(C), "", NW);
     };
     if (Comp != 0)
       return Abs(Comp - 1);
     Value *RowX = B.CreateMul(CubeCount[0], C32(D[0]));
     Value *RowY = B.CreateMul(CubeCount[1], C32(D[1]));
-    Value *Lin = B.CreateAdd(Abs(0), B.CreateMul(Abs(1), RowX));
-    return B.CreateAdd(Lin, B.CreateMul(Abs(2), B.CreateMul(RowX, RowY)));
+    Value *A0 = Abs(0);
+    Value *A1 = Abs(1);
+    Value *Lin = B.CreateAdd(A0, B.CreateMul(A1, RowX, "", NW), "", NW);
+    Value *A2 = Abs(2);
+    Value *Plane = B.CreateMul(RowX, RowY);
+    return B.CreateAdd(Lin, B.CreateMul(A2, Plane, "", NW), "", NW);
   }
   case OpKind::ClusterDim: {
     const auto &CD = Cx.K.ClusterDim;

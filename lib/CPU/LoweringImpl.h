@@ -213,6 +213,13 @@ public:
   llvm::Value *UnitXYZ[3] = {};
   llvm::BasicBlock *UnitLatch = nullptr;
   llvm::MDNode *AccessGroup = nullptr;
+  /// Set while a nest is emitted when its body has a read-modify-write of
+  /// shared memory (an atomic): the vectoriser keeps such a loop scalar, so
+  /// its innermost loop is unrolled by a fixed count instead (§13).
+  bool SharedRMW = false;
+  /// Set while an interchanged loop's rounds are emitted: absolute_pos is
+  /// then computed with nuw (UnitLoops::emitBuiltin, §13 fix 6).
+  bool NoWrapPositions = false;
   /// Headers of the innermost unit loops, in emission order (for
   /// LoopVersioning.h).
   std::vector<llvm::BasicBlock *> InnerUnitHeaders;
@@ -345,6 +352,9 @@ public:
   /// LaunchArgs::Tensors, when the kernel reads tensor information.
   llvm::Value *TensorTable = nullptr;
   llvm::DenseMap<ValueId, llvm::Value *> BufBase, BufCount;
+  /// Index values whose 64-bit extension is known as another value (the
+  /// interchanged loop's variable: its 64-bit round sum; LowerInterchange.cpp).
+  llvm::DenseMap<llvm::Value *, llvm::Value *> WideIndex;
   /// Privatisable buffers (AtomicPrivatisation.h): whether this launch
   /// privatises them (i1) and their private copy's base (CubeABI.h).
   llvm::DenseMap<ValueId, llvm::Value *> PrivOn, PrivBase;
@@ -562,6 +572,11 @@ private:
   /// with a unit loop inside each: unit u runs its iteration
   /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.
   void lowerInterchangedFor(const Operation &Op);
+  /// Prefetches the elements that a later round of interchanged loop \p Op
+  /// loads from buffers at the loop variable itself (LowerInterchange.cpp).
+  void emitRoundPrefetch(const Operation &Op, llvm::Value *Round,
+                         llvm::Value *Min, llvm::Value *Max, llvm::Value *HiW,
+                         llvm::Value *StepW);
   void lowerUnitOp(const Operation &Op);
   void lowerJump(const Operation &Op);
   /// Lowers \p Blk at unit level (inside a unit loop) or at cube level

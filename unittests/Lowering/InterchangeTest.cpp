@@ -237,6 +237,66 @@ kernel @hist cube_dim(64) (%data: buffer<u32, read>,
   }
 }
 
+// The same with rounds a grid (20 cubes of 64 elements: 5 KiB) apart, so
+// that each round prefetches the one two ahead, and loads at the loop
+// variable through its 64-bit round sum (docs/Lowering.md §4, §13 fix 6):
+// the prefetches reach past the end of the data, which is exactly n elements
+// long, and past hi; the bins stay exact in both variants, with a u32 and
+// an i32 loop variable.
+TEST(LoweringInterchange, GridStridePrefetchKeepsBinsExact) {
+  const char *Text = R"(
+kernel @hist cube_dim(64) (%data: buffer<u32, read>,
+                           %bins: buffer<u32, read_write>, %n: T) {
+  %lh = shared u32[64]
+  %lid = unit_pos : u32
+  store %lh[%lid], 0:u32
+  sync_cube
+  %gid = absolute_pos : u32
+  %cubes = cube_count.x : u32
+  %stride = mul %cubes, 64:u32 : u32
+  %lo = cast %gid : T
+  %st = cast %stride : T
+  for %i = %lo to %n step %st {
+    %v = load %data[%i] : u32
+    %old = atomic_add %lh[%v], 1:u32 : u32
+  }
+  sync_cube
+  %h = load %lh[%lid] : u32
+  %prev = atomic_add %bins[%lid], %h : u32
+}
+)";
+  for (const char *T : {"u32", "i32"}) {
+    std::string Src;
+    for (const char *C = Text; *C; ++C) {
+      if (*C == 'T' && (C[1] == '\n' || C[1] == ' ' || C[1] == ')'))
+        Src += T;
+      else
+        Src += *C;
+    }
+    for (bool Checked : {true, false}) {
+      for (bool O3 : {false, true}) {
+        SCOPED_TRACE(std::string(T) + (Checked ? " checked" : " unchecked") +
+                     (O3 ? " O3" : " O0"));
+        CpuVariant V;
+        V.BoundsChecked = Checked;
+        JitKernel K = compile(Src, V, {}, O3);
+        ASSERT_TRUE(K.Fn);
+        EXPECT_NE(K.LLVMIR.find("xfor.prefetch"), std::string::npos);
+        for (uint32_t N : {1u, 1279u, 1280u, 1281u, 3900u, 40000u}) {
+          std::vector<uint32_t> Data(N);
+          for (uint32_t I = 0; I < N; ++I)
+            Data[I] = (I * 2654435761u) >> 26;
+          std::vector<uint32_t> Bins(64, 0), Want(64, 0);
+          for (uint32_t I = 0; I < N; ++I)
+            ++Want[Data[I]];
+          K.launch({buf(Data), buf(Bins), {&N, 1}}, {20, 1, 1});
+          EXPECT_EQ(Bins, Want) << "n = " << N;
+        }
+      }
+    }
+  }
+}
+
 // A uniform lower bound (matmul's k loop) and a loop with a break that leaves
 // it stay per unit.
 TEST(LoweringInterchange, OnlyPerUnitLowerBoundsWithoutEarlyExits) {
