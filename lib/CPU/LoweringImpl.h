@@ -560,6 +560,13 @@ private:
   /// with a unit loop inside each: unit u runs its iteration
   /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.
   void lowerInterchangedFor(const Operation &Op);
+  /// The rounds of an interchanged `for` whose lower bound is `unit + C`
+  /// (Segmentation::unitStrideLowerBound): each a unit loop over the prefix
+  /// of units in range. \p Ty is the loop's LLVM type, \p WideTy the one
+  /// its iterations are computed in.
+  void lowerUnitStrideRounds(const Operation &Op, int64_t C, llvm::Type *Ty,
+                             llvm::Type *WideTy, llvm::Value *HiW,
+                             llvm::Value *StepW, llvm::BasicBlock *Exit);
   void lowerUnitOp(const Operation &Op);
   void lowerJump(const Operation &Op);
   /// Lowers \p Blk at unit level (inside a unit loop) or at cube level
