@@ -310,7 +310,7 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   DiagnosticScope Diags(M.getContext());
   // At every level, so that exp gives the same bits at -O0 and -O3, in
   // scalar and in vectorised loops (InlineExp.h).
-  if (targetHasNativeFma(TM))
+  if (shouldInlineExp(TM))
     inlineExpF32(M);
 
   // Explicit tuning options: buildPerModuleDefaultPipeline leaves SLP off

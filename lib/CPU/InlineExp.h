@@ -1,7 +1,7 @@
 //===- InlineExp.h - f32 exp as inline arithmetic ---------------*- C++ -*-===//
 //
 // `llvm.exp` on f32 (scalar or vector) becomes straight-line arithmetic
-// before optimisation when the target has fused multiply-add: a Cody-Waite
+// before optimisation on AVX-512 and AArch64 targets: a Cody-Waite
 // reduction x = n ln2 + r, a degree-5 polynomial for e^r - 1 and a scale by
 // 2^n built in the exponent bits, with the overflow, underflow and
 // subnormal cases taken by selects, not branches (docs/Lowering.md §11;
@@ -26,10 +26,11 @@ class TargetMachine;
 
 namespace kiln {
 
-/// Whether \p TM's code has a native fused multiply-add (x86 with FMA,
-/// AArch64): without it `llvm.fma` is a call to `fmaf`, and `llvm.exp`
-/// stays as it is.
-bool targetHasNativeFma(const llvm::TargetMachine &TM);
+/// Whether `exp` is inlined for \p TM: AArch64, and x86 with AVX-512 (and
+/// FMA). Without a native fused multiply-add `llvm.fma` would be a call to
+/// `fmaf`; with AVX2 alone libmvec's 8-wide entry point is as fast. Where
+/// it is not inlined, `llvm.exp` stays as it is (libm, libmvec).
+bool shouldInlineExp(const llvm::TargetMachine &TM);
 
 /// Replaces every call of `llvm.exp` on f32 or a vector of f32 in \p M by
 /// the inline expansion above. Returns whether anything changed.

@@ -79,8 +79,8 @@ std::optional<int64_t> smallLiteral(const Literal &L) {
 bool fitsIn(Type T, int64_t Lo, int64_t Hi) {
   unsigned W = bitWidth(T.elementKind());
   if (T.isSigned())
-    return W >= 64 || (Lo >= -(int64_t(1) << (W - 1)) &&
-                       Hi < (int64_t(1) << (W - 1)));
+    return W >= 64 ||
+           (Lo >= -(int64_t(1) << (W - 1)) && Hi < (int64_t(1) << (W - 1)));
   return Lo >= 0 && (W >= 64 || Hi < (int64_t(1) << W));
 }
 
@@ -88,8 +88,8 @@ bool fitsIn(Type T, int64_t Lo, int64_t Hi) {
 /// The same shapes as UnitRange.cpp's guards.
 std::optional<int64_t>
 unitOffset(const Operand &O,
-           const llvm::DenseMap<ValueId, const Operation *> &Def,
-           int64_t Units, unsigned Depth = 0) {
+           const llvm::DenseMap<ValueId, const Operation *> &Def, int64_t Units,
+           unsigned Depth = 0) {
   if (O.isLiteral() || Depth > 8)
     return std::nullopt;
   const Operation *D = Def.lookup(O.Value);

@@ -137,8 +137,9 @@ void ControlEmitter::lowerUnitStrideRounds(const Operation &Op, int64_t C,
   llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
   R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
   Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
-  Value *FirstK = B.CreateAdd(llvm::ConstantInt::get(WideTy, C, /*Signed=*/true),
-                              Offs, "", false, /*HasNSW=*/true);
+  Value *FirstK =
+      B.CreateAdd(llvm::ConstantInt::get(WideTy, C, /*Signed=*/true), Offs, "",
+                  false, /*HasNSW=*/true);
   B.CreateCondBr(B.CreateICmpSLT(FirstK, HiW), UnitsBB, Exit);
   B.SetInsertPoint(UnitsBB);
   Value *N = B.CreateSub(HiW, FirstK, "", false, /*HasNSW=*/true);

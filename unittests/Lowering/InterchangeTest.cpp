@@ -207,39 +207,43 @@ TEST(LoweringInterchange, FullRoundsU64) { runFullRounds<uint64_t>("u64"); }
 template <class T> void runUnitStride(const char *Name, int64_t C) {
   using Lim = std::numeric_limits<T>;
   constexpr uint32_t Units = 16;
-  std::string Ty = Name;
-  bool Neg = C < 0;
-  std::string Lit = std::to_string(Neg ? -C : C) + ":" + Ty;
-  std::string Text =
-      "kernel @us cube_dim(16) (%acc: buffer<" + Ty +
-      ", write>, %cnt: buffer<u32, write>, %hi: " + Ty + ", %st: " + Ty +
-      ") {\n"
-      "  %u32 = unit_pos : u32\n"
-      "  %u = cast %u32 : " + Ty + "\n"
-      "  %l = " + (Neg ? "sub" : "add") + " %u, " + Lit + " : " + Ty + "\n"
-      "  %c0 = cube_pos : u32\n"
-      "  %cb = mul %c0, 16:u32 : u32\n"
-      "  %g = add %cb, %u32 : u32\n"
-      "  %w = add %l, 3:" + Ty + " : " + Ty + "\n"
-      "  %s = var " + Ty + "\n"
-      "  set %s, %w\n"
-      "  %c = var u32\n"
-      "  set %c, 0:u32\n"
-      "  for %i = %l to %hi step %st {\n"
-      "    %a = get %s : " + Ty + "\n"
-      "    %x = bxor %i, %w : " + Ty + "\n"
-      "    %y = add %a, %x : " + Ty + "\n"
-      "    set %s, %y\n"
-      "    %cc = get %c : u32\n"
-      "    %c1 = add %cc, 1:u32 : u32\n"
-      "    set %c, %c1\n"
-      "  }\n"
-      "  %r = get %s : " + Ty + "\n"
-      "  %r2 = add %r, %w : " + Ty + "\n"
-      "  store %acc[%g], %r2\n"
-      "  %cv = get %c : u32\n"
-      "  store %cnt[%g], %cv\n"
-      "}\n";
+  std::string Text = R"(
+kernel @us cube_dim(16) (%acc: buffer<T, write>, %cnt: buffer<u32, write>,
+                         %hi: T, %st: T) {
+  %u32 = unit_pos : u32
+  %u = cast %u32 : T
+  %l = OFFSET
+  %c0 = cube_pos : u32
+  %cb = mul %c0, 16:u32 : u32
+  %g = add %cb, %u32 : u32
+  %w = add %l, 3:T : T
+  %s = var T
+  set %s, %w
+  %c = var u32
+  set %c, 0:u32
+  for %i = %l to %hi step %st {
+    %a = get %s : T
+    %x = bxor %i, %w : T
+    %y = add %a, %x : T
+    set %s, %y
+    %cc = get %c : u32
+    %c1 = add %cc, 1:u32 : u32
+    set %c, %c1
+  }
+  %r = get %s : T
+  %r2 = add %r, %w : T
+  store %acc[%g], %r2
+  %cv = get %c : u32
+  store %cnt[%g], %cv
+}
+)";
+  Text.replace(Text.find("OFFSET"), 6,
+               std::string(C < 0 ? "sub" : "add") + " %u, " +
+                   std::to_string(C < 0 ? -C : C) + ":T : T");
+  std::string Out; // every T is the type, as in kernelText
+  for (char Ch : Text)
+    Out += Ch == 'T' ? std::string(Name) : std::string(1, Ch);
+  Text = Out;
   __int128 Min = Lim::min(), Max = Lim::max();
   std::vector<__int128> Steps = {0, 1, 3, Units, Units + 5, 100, Max};
   if (Lim::is_signed)
@@ -252,7 +256,8 @@ template <class T> void runUnitStride(const char *Name, int64_t C) {
   for (bool Checked : {true, false}) {
     for (bool O3 : {false, true}) {
       SCOPED_TRACE(std::string(Name) + " c " + std::to_string(C) +
-                   (Checked ? " checked" : " unchecked") + (O3 ? " O3" : " O0"));
+                   (Checked ? " checked" : " unchecked") +
+                   (O3 ? " O3" : " O0"));
       CpuVariant V;
       V.BoundsChecked = Checked;
       // std::vector's storage is not 64-byte aligned; the one-dimensional
@@ -277,10 +282,10 @@ template <class T> void runUnitStride(const char *Name, int64_t C) {
             T WantAcc;
             uint32_t WantCnt;
             reference(Lo, Hi, St, WantAcc, WantCnt);
-            ASSERT_EQ(Cnt[I], WantCnt) << "unit " << I << " hi "
-                                       << int64_t(Hi) << " step " << int64_t(St);
-            ASSERT_EQ(Acc[I], WantAcc) << "unit " << I << " hi "
-                                       << int64_t(Hi) << " step " << int64_t(St);
+            ASSERT_EQ(Cnt[I], WantCnt) << "unit " << I << " hi " << int64_t(Hi)
+                                       << " step " << int64_t(St);
+            ASSERT_EQ(Acc[I], WantAcc) << "unit " << I << " hi " << int64_t(Hi)
+                                       << " step " << int64_t(St);
           }
         }
       }
