@@ -4,6 +4,7 @@
 #include "kiln/CPU/HostInfo.h"
 
 #include "BlendScratchStores.h"
+#include "InlineExp.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -308,6 +309,10 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   if (Error E = verifyOrError(M, "before optimisation"))
     return E;
   DiagnosticScope Diags(M.getContext());
+  // At every level, so that exp gives the same bits at -O0 and -O3, in
+  // scalar and in vectorised loops (InlineExp.h).
+  if (shouldInlineExp(TM))
+    inlineExpF32(M);
 
   // Explicit tuning options: buildPerModuleDefaultPipeline leaves SLP off
   // otherwise (docs/Design.md §10.2).

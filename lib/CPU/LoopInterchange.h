@@ -12,6 +12,8 @@
 
 #include "kiln/IR/Kernel.h"
 
+#include <optional>
+
 namespace kiln {
 class UniformityInfo;
 }
@@ -25,6 +27,16 @@ namespace kiln::lowering {
 /// leaving its body.
 bool isInterchangeable(const Operation &Op, const UniformityInfo &Uniformity,
                        bool KernelReturns);
+
+/// For an interchangeable `for` \p Op of \p K: the literal c when its lower
+/// bound is `unit + c` for every unit, exactly in the loop's type (unit_pos,
+/// or unit_pos.x, through casts and add/sub of literals), in a
+/// one-dimensional cube. Then the units of a round that are in range are a
+/// prefix [0, n) of the cube, and the round runs its unit loop over that
+/// prefix only, with no per-unit range test and no min/max of the lower
+/// bounds (docs/Lowering.md §4, "Unit-stride lower bounds").
+std::optional<int64_t> unitStrideLowerBound(const Operation &Op,
+                                            const Kernel &K);
 
 } // namespace kiln::lowering
 

@@ -99,7 +99,12 @@ void kiln::lowering::versionUnitLoops(
     if (!L || L->getHeader() != Header || !isUnitLoop(L) ||
         !L->getLoopPreheader() || !isSelfContained(L))
       continue;
+    // A narrowed loop (a range [Begin, End) of units) has no constant trip
+    // count, but a largest one: checking the index of that last possible
+    // unit is enough, as the indices only rise with the unit.
     unsigned Trips = SE.getSmallConstantTripCount(L);
+    if (Trips == 0)
+      Trips = SE.getSmallConstantMaxTripCount(L);
     if (Trips == 0)
       continue;
     llvm::BasicBlock *Pre = L->getLoopPreheader();
@@ -178,7 +183,7 @@ void kiln::lowering::versionUnitLoops(
     if (Found.empty())
       continue;
 
-    // All hold iff, for each, Start + Step*(Trips-1) < Bound in 64 bits: the
+    // All hold if, for each, Start + Step*(Trips-1) < Bound in 64 bits: the
     // i32 index of unit k is (Start + Step*k) mod 2^32, at most that sum,
     // which does not overflow 64 bits (the terms are below 2^32 and 2^63).
     // A signed index is in bounds below min(Count, 2^31).

@@ -120,6 +120,10 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   BasicBlock *Start = Cx.newBlock("xfor.start");
   B.CreateCondBr(StepOk, Start, Exit);
   B.SetInsertPoint(Start);
+  if (std::optional<int64_t> C = Cx.Seg->unitStrideLowerBound(Op)) {
+    lowerUnitStrideRounds(Op, *C, Hi->getType(), WideTy, HiW, StepW, Exit);
+    return;
+  }
   // The smallest lower bound decides how many rounds run. A flag set by the
   // units that ran (a phi through the round's unit loop) let jump threading
   // split that loop, which then did not vectorise.
@@ -198,6 +202,55 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   B.SetInsertPoint(Partial);
   EmitRound(/*Checked=*/true);
   B.SetInsertPoint(Next);
+  Cx.emitStopPoll(); // docs/Lowering.md, "Cancellation"
+  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)),
+                 B.GetInsertBlock());
+  B.CreateBr(Round);
+  B.SetInsertPoint(Exit);
+}
+
+void ControlEmitter::lowerUnitStrideRounds(const Operation &Op, int64_t C,
+                                           llvm::Type *Ty, llvm::Type *WideTy,
+                                           Value *HiW, Value *StepW,
+                                           BasicBlock *Exit) {
+  // lo_u = u + c exactly, so unit u runs round r iff u + c + r*step < hi:
+  // the units [0, n_r) with n_r = clamp(hi - c - r*step, 0, units). The
+  // rounds end when unit 0 (the smallest lower bound) is past hi. No wrap in
+  // the wide type, as in lowerInterchangedFor.
+  llvm::IRBuilder<> &B = Cx.B;
+  bool Sg = Op.ResultType.isSigned();
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *Round = Cx.newBlock("xfor.round");
+  BasicBlock *UnitsBB = Cx.newBlock("xfor.units");
+  B.CreateBr(Round);
+  B.SetInsertPoint(Round);
+  llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
+  R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
+  Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
+  Value *FirstK =
+      B.CreateAdd(llvm::ConstantInt::get(WideTy, C, /*Signed=*/true), Offs, "",
+                  false, /*HasNSW=*/true);
+  B.CreateCondBr(B.CreateICmpSLT(FirstK, HiW), UnitsBB, Exit);
+  B.SetInsertPoint(UnitsBB);
+  Value *N = B.CreateSub(HiW, FirstK, "", false, /*HasNSW=*/true);
+  N = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, N,
+                              llvm::ConstantInt::get(WideTy, Cx.Units));
+  // Positive here; the smax gives ScalarEvolution the range [0, units] that
+  // LoopVersioning's check of the largest trip count needs.
+  N = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, N,
+                              llvm::ConstantInt::get(WideTy, 0));
+  N = B.CreateTrunc(N, Cx.I32, "unit.hi");
+  auto Widen = [&](Value *V) {
+    return Sg ? B.CreateSExt(V, WideTy) : B.CreateZExt(V, WideTy);
+  };
+  emitSegmentWith(
+      [&] {
+        Value *KW = B.CreateAdd(Widen(Values.value(Op.Operands[0])), Offs, "",
+                                false, /*HasNSW=*/true);
+        Values.define(Op.Result, B.CreateTrunc(KW, Ty));
+        lowerBlock(Op.Regions[0], Level::Unit);
+      },
+      B.getInt32(0), N);
   Cx.emitStopPoll(); // docs/Lowering.md, "Cancellation"
   R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)),
                  B.GetInsertBlock());

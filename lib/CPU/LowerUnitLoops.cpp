@@ -126,9 +126,14 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     Level L{unsigned(D), nullptr, Cx.newBlock("unit"),
             Cx.newBlock("unit.latch"), Cx.newBlock("unit.end")};
     bool Ranged = Begin && D == 0;
-    if (Ranged) // units [Begin, End): none when Begin >= End
-      B.CreateCondBr(B.CreateICmpULT(Begin, End), L.Body, L.Exit);
-    else
+    if (Ranged) { // units [Begin, End): none when Begin >= End
+      // A preheader of its own, which LoopVersioning needs for the twin.
+      BasicBlock *PH = Cx.newBlock("unit.ph");
+      B.CreateCondBr(B.CreateICmpULT(Begin, End), PH, L.Exit);
+      B.SetInsertPoint(PH);
+      Pre = PH;
+      B.CreateBr(L.Body);
+    } else
       B.CreateBr(L.Body);
     B.SetInsertPoint(L.Body);
     L.IV = B.CreatePHI(Cx.I32, 2, std::string("unit.") + "xyz"[D]);

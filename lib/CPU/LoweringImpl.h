@@ -577,6 +577,13 @@ private:
   void emitRoundPrefetch(const Operation &Op, llvm::Value *Round,
                          llvm::Value *Min, llvm::Value *Max, llvm::Value *HiW,
                          llvm::Value *StepW);
+  /// The rounds of an interchanged `for` whose lower bound is `unit + C`
+  /// (Segmentation::unitStrideLowerBound): each a unit loop over the prefix
+  /// of units in range. \p Ty is the loop's LLVM type, \p WideTy the one
+  /// its iterations are computed in.
+  void lowerUnitStrideRounds(const Operation &Op, int64_t C, llvm::Type *Ty,
+                             llvm::Type *WideTy, llvm::Value *HiW,
+                             llvm::Value *StepW, llvm::BasicBlock *Exit);
   void lowerUnitOp(const Operation &Op);
   void lowerJump(const Operation &Op);
   /// Lowers \p Blk at unit level (inside a unit loop) or at cube level

@@ -82,7 +82,7 @@ void Segmentation::findInterchanged(const Block &CubeBlock,
   for (const Operation &Op : CubeBlock.Ops) {
     if (!isSplit(Op)) {
       if (isInterchangeable(Op, U, Returns))
-        Interchanged.insert(&Op);
+        Interchanged[&Op] = kiln::lowering::unitStrideLowerBound(Op, Kern);
       continue;
     }
     // The bodies of split constructs are lowered at cube level too.

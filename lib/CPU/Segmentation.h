@@ -19,6 +19,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <optional>
+
 namespace kiln {
 class UniformityInfo;
 }
@@ -39,6 +41,12 @@ public:
   /// A per-unit `for` in a block lowered at cube level, run as rounds.
   bool isInterchanged(const Operation &Op) const {
     return Interchanged.contains(&Op);
+  }
+  /// For an interchanged `for` whose lower bound is `unit + c`, c
+  /// (unitStrideLowerBound, LoopInterchange.h); none otherwise.
+  std::optional<int64_t> unitStrideLowerBound(const Operation &Op) const {
+    auto It = Interchanged.find(&Op);
+    return It == Interchanged.end() ? std::nullopt : It->second;
   }
   /// Whether a block lowered at cube level is cut at \p Op.
   bool isCut(const Operation &Op) const {
@@ -65,7 +73,7 @@ private:
 
   /// Control constructs only; other operations are decided by their class.
   llvm::DenseMap<const Operation *, bool> SplitConstruct;
-  llvm::DenseSet<const Operation *> Interchanged;
+  llvm::DenseMap<const Operation *, std::optional<int64_t>> Interchanged;
   llvm::DenseMap<const Operation *, UnitRangeGuard> RangeGuards;
   bool Returns = false;
   bool Flags = false;

@@ -198,6 +198,115 @@ TEST(LoweringInterchange, FullRoundsU8) { runFullRounds<uint8_t>("u8"); }
 TEST(LoweringInterchange, FullRoundsI32) { runFullRounds<int32_t>("i32"); }
 TEST(LoweringInterchange, FullRoundsU64) { runFullRounds<uint64_t>("u64"); }
 
+/// A one-dimensional cube whose lower bound is `unit + c` (softmax_rows'
+/// `for %j = %lid to %ncols step 256`): each round runs its unit loop over
+/// the prefix of units in range, with no per-unit range test and no min/max
+/// of the lower bounds (docs/Lowering.md §4, "Unit-stride lower bounds").
+/// \p C is the literal added to the unit; hi and the step are put on and
+/// around each round's edge, steps below the unit count included.
+template <class T> void runUnitStride(const char *Name, int64_t C) {
+  using Lim = std::numeric_limits<T>;
+  constexpr uint32_t Units = 16;
+  std::string Text = R"(
+kernel @us cube_dim(16) (%acc: buffer<T, write>, %cnt: buffer<u32, write>,
+                         %hi: T, %st: T) {
+  %u32 = unit_pos : u32
+  %u = cast %u32 : T
+  %l = OFFSET
+  %c0 = cube_pos : u32
+  %cb = mul %c0, 16:u32 : u32
+  %g = add %cb, %u32 : u32
+  %w = add %l, 3:T : T
+  %s = var T
+  set %s, %w
+  %c = var u32
+  set %c, 0:u32
+  for %i = %l to %hi step %st {
+    %a = get %s : T
+    %x = bxor %i, %w : T
+    %y = add %a, %x : T
+    set %s, %y
+    %cc = get %c : u32
+    %c1 = add %cc, 1:u32 : u32
+    set %c, %c1
+  }
+  %r = get %s : T
+  %r2 = add %r, %w : T
+  store %acc[%g], %r2
+  %cv = get %c : u32
+  store %cnt[%g], %cv
+}
+)";
+  Text.replace(Text.find("OFFSET"), 6,
+               std::string(C < 0 ? "sub" : "add") + " %u, " +
+                   std::to_string(C < 0 ? -C : C) + ":T : T");
+  std::string Out; // every T is the type, as in kernelText
+  for (char Ch : Text)
+    Out += Ch == 'T' ? std::string(Name) : std::string(1, Ch);
+  Text = Out;
+  __int128 Min = Lim::min(), Max = Lim::max();
+  std::vector<__int128> Steps = {0, 1, 3, Units, Units + 5, 100, Max};
+  if (Lim::is_signed)
+    Steps.push_back(-2);
+  std::vector<__int128> His;
+  for (__int128 Rel : {-5, 0, 1, 2, 15, 16, 17, 31, 32, 33, 48, 200})
+    if (C + Rel >= Min && C + Rel <= Max)
+      His.push_back(C + Rel);
+  His.push_back(Max);
+  for (bool Checked : {true, false}) {
+    for (bool O3 : {false, true}) {
+      SCOPED_TRACE(std::string(Name) + " c " + std::to_string(C) +
+                   (Checked ? " checked" : " unchecked") +
+                   (O3 ? " O3" : " O0"));
+      CpuVariant V;
+      V.BoundsChecked = Checked;
+      // std::vector's storage is not 64-byte aligned; the one-dimensional
+      // cube's stores are vectorised.
+      V.BufferAlignment = 1;
+      JitKernel K = compile(Text, V, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      EXPECT_NE(K.LLVMIR.find("xfor.round"), std::string::npos);
+      EXPECT_EQ(K.LLVMIR.find("xfor.partial"), std::string::npos)
+          << "a unit-stride round has no partial copy";
+      for (__int128 HiW : His) {
+        for (__int128 StW : Steps) {
+          T Hi = static_cast<T>(HiW), St = static_cast<T>(StW);
+          // Units * 200 / step rounds at most: skip the long ones.
+          if (StW > 0 && (HiW - C) / StW > 400)
+            continue;
+          std::vector<T> Acc(AllUnits, T(0x5a));
+          std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
+          K.launch({buf(Acc), buf(Cnt), val(Hi), val(St)}, {Cubes, 1, 1});
+          for (uint32_t I = 0; I < AllUnits; ++I) {
+            T Lo = static_cast<T>(__int128(I % Units) + C);
+            T WantAcc;
+            uint32_t WantCnt;
+            reference(Lo, Hi, St, WantAcc, WantCnt);
+            ASSERT_EQ(Cnt[I], WantCnt) << "unit " << I << " hi " << int64_t(Hi)
+                                       << " step " << int64_t(St);
+            ASSERT_EQ(Acc[I], WantAcc) << "unit " << I << " hi " << int64_t(Hi)
+                                       << " step " << int64_t(St);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LoweringInterchange, UnitStrideU8) {
+  runUnitStride<uint8_t>("u8", 0);
+  runUnitStride<uint8_t>("u8", 239); // the last unit's bound is 254
+}
+TEST(LoweringInterchange, UnitStrideI32) {
+  runUnitStride<int32_t>("i32", -20);
+  runUnitStride<int32_t>("i32", 2147483647 - 15);
+}
+TEST(LoweringInterchange, UnitStrideU32) { runUnitStride<uint32_t>("u32", 7); }
+TEST(LoweringInterchange, UnitStrideI64) {
+  runUnitStride<int64_t>("i64", -(int64_t(1) << 39));
+}
+TEST(LoweringInterchange, UnitStrideU64) { runUnitStride<uint64_t>("u64", 0); }
+
 // Between barriers, with a shared array and the kernel's grid-stride shape
 // (hist_local): the loop is its own segment, the barriers stay where they are.
 TEST(LoweringInterchange, GridStrideBetweenBarriers) {

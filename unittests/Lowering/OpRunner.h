@@ -15,7 +15,8 @@ namespace kiln::test {
 template <class R, class T>
 std::vector<R> runOp(llvm::StringRef Op, llvm::StringRef TyName,
                      llvm::StringRef RName, std::vector<T> A,
-                     std::vector<T> Bv = {}, CpuVariant Variant = {}) {
+                     std::vector<T> Bv = {}, CpuVariant Variant = {},
+                     bool OptimiseO3 = false) {
   bool Binary = !Bv.empty();
   std::string Text = "kernel @op cube_dim(32) (%a: buffer<" + TyName.str() +
                      ", read>, %b: buffer<" + TyName.str() +
@@ -40,7 +41,7 @@ std::vector<R> runOp(llvm::StringRef Op, llvm::StringRef TyName,
   if (!Binary)
     Bv = A;
   std::vector<R> Out(A.size());
-  JitKernel K = compile(Text, Variant);
+  JitKernel K = compile(Text, Variant, {}, OptimiseO3);
   if (!K.Fn)
     return Out;
   uint32_t N = static_cast<uint32_t>(A.size());
