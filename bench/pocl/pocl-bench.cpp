@@ -154,7 +154,11 @@ __kernel void softmax_rows(__global const float *in, __global float *out,
   float mx = red[0];
   barrier(CLK_LOCAL_MEM_FENCE);
   float s = 0.0f;
-  for (uint j = lid; j < ncols; j += 256) s += exp(in[base + j] - mx);
+  for (uint j = lid; j < ncols; j += 256) {
+    float e = exp(in[base + j] - mx);
+    out[base + j] = e;
+    s += e;
+  }
   red[lid] = s;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint k = 0; k < 8; ++k) {
@@ -164,7 +168,7 @@ __kernel void softmax_rows(__global const float *in, __global float *out,
   }
   float inv = 1.0f / red[0];
   for (uint j = lid; j < ncols; j += 256)
-    out[base + j] = exp(in[base + j] - mx) * inv;
+    out[base + j] = out[base + j] * inv;
 }
 )CLC"},
     {"hist_global", R"CLC(
