@@ -627,6 +627,10 @@ void benchMatmul(Bench &Bn, const Suite &S, StringRef Name, uint32_t Block) {
   double Tm = Bn.timeKernel(Name, K, Cubes, Args, nothing, Refs, true,
                             /*SlowMs=*/300);
   result(Name, "GFLOPs", 2.0 * M * M * M / (Tm * 1e6));
+#ifdef KILN_BENCH_NATIVE
+  if (Name == "matmul_tiled" && nat::haveBlas())
+    std::printf("INFO %s blas %s\n", Tag.c_str(), nat::blasConfig().c_str());
+#endif
   std::memset(dC.data(), 0, M * M * 4);
   Bn.launch(K, Cubes, Args);
   double MaxErr = maxErr();

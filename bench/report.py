@@ -261,7 +261,8 @@ def markdown(S, data, processes, notes, run, env):
              "over the reference's in the same round: median [p10, p90] over rounds, "
              "then the median over processes. Times in ms.\n")
     for line in env.splitlines():
-        if line.startswith(("cpu:", "pocl_device", "pocl_version", "pocl_isa", "kiln", "INFO")):
+        if line.startswith(("cpu:", "pocl_device", "pocl_version", "pocl_isa", "kiln",
+                                    "openblas_coretype", "INFO")):
             o.append(f"- {line}")
     o.append("")
     for n in notes:

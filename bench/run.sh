@@ -169,6 +169,14 @@ export BENCH_ITERS=$ITERS
 # OpenMP's threads sleep between native runs, as Kiln's do between launches
 # after kiln-bench's pause (--gap-us): neither side spins into the other's run.
 export OMP_WAIT_POLICY=PASSIVE
+# AVX2 code against AVX2 code: with --mattr=-avx512f (or an x86-64-v3
+# native build), OpenBLAS runs its Haswell kernel too, not its AVX-512 one.
+# OPENBLAS_CORETYPE set by the caller wins. kiln-bench and native-bench
+# print the kernel OpenBLAS chose (INFO ... blas) into raw.txt and env.txt.
+if [[ -z ${OPENBLAS_CORETYPE:-} && ( $MATTR == *-avx512f* || $NATIVE_ARCH == x86-64-v3 ) ]]; then
+  export OPENBLAS_CORETYPE=Haswell
+fi
+echo "openblas_coretype: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}" >> "$OUT/env.txt"
 for r in $(seq 1 "$REPS"); do
   KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
   KILN_CACHE_DIR=$KC OPENBLAS_NUM_THREADS=$NCPU \

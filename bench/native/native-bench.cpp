@@ -263,6 +263,7 @@ int main(int argc, char **argv) {
              timeRuns(20, [&] { nat::sgemm(MA, MB, MC, M, T); }), Flop,
              "GFLOPs");
       check("sgemm_openblas");
+      std::printf("INFO %s blas %s\n", Tag, nat::blasConfig().c_str());
     }
     std::free(MA), std::free(MB), std::free(MC);
   }

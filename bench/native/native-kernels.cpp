@@ -18,6 +18,8 @@
 #ifdef KILN_BENCH_HAVE_BLAS
 #include <cblas.h>
 extern "C" void openblas_set_num_threads(int);
+extern "C" char *openblas_get_corename(void);
+extern "C" int openblas_get_num_threads(void);
 #endif
 
 namespace kiln_bench_native {
@@ -228,6 +230,15 @@ bool haveBlas() {
   return true;
 #else
   return false;
+#endif
+}
+
+std::string blasConfig() {
+#ifdef KILN_BENCH_HAVE_BLAS
+  return std::string("OpenBLAS core ") + openblas_get_corename() + ", " +
+         std::to_string(openblas_get_num_threads()) + " threads";
+#else
+  return "none";
 #endif
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace kiln_bench_native {
 
@@ -57,6 +58,11 @@ void matmulBlocked(const float *A, const float *B, float *C, unsigned N,
 /// OpenBLAS's sgemm of the same; false when built without BLAS.
 bool sgemm(const float *A, const float *B, float *C, unsigned N, int Threads);
 bool haveBlas();
+/// The kernel OpenBLAS chose for this CPU ("SkylakeX", "Haswell",
+/// "Prescott", ...) and the threads it runs, or "none" without BLAS: a
+/// DYNAMIC_ARCH build that does not recognise the CPU falls back to a slow
+/// generic kernel, which makes the sgemm reference meaningless.
+std::string blasConfig();
 
 /// One sequentially consistent atomic add per element on the shared bins
 /// (hist_global's algorithm). Bins are not zeroed here.
