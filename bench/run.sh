@@ -169,12 +169,20 @@ export BENCH_ITERS=$ITERS
 # OpenMP's threads sleep between native runs, as Kiln's do between launches
 # after kiln-bench's pause (--gap-us): neither side spins into the other's run.
 export OMP_WAIT_POLICY=PASSIVE
-# AVX2 code against AVX2 code: with --mattr=-avx512f (or an x86-64-v3
-# native build), OpenBLAS runs its Haswell kernel too, not its AVX-512 one.
-# OPENBLAS_CORETYPE set by the caller wins. kiln-bench and native-bench
-# print the kernel OpenBLAS chose (INFO ... blas) into raw.txt and env.txt.
-if [[ -z ${OPENBLAS_CORETYPE:-} && ( $MATTR == *-avx512f* || $NATIVE_ARCH == x86-64-v3 ) ]]; then
-  export OPENBLAS_CORETYPE=Haswell
+# OpenBLAS's kernel is named, not detected: Debian's OpenBLAS 0.3.21 does
+# not know recent CPU models (on an Emerald Rapids KVM guest it chose its
+# generic "Prescott" kernel, 10x slower than its AVX-512 one) and the sgemm
+# reference would then mean nothing. AVX-512 hosts get SkylakeX, AVX2 ones
+# Haswell; so does AVX2 code (--mattr=-avx512f or x86-64-v3 natives): AVX2
+# against AVX2. OPENBLAS_CORETYPE set by the caller wins. kiln-bench and
+# native-bench print the kernel OpenBLAS runs (INFO ... blas) into raw.txt
+# and env.txt.
+if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
+  if grep -qw avx512f /proc/cpuinfo && [[ $MATTR != *-avx512f* && $NATIVE_ARCH != x86-64-v3 ]]; then
+    export OPENBLAS_CORETYPE=SkylakeX
+  elif grep -qw avx2 /proc/cpuinfo; then
+    export OPENBLAS_CORETYPE=Haswell
+  fi
 fi
 echo "openblas_coretype: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}" >> "$OUT/env.txt"
 for r in $(seq 1 "$REPS"); do

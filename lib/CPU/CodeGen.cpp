@@ -101,7 +101,7 @@ Expected<ResolvedTarget> resolveTarget(const CodeGenOptions &Opts) {
     return makeError("no subtarget information for " + Host.Triple);
   if (!Opts.CPU.empty() && !Any->isCPUStringValid(Opts.CPU))
     return optionError("unknown CPU '" + Opts.CPU + "' for " + Host.Triple);
-  bool NamesEvex512 = false;
+  bool NamesEvex512 = false, NamesPrefer256 = false;
   SmallVector<StringRef, 16> Parts;
   StringRef(Opts.Features).split(Parts, ',', -1, /*KeepEmpty=*/false);
   for (StringRef F : Parts) {
@@ -115,6 +115,7 @@ Expected<ResolvedTarget> resolveTarget(const CodeGenOptions &Opts) {
       return optionError("unknown target feature '" + Name + "' for " +
                          Host.Triple);
     NamesEvex512 |= Name == "evex512";
+    NamesPrefer256 |= Name == "prefer-256-bit";
   }
 
   R.CPU = Opts.CPU.empty() ? Host.CPU : Opts.CPU;
@@ -146,6 +147,18 @@ Expected<ResolvedTarget> resolveTarget(const CodeGenOptions &Opts) {
       return optionError("target features '" + Opts.Features +
                          "': AVX-512 without evex512 needs +avx512vl");
     }
+  }
+
+  // LLVM tunes every Intel AVX-512 CPU for 256-bit vectors (Skylake-SP
+  // lowers its clock under 512-bit code); Ice Lake and later cores, which
+  // have AVX512-VBMI, hardly do, and Kiln's unit loops run up to 1.3x
+  // faster with 512-bit vectors there (docs/Performance.md, "512-bit
+  // vectors on Intel"). Zen 4 and 5 are tuned for them already. A feature
+  // list that names prefer-256-bit decides for itself.
+  if (!NamesPrefer256 && STI->checkFeatures("+avx512f,+avx512vbmi,+evex512") &&
+      STI->checkFeatures("+prefer-256-bit")) {
+    R.Features += ",-prefer-256-bit";
+    STI = subtargetOf(*R.T, R.CPU, R.Features);
   }
 
   std::vector<std::string> Missing;
