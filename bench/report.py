@@ -120,6 +120,27 @@ def parse_run(run, maxload):
     return data, processes, notes
 
 
+# OpenBLAS's kernels for CPUs without AVX: on an AVX2 or AVX-512 machine
+# one of them means OpenBLAS did not recognise the CPU (DYNAMIC_ARCH falls
+# back), and sgemm is then no reference.
+GENERIC_BLAS = ("Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom",
+                "Opteron", "Barcelona", "Bobcat")
+
+
+def generic_blas_notes(env):
+    flags = next((l for l in env.splitlines() if l.startswith("flags:")), "")
+    if " avx2" not in f" {flags[6:]} ":
+        return []
+    out = []
+    for line in env.splitlines():
+        m = re.match(r"INFO (\S+) blas OpenBLAS core (\w+)", line)
+        if m and m.group(2) in GENERIC_BLAS:
+            out.append(f"{m.group(1)}: OpenBLAS ran its generic {m.group(2)} kernel on "
+                       "this AVX2 CPU: the OpenBLAS sgemm ratios are no reference "
+                       "(name the kernel with OPENBLAS_CORETYPE)")
+    return out
+
+
 def vals(data, modes, k, m):
     if isinstance(modes, str):
         modes = [modes]
@@ -415,6 +436,7 @@ def main():
     data, processes, notes = parse_run(a.run, a.maxload)
     S = build_summary(data)
     env = (a.run / "env.txt").read_text() if (a.run / "env.txt").exists() else ""
+    notes += generic_blas_notes(env)
 
     def clean(x):  # JSON has no NaN
         if isinstance(x, float) and math.isnan(x):
