@@ -1,6 +1,7 @@
 //===- JITLinker.cpp - Link compiled kernel objects into the process ------===//
 
 #include "kiln/CPU/JITLinker.h"
+#include "PerfMap.h"
 #include "kiln/CPU/DebugPrint.h"
 #include "kiln/CPU/HostInfo.h"
 
@@ -150,6 +151,8 @@ Expected<std::unique_ptr<JITLinker>> JITLinker::create() {
     Raw->Reported += Msg;
   });
   State->Layer = std::make_unique<ObjectLinkingLayer>(*State->ES);
+  if (perfMapRequested())
+    State->Layer->addPlugin(createPerfMapPlugin());
   State->GlobalPrefix =
       Triple(sys::getProcessTriple()).isOSBinFormatMachO() ? '_' : '\0';
   if (auto Idx = State->addDylib(); !Idx)

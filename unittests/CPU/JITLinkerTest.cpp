@@ -7,9 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace kiln;
@@ -70,6 +74,45 @@ TEST(JITLinker, LoadCallUnload) {
   auto Again = (*Linker)->load(Obj, vaddMetadata("kiln_cube_vadd"));
   ASSERT_TRUE(!!Again) << llvm::toString(Again.takeError());
   EXPECT_EQ((*Linker)->dylibCount(), 1u);
+}
+
+/// KILN_PERF_MAP=1: the linked cube function is in /tmp/perf-<pid>.map
+/// with its address and size, for `perf report`; unset: no map is written.
+TEST(JITLinker, PerfMapNamesLinkedFunctions) {
+  std::string Map = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+  auto Linked = [&](bool Wanted) {
+    std::remove(Map.c_str());
+    if (Wanted)
+      ::setenv("KILN_PERF_MAP", "1", 1);
+    else
+      ::unsetenv("KILN_PERF_MAP");
+    auto Linker = JITLinker::create();
+    ::unsetenv("KILN_PERF_MAP");
+    EXPECT_TRUE(!!Linker);
+    auto Obj = test::compileIR(test::vaddIR("kiln_cube_vadd"));
+    auto K = (*Linker)->load(Obj, vaddMetadata("kiln_cube_vadd"));
+    EXPECT_TRUE(!!K);
+    return reinterpret_cast<uintptr_t>(K->entry());
+  };
+  uintptr_t Entry = Linked(true);
+  std::ifstream In(Map);
+  ASSERT_TRUE(In.good()) << Map;
+  bool Found = false;
+  for (std::string Line; std::getline(In, Line);) {
+    std::istringstream Fields(Line);
+    std::string Start, Size, Name;
+    Fields >> Start >> Size >> Name;
+    if (Name != "kiln_cube_vadd")
+      continue;
+    Found = true;
+    EXPECT_EQ(std::stoull(Start, nullptr, 16), Entry) << Line;
+    EXPECT_GT(std::stoull(Size, nullptr, 16), 16u) << Line;
+  }
+  EXPECT_TRUE(Found);
+  In.close();
+  Linked(false);
+  EXPECT_FALSE(std::ifstream(Map).good()) << "written without KILN_PERF_MAP";
+  std::remove(Map.c_str());
 }
 
 TEST(JITLinker, TwoKernelsWithTheSameSymbol) {
