@@ -10,6 +10,8 @@
 #ifndef KILN_LIB_CPU_LOOPINTERCHANGE_H
 #define KILN_LIB_CPU_LOOPINTERCHANGE_H
 
+#include "UnitRange.h"
+
 #include "kiln/IR/Kernel.h"
 
 #include <optional>
@@ -28,7 +30,7 @@ namespace kiln::lowering {
 bool isInterchangeable(const Operation &Op, const UniformityInfo &Uniformity,
                        bool KernelReturns);
 
-/// For an interchangeable `for` \p Op of \p K: the literal c when its lower
+/// For an interchangeable `for` \p Op of the kernel of \p Forms: the literal c when its lower
 /// bound is `unit + c` for every unit, exactly in the loop's type (unit_pos,
 /// or unit_pos.x, through casts and add/sub of literals), in a
 /// one-dimensional cube. Then the units of a round that are in range are a
@@ -36,7 +38,7 @@ bool isInterchangeable(const Operation &Op, const UniformityInfo &Uniformity,
 /// prefix only, with no per-unit range test and no min/max of the lower
 /// bounds (docs/Lowering.md §4, "Unit-stride lower bounds").
 std::optional<int64_t> unitStrideLowerBound(const Operation &Op,
-                                            const Kernel &K);
+                                            const UnitIndexForms &Forms);
 
 } // namespace kiln::lowering
 

@@ -150,23 +150,13 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   });
   Value *Min = B.CreateLoad(WideTy, MinLo);
   Value *Max = B.CreateLoad(WideTy, MaxLo);
-  BasicBlock *Pre = B.GetInsertBlock();
-  BasicBlock *Round = Cx.newBlock("xfor.round");
-  BasicBlock *UnitsBB = Cx.newBlock("xfor.units");
+  Rounds Rs = beginRounds(Min, HiW, StepW, Exit);
+  Value *Offs = Rs.Offs;
   BasicBlock *Full = Cx.newBlock("xfor.full");
   BasicBlock *Partial = Cx.newBlock("xfor.partial");
   BasicBlock *Next = Cx.newBlock("xfor.next");
-  B.CreateBr(Round);
-  B.SetInsertPoint(Round);
-  llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
-  R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
-  Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
-  B.CreateCondBr(
-      B.CreateICmpSLT(B.CreateAdd(Min, Offs, "", false, /*HasNSW=*/true), HiW),
-      UnitsBB, Exit);
-  B.SetInsertPoint(UnitsBB);
   if (WideTy == Cx.I64)
-    emitRoundPrefetch(Op, R, Min, Max, HiW, StepW);
+    emitRoundPrefetch(Op, Rs.R, Min, Max, HiW, StepW);
   // Max and Offs are both below 2^W (Offs as for Min above): no wrap.
   B.CreateCondBr(
       B.CreateICmpSLT(B.CreateAdd(Max, Offs, "", false, /*HasNSW=*/true), HiW),
@@ -202,11 +192,7 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   B.SetInsertPoint(Partial);
   EmitRound(/*Checked=*/true);
   B.SetInsertPoint(Next);
-  Cx.emitStopPoll(); // docs/Lowering.md, "Cancellation"
-  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)),
-                 B.GetInsertBlock());
-  B.CreateBr(Round);
-  B.SetInsertPoint(Exit);
+  endRound(Rs, Exit);
 }
 
 void ControlEmitter::lowerUnitStrideRounds(const Operation &Op, int64_t C,
@@ -219,20 +205,10 @@ void ControlEmitter::lowerUnitStrideRounds(const Operation &Op, int64_t C,
   // the wide type, as in lowerInterchangedFor.
   llvm::IRBuilder<> &B = Cx.B;
   bool Sg = Op.ResultType.isSigned();
-  BasicBlock *Pre = B.GetInsertBlock();
-  BasicBlock *Round = Cx.newBlock("xfor.round");
-  BasicBlock *UnitsBB = Cx.newBlock("xfor.units");
-  B.CreateBr(Round);
-  B.SetInsertPoint(Round);
-  llvm::PHINode *R = B.CreatePHI(WideTy, 2, "round");
-  R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
-  Value *Offs = B.CreateMul(R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
-  Value *FirstK =
-      B.CreateAdd(llvm::ConstantInt::get(WideTy, C, /*Signed=*/true), Offs, "",
-                  false, /*HasNSW=*/true);
-  B.CreateCondBr(B.CreateICmpSLT(FirstK, HiW), UnitsBB, Exit);
-  B.SetInsertPoint(UnitsBB);
-  Value *N = B.CreateSub(HiW, FirstK, "", false, /*HasNSW=*/true);
+  Rounds Rs = beginRounds(llvm::ConstantInt::get(WideTy, C, /*Signed=*/true),
+                          HiW, StepW, Exit);
+  Value *Offs = Rs.Offs;
+  Value *N = B.CreateSub(HiW, Rs.First, "", false, /*HasNSW=*/true);
   N = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, N,
                               llvm::ConstantInt::get(WideTy, Cx.Units));
   // Positive here; the smax gives ScalarEvolution the range [0, units] that
@@ -251,9 +227,35 @@ void ControlEmitter::lowerUnitStrideRounds(const Operation &Op, int64_t C,
         lowerBlock(Op.Regions[0], Level::Unit);
       },
       B.getInt32(0), N);
+  endRound(Rs, Exit);
+}
+
+ControlEmitter::Rounds ControlEmitter::beginRounds(Value *FirstLo, Value *HiW,
+                                                   Value *StepW,
+                                                   BasicBlock *Exit) {
+  llvm::IRBuilder<> &B = Cx.B;
+  llvm::Type *WideTy = HiW->getType();
+  BasicBlock *Pre = B.GetInsertBlock();
+  Rounds Rs;
+  Rs.Header = Cx.newBlock("xfor.round");
+  BasicBlock *UnitsBB = Cx.newBlock("xfor.units");
+  B.CreateBr(Rs.Header);
+  B.SetInsertPoint(Rs.Header);
+  Rs.R = B.CreatePHI(WideTy, 2, "round");
+  Rs.R->addIncoming(llvm::ConstantInt::get(WideTy, 0), Pre);
+  Rs.Offs = B.CreateMul(Rs.R, StepW, "", /*HasNUW=*/true, /*HasNSW=*/true);
+  Rs.First = B.CreateAdd(FirstLo, Rs.Offs, "", false, /*HasNSW=*/true);
+  B.CreateCondBr(B.CreateICmpSLT(Rs.First, HiW), UnitsBB, Exit);
+  B.SetInsertPoint(UnitsBB);
+  return Rs;
+}
+
+void ControlEmitter::endRound(const Rounds &Rs, BasicBlock *Exit) {
+  llvm::IRBuilder<> &B = Cx.B;
   Cx.emitStopPoll(); // docs/Lowering.md, "Cancellation"
-  R->addIncoming(B.CreateAdd(R, llvm::ConstantInt::get(WideTy, 1)),
-                 B.GetInsertBlock());
-  B.CreateBr(Round);
+  Rs.R->addIncoming(
+      B.CreateAdd(Rs.R, llvm::ConstantInt::get(Rs.R->getType(), 1)),
+      B.GetInsertBlock());
+  B.CreateBr(Rs.Header);
   B.SetInsertPoint(Exit);
 }

@@ -584,6 +584,22 @@ private:
   void lowerUnitStrideRounds(const Operation &Op, int64_t C, llvm::Type *Ty,
                              llvm::Type *WideTy, llvm::Value *HiW,
                              llvm::Value *StepW, llvm::BasicBlock *Exit);
+  /// The round loop of an interchanged `for`: round r (from 0), its offset
+  /// r * step, and the lowest index of the round, \p FirstLo + r * step.
+  struct Rounds {
+    llvm::BasicBlock *Header;
+    llvm::PHINode *R;
+    llvm::Value *Offs;
+    llvm::Value *First;
+  };
+  /// Opens round r: the builder is left in a block reached while the
+  /// round's lowest index is below \p HiW; after the last round, \p Exit.
+  /// (All wide values, no wrap: see lowerInterchangedFor.)
+  Rounds beginRounds(llvm::Value *FirstLo, llvm::Value *HiW,
+                     llvm::Value *StepW, llvm::BasicBlock *Exit);
+  /// Closes the round opened by beginRounds: a stop poll, r + 1, back to the
+  /// header; the builder is left in \p Exit.
+  void endRound(const Rounds &Rs, llvm::BasicBlock *Exit);
   void lowerUnitOp(const Operation &Op);
   void lowerJump(const Operation &Op);
   /// Lowers \p Blk at unit level (inside a unit loop) or at cube level

@@ -37,8 +37,9 @@ Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U,
     AnySplit |= computeSplit(Op);
   Returns = hasReturn(K.Body);
   Flags = AnySplit && Returns;
-  findInterchanged(K.Body, U);
-  RangeGuards = findUnitRangeGuards(K, U, PlaneDim);
+  UnitIndexForms Forms(K);
+  findInterchanged(K.Body, U, Forms);
+  RangeGuards = findUnitRangeGuards(Forms, U, PlaneDim);
 }
 
 bool Segmentation::computeSplit(const Operation &Op) {
@@ -78,16 +79,17 @@ bool Segmentation::isSplit(const Operation &Op) const {
 }
 
 void Segmentation::findInterchanged(const Block &CubeBlock,
-                                    const UniformityInfo &U) {
+                                    const UniformityInfo &U,
+                                    const UnitIndexForms &Forms) {
   for (const Operation &Op : CubeBlock.Ops) {
     if (!isSplit(Op)) {
       if (isInterchangeable(Op, U, Returns))
-        Interchanged[&Op] = kiln::lowering::unitStrideLowerBound(Op, Kern);
+        Interchanged[&Op] = kiln::lowering::unitStrideLowerBound(Op, Forms);
       continue;
     }
     // The bodies of split constructs are lowered at cube level too.
     for (const Block &R : Op.Regions)
-      findInterchanged(R, U);
+      findInterchanged(R, U, Forms);
   }
 }
 

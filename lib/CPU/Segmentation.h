@@ -69,7 +69,8 @@ private:
   bool isCubeBarrierWait(const Operation &Op) const;
 
   const Kernel &Kern;
-  void findInterchanged(const Block &CubeBlock, const UniformityInfo &U);
+  void findInterchanged(const Block &CubeBlock, const UniformityInfo &U,
+                        const UnitIndexForms &Forms);
 
   /// Control constructs only; other operations are decided by their class.
   llvm::DenseMap<const Operation *, bool> SplitConstruct;

@@ -56,19 +56,6 @@ namespace {
 /// below fits an int64_t.
 constexpr int64_t Limit = int64_t(1) << 40;
 
-/// Whether every value of [Lo, Hi] is a value of the integer type \p T.
-bool fits(Type T, int64_t Lo, int64_t Hi) {
-  unsigned W = bitWidth(T.elementKind());
-  if (T.isSigned()) {
-    if (W >= 64)
-      return true; // |Lo|, |Hi| < 2^41
-    return Lo >= -(int64_t(1) << (W - 1)) && Hi < (int64_t(1) << (W - 1));
-  }
-  if (Lo < 0)
-    return false;
-  return W >= 64 || Hi < (int64_t(1) << W);
-}
-
 /// The literal \p L as a signed number when its magnitude is below Limit.
 std::optional<int64_t> literalValue(const Literal &L) {
   if (!L.Ty.isInteger() || L.Ty.isLine())
@@ -88,78 +75,16 @@ std::optional<int64_t> literalValue(const Literal &L) {
 
 class Matcher {
 public:
-  Matcher(const Kernel &K, const UniformityInfo &U, uint32_t PlaneDim)
-      : K(K), U(U), PlaneDim(PlaneDim) {
-    Units = static_cast<int64_t>(K.unitsPerCube());
-    collect(K.Body);
-  }
-
-  void collect(const Block &Blk) {
-    for (const Operation &Op : Blk.Ops) {
-      if (Op.Result != NoValue && Op.Result < K.Values.size() &&
-          producesValue(Op.opClass()))
-        Def[Op.Result] = &Op;
-      for (const Block &R : Op.Regions)
-        collect(R);
-    }
-  }
-
-  /// The offset c with \p O = unit + c for every unit, exactly.
-  std::optional<int64_t> unitOffset(const Operand &O, unsigned Depth = 0) {
-    if (O.isLiteral() || Depth > 8)
-      return std::nullopt;
-    const Operation *D = Def.lookup(O.Value);
-    if (!D || D->ResultType.isLine() || !D->ResultType.isInteger())
-      return std::nullopt;
-    Type T = D->ResultType;
-    std::optional<int64_t> C;
-    switch (D->Kind) {
-    case OpKind::UnitPos:
-      // The linear index, or .x: the same in the one-dimensional cubes
-      // findUnitRangeGuards looks at.
-      if (D->Component <= 1)
-        C = 0;
-      break;
-    case OpKind::Cast:
-      if (D->Operands.size() == 1)
-        C = unitOffset(D->Operands[0], Depth + 1);
-      break;
-    case OpKind::Add:
-    case OpKind::Sub: {
-      if (D->Operands.size() != 2)
-        break;
-      bool Sub = D->Kind == OpKind::Sub;
-      for (unsigned I = 0; I < 2 && !C; ++I) {
-        const Operand &X = D->Operands[I], &L = D->Operands[1 - I];
-        if (Sub && I == 1) // lit - unit is not unit + c
-          break;
-        if (!L.isLiteral())
-          continue;
-        std::optional<int64_t> Lit = literalValue(L.Lit);
-        std::optional<int64_t> Base = unitOffset(X, Depth + 1);
-        if (!Lit || !Base)
-          continue;
-        int64_t Sum = Sub ? *Base - *Lit : *Base + *Lit;
-        if (Sum > -Limit && Sum < Limit)
-          C = Sum;
-      }
-      break;
-    }
-    default:
-      break;
-    }
-    // unit + c must be exact in T for every unit: no wrap, no truncation.
-    if (C && !fits(T, *C, *C + Units - 1))
-      return std::nullopt;
-    return C;
-  }
+  Matcher(const UnitIndexForms &Forms, const UniformityInfo &U,
+          uint32_t PlaneDim)
+      : Forms(Forms), U(U), PlaneDim(PlaneDim) {}
 
   /// (m, c) with \p O = (unit + c) % m for every unit, exactly, c >= 0:
   /// unit_pos_plane, or `rem`/`band` by a literal of an index unit + c.
   std::optional<std::pair<uint32_t, int64_t>> modularIndex(const Operand &O) {
     if (O.isLiteral())
       return std::nullopt;
-    const Operation *D = Def.lookup(O.Value);
+    const Operation *D = Forms.def(O.Value);
     if (!D || D->ResultType.isLine() || !D->ResultType.isInteger())
       return std::nullopt;
     auto Modulus = [](int64_t M) -> std::optional<uint32_t> {
@@ -180,7 +105,7 @@ public:
       if (!L.isLiteral() || (D->Kind == OpKind::Rem && I == 1))
         continue; // lit % unit is no index
       std::optional<int64_t> Lit = literalValue(L.Lit);
-      std::optional<int64_t> C = unitOffset(X);
+      std::optional<int64_t> C = Forms.unitOffset(X);
       // c >= 0: every unit + c is non-negative, so a signed `rem` and a
       // mask agree with the mathematical remainder.
       if (!Lit || !C || *C < 0)
@@ -200,7 +125,7 @@ public:
     if (If.Operands.empty() || If.Operands[0].isLiteral() ||
         (If.HasElse && If.Regions.size() > 1 && !If.Regions[1].Ops.empty()))
       return std::nullopt;
-    const Operation *Cmp = Def.lookup(If.Operands[0].Value);
+    const Operation *Cmp = Forms.def(If.Operands[0].Value);
     if (!Cmp || Cmp->opClass() != OpClass::Compare ||
         Cmp->Operands.size() != 2)
       return std::nullopt;
@@ -212,7 +137,7 @@ public:
       const Operand &X = Cmp->Operands[I], &Bound = Cmp->Operands[1 - I];
       if (!U.isUniform(Bound))
         continue;
-      std::optional<int64_t> C = unitOffset(X);
+      std::optional<int64_t> C = Forms.unitOffset(X);
       if (!C)
         continue;
       UnitRangeGuard G;
@@ -223,7 +148,7 @@ public:
                  : P == OpKind::Gt ? OpKind::Lt
                                    : OpKind::Le;
       G.Bound = Bound;
-      G.CmpTy = Def.lookup(X.Value)->ResultType;
+      G.CmpTy = Forms.def(X.Value)->ResultType;
       G.Offset = *C;
       return G;
     }
@@ -239,7 +164,7 @@ public:
       UnitRangeGuard G;
       G.Pred = OpKind::Eq;
       G.Bound = Bound;
-      G.CmpTy = Def.lookup(X.Value)->ResultType;
+      G.CmpTy = Forms.def(X.Value)->ResultType;
       G.Offset = MC->second;
       G.Modulus = MC->first;
       return G;
@@ -259,24 +184,102 @@ public:
   }
 
 private:
-  const Kernel &K;
+  const UnitIndexForms &Forms;
   const UniformityInfo &U;
   uint32_t PlaneDim;
-  int64_t Units = 1;
-  llvm::DenseMap<ValueId, const Operation *> Def;
 };
 
 } // namespace
 
+UnitIndexForms::UnitIndexForms(const Kernel &K) : K(K) {
+  uint64_t N = K.unitsPerCube();
+  Applies = K.CubeDim[1] == 1 && K.CubeDim[2] == 1 && N != 0 &&
+            N <= (uint64_t(1) << 31);
+  if (!Applies)
+    return;
+  Units = static_cast<int64_t>(N);
+  collectDefs(K.Body);
+}
+
+void UnitIndexForms::collectDefs(const Block &Blk) {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.Result != NoValue && Op.Result < K.Values.size() &&
+        producesValue(Op.opClass()))
+      Def[Op.Result] = &Op;
+    for (const Block &R : Op.Regions)
+      collectDefs(R);
+  }
+}
+
+bool UnitIndexForms::fits(Type T, int64_t Lo, int64_t Hi) {
+  unsigned W = bitWidth(T.elementKind());
+  if (T.isSigned()) {
+    if (W >= 64)
+      return true; // |Lo|, |Hi| < 2^41
+    return Lo >= -(int64_t(1) << (W - 1)) && Hi < (int64_t(1) << (W - 1));
+  }
+  if (Lo < 0)
+    return false;
+  return W >= 64 || Hi < (int64_t(1) << W);
+}
+
+std::optional<int64_t> UnitIndexForms::unitOffset(const Operand &O,
+                                                  unsigned Depth) const {
+  if (!Applies || O.isLiteral() || Depth > 8)
+    return std::nullopt;
+  const Operation *D = Def.lookup(O.Value);
+  if (!D || D->ResultType.isLine() || !D->ResultType.isInteger())
+    return std::nullopt;
+  std::optional<int64_t> C;
+  switch (D->Kind) {
+  case OpKind::UnitPos:
+    // The linear index, or .x: the same in a one-dimensional cube.
+    if (D->Component <= 1)
+      C = 0;
+    break;
+  case OpKind::Cast:
+    if (D->Operands.size() == 1)
+      C = unitOffset(D->Operands[0], Depth + 1);
+    break;
+  case OpKind::Add:
+  case OpKind::Sub: {
+    if (D->Operands.size() != 2)
+      break;
+    bool Sub = D->Kind == OpKind::Sub;
+    for (unsigned I = 0; I < 2 && !C; ++I) {
+      const Operand &X = D->Operands[I], &L = D->Operands[1 - I];
+      if (Sub && I == 1) // lit - unit is not unit + c
+        break;
+      if (!L.isLiteral())
+        continue;
+      std::optional<int64_t> Lit = literalValue(L.Lit);
+      std::optional<int64_t> Base = unitOffset(X, Depth + 1);
+      if (!Lit || !Base)
+        continue;
+      int64_t Sum = Sub ? *Base - *Lit : *Base + *Lit;
+      if (Sum > -Limit && Sum < Limit)
+        C = Sum;
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  // unit + c must be exact in its type for every unit: no wrap, no
+  // truncation.
+  if (C && !fits(D->ResultType, *C, *C + Units - 1))
+    return std::nullopt;
+  return C;
+}
+
 llvm::DenseMap<const Operation *, UnitRangeGuard>
-kiln::lowering::findUnitRangeGuards(const Kernel &K, const UniformityInfo &U,
+kiln::lowering::findUnitRangeGuards(const UnitIndexForms &Forms,
+                                    const UniformityInfo &U,
                                     uint32_t PlaneDim) {
   llvm::DenseMap<const Operation *, UnitRangeGuard> Out;
-  uint64_t Units = K.unitsPerCube();
-  if (K.CubeDim[1] != 1 || K.CubeDim[2] != 1 || Units == 0 ||
-      Units > (uint64_t(1) << 31))
+  if (!Forms.applies())
     return Out;
-  Matcher M(K, U, PlaneDim);
-  M.findAll(K.Body, Out);
+  Matcher M(Forms, U, PlaneDim);
+  M.findAll(Forms.kernel().Body, Out);
   return Out;
 }

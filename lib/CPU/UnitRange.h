@@ -19,6 +19,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <optional>
+
 namespace kiln {
 class UniformityInfo;
 }
@@ -38,11 +40,42 @@ struct UnitRangeGuard {
   uint32_t Modulus = 0;     ///< 0, or m in [2, 2^31) for the modular form
 };
 
-/// Every `if` of \p K without an else branch whose condition has that form.
-/// Only one-dimensional cubes (cube_dim y and z 1) have any. \p PlaneDim is
-/// the plane size the kernel runs with (unit_pos_plane is unit % PlaneDim).
+/// The values of a kernel that are `unit + c` exactly: the unit's linear
+/// index (unit_pos, or unit_pos.x) through casts and add/sub of literals,
+/// with no wrap or truncation in any type on the way, for every unit of the
+/// cube. Only one-dimensional cubes (cube_dim y and z 1, at most 2^31
+/// units) have such values; the guards above and the unit-stride lower
+/// bounds of interchanged loops (LoopInterchange.h) are matched with it.
+class UnitIndexForms {
+public:
+  explicit UnitIndexForms(const Kernel &K);
+
+  /// Whether the cube is one-dimensional (otherwise nothing matches).
+  bool applies() const { return Applies; }
+  const Kernel &kernel() const { return K; }
+  int64_t units() const { return Units; }
+  /// The operation defining \p Id, or null.
+  const Operation *def(ValueId Id) const { return Def.lookup(Id); }
+  /// The offset c with \p O = unit + c for every unit, exactly (|c| < 2^40).
+  std::optional<int64_t> unitOffset(const Operand &O,
+                                    unsigned Depth = 0) const;
+  /// Whether every value of [Lo, Hi] is a value of the integer type \p T.
+  static bool fits(Type T, int64_t Lo, int64_t Hi);
+
+private:
+  void collectDefs(const Block &Blk);
+
+  const Kernel &K;
+  bool Applies = false;
+  int64_t Units = 1;
+  llvm::DenseMap<ValueId, const Operation *> Def;
+};
+
+/// Every `if` of the kernel of \p Forms without an else branch whose
+/// condition has that form. \p PlaneDim is the plane size the kernel runs
+/// with (unit_pos_plane is unit % PlaneDim).
 llvm::DenseMap<const Operation *, UnitRangeGuard>
-findUnitRangeGuards(const Kernel &K, const UniformityInfo &U,
+findUnitRangeGuards(const UnitIndexForms &Forms, const UniformityInfo &U,
                     uint32_t PlaneDim);
 
 /// Whether \p Class computes its result from its operands alone (no memory,
