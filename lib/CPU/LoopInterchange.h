@@ -30,9 +30,9 @@ namespace kiln::lowering {
 bool isInterchangeable(const Operation &Op, const UniformityInfo &Uniformity,
                        bool KernelReturns);
 
-/// For an interchangeable `for` \p Op of the kernel of \p Forms: the literal c when its lower
-/// bound is `unit + c` for every unit, exactly in the loop's type (unit_pos,
-/// or unit_pos.x, through casts and add/sub of literals), in a
+/// For an interchangeable `for` \p Op of the kernel of \p Forms: the literal c
+/// when its lower bound is `unit + c` for every unit, exactly in the loop's
+/// type (unit_pos, or unit_pos.x, through casts and add/sub of literals), in a
 /// one-dimensional cube. Then the units of a round that are in range are a
 /// prefix [0, n) of the cube, and the round runs its unit loop over that
 /// prefix only, with no per-unit range test and no min/max of the lower

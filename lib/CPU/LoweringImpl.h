@@ -595,8 +595,8 @@ private:
   /// Opens round r: the builder is left in a block reached while the
   /// round's lowest index is below \p HiW; after the last round, \p Exit.
   /// (All wide values, no wrap: see lowerInterchangedFor.)
-  Rounds beginRounds(llvm::Value *FirstLo, llvm::Value *HiW,
-                     llvm::Value *StepW, llvm::BasicBlock *Exit);
+  Rounds beginRounds(llvm::Value *FirstLo, llvm::Value *HiW, llvm::Value *StepW,
+                     llvm::BasicBlock *Exit);
   /// Closes the round opened by beginRounds: a stop poll, r + 1, back to the
   /// header; the builder is left in \p Exit.
   void endRound(const Rounds &Rs, llvm::BasicBlock *Exit);

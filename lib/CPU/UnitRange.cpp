@@ -126,8 +126,7 @@ public:
         (If.HasElse && If.Regions.size() > 1 && !If.Regions[1].Ops.empty()))
       return std::nullopt;
     const Operation *Cmp = Forms.def(If.Operands[0].Value);
-    if (!Cmp || Cmp->opClass() != OpClass::Compare ||
-        Cmp->Operands.size() != 2)
+    if (!Cmp || Cmp->opClass() != OpClass::Compare || Cmp->Operands.size() != 2)
       return std::nullopt;
     OpKind P = Cmp->Kind;
     if (P != OpKind::Lt && P != OpKind::Le && P != OpKind::Gt &&

@@ -57,8 +57,7 @@ public:
   /// The operation defining \p Id, or null.
   const Operation *def(ValueId Id) const { return Def.lookup(Id); }
   /// The offset c with \p O = unit + c for every unit, exactly (|c| < 2^40).
-  std::optional<int64_t> unitOffset(const Operand &O,
-                                    unsigned Depth = 0) const;
+  std::optional<int64_t> unitOffset(const Operand &O, unsigned Depth = 0) const;
   /// Whether every value of [Lo, Hi] is a value of the integer type \p T.
   static bool fits(Type T, int64_t Lo, int64_t Hi);
 

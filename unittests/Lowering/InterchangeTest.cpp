@@ -23,17 +23,10 @@ namespace {
 constexpr uint32_t UnitsPerCube = 16, Cubes = 2,
                    AllUnits = UnitsPerCube * Cubes;
 
-/// The kernel: each unit loads its lower bound, keeps a value defined before
-/// the loop (%w) used inside and after it, and accumulates into two vars.
-std::string kernelText(const char *T) {
-  std::string S = R"(
-kernel @xc cube_dim(8, 2) (%lo: buffer<T, read>, %acc: buffer<T, write>,
-                           %cnt: buffer<u32, write>, %hi: T, %st: T) {
-  %u = unit_pos : u32
-  %c0 = cube_pos : u32
-  %cb = mul %c0, 16:u32 : u32
-  %g = add %cb, %u : u32
-  %l = load %lo[%g] : T
+/// The loop both kernels run from their lower bound %l (of type T): %w is
+/// defined before the loop and used inside and after it, and the loop
+/// accumulates into two vars; unit %g's results go to %acc and %cnt.
+const char *LoopAndStores = R"(
   %w = add %l, 3:T : T
   %s = var T
   set %s, %w
@@ -55,14 +48,27 @@ kernel @xc cube_dim(8, 2) (%lo: buffer<T, read>, %acc: buffer<T, write>,
   store %cnt[%g], %cv
 }
 )";
+
+/// \p Text with every T replaced by the type \p T.
+std::string withType(const std::string &Text, const char *T) {
   std::string Out;
-  for (char Ch : S) {
-    if (Ch == 'T')
-      Out += T;
-    else
-      Out += Ch;
-  }
+  for (char Ch : Text)
+    Out += Ch == 'T' ? std::string(T) : std::string(1, Ch);
   return Out;
+}
+
+/// The kernel: each unit loads its lower bound, then LoopAndStores.
+std::string kernelText(const char *T) {
+  return withType(std::string(R"(
+kernel @xc cube_dim(8, 2) (%lo: buffer<T, read>, %acc: buffer<T, write>,
+                           %cnt: buffer<u32, write>, %hi: T, %st: T) {
+  %u = unit_pos : u32
+  %c0 = cube_pos : u32
+  %cb = mul %c0, 16:u32 : u32
+  %g = add %cb, %u : u32
+  %l = load %lo[%g] : T)") +
+                      LoopAndStores,
+                  T);
 }
 
 template <class T> T wrapAdd(T A, T B) {
@@ -88,6 +94,24 @@ template <class T> T clampTo(__int128 V) {
   __int128 Min = std::numeric_limits<T>::min();
   __int128 Max = std::numeric_limits<T>::max();
   return static_cast<T>(V < Min ? Min : V > Max ? Max : V);
+}
+
+/// Every unit's count and accumulator against the reference loop from its
+/// lower bound \p Lo.
+template <class T>
+void expectUnits(const std::vector<T> &Lo, T Hi, T St,
+                 const std::vector<T> &Acc, const std::vector<uint32_t> &Cnt) {
+  for (uint32_t I = 0; I < AllUnits; ++I) {
+    T WantAcc;
+    uint32_t WantCnt;
+    reference(Lo[I], Hi, St, WantAcc, WantCnt);
+    ASSERT_EQ(Cnt[I], WantCnt)
+        << "unit " << I << " lo " << int64_t(Lo[I]) << " hi " << int64_t(Hi)
+        << " step " << int64_t(St);
+    ASSERT_EQ(Acc[I], WantAcc)
+        << "unit " << I << " lo " << int64_t(Lo[I]) << " hi " << int64_t(Hi)
+        << " step " << int64_t(St);
+  }
 }
 
 template <class T> void runType(const char *Name) {
@@ -128,17 +152,7 @@ template <class T> void runType(const char *Name) {
           std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
           K.launch({buf(Lo), buf(Acc), buf(Cnt), val(Hi), val(St)},
                    {Cubes, 1, 1});
-          for (uint32_t I = 0; I < AllUnits; ++I) {
-            T WantAcc;
-            uint32_t WantCnt;
-            reference(Lo[I], Hi, St, WantAcc, WantCnt);
-            ASSERT_EQ(Cnt[I], WantCnt)
-                << "unit " << I << " lo " << int64_t(Lo[I]) << " hi "
-                << int64_t(Hi) << " step " << int64_t(St);
-            ASSERT_EQ(Acc[I], WantAcc)
-                << "unit " << I << " lo " << int64_t(Lo[I]) << " hi "
-                << int64_t(Hi) << " step " << int64_t(St);
-          }
+          ASSERT_NO_FATAL_FAILURE(expectUnits(Lo, Hi, St, Acc, Cnt));
         }
       }
     }
@@ -177,17 +191,7 @@ template <class T> void runFullRounds(const char *Name) {
           std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
           K.launch({buf(Lo), buf(Acc), buf(Cnt), val(Hi), val(St)},
                    {Cubes, 1, 1});
-          for (uint32_t I = 0; I < AllUnits; ++I) {
-            T WantAcc;
-            uint32_t WantCnt;
-            reference(Lo[I], Hi, St, WantAcc, WantCnt);
-            ASSERT_EQ(Cnt[I], WantCnt) << "unit " << I << " lo "
-                                       << int64_t(Lo[I]) << " hi "
-                                       << int64_t(Hi) << " step " << int64_t(St);
-            ASSERT_EQ(Acc[I], WantAcc) << "unit " << I << " lo "
-                                       << int64_t(Lo[I]) << " hi "
-                                       << int64_t(Hi) << " step " << int64_t(St);
-          }
+          ASSERT_NO_FATAL_FAILURE(expectUnits(Lo, Hi, St, Acc, Cnt));
         }
       }
     }
@@ -215,35 +219,12 @@ kernel @us cube_dim(16) (%acc: buffer<T, write>, %cnt: buffer<u32, write>,
   %l = OFFSET
   %c0 = cube_pos : u32
   %cb = mul %c0, 16:u32 : u32
-  %g = add %cb, %u32 : u32
-  %w = add %l, 3:T : T
-  %s = var T
-  set %s, %w
-  %c = var u32
-  set %c, 0:u32
-  for %i = %l to %hi step %st {
-    %a = get %s : T
-    %x = bxor %i, %w : T
-    %y = add %a, %x : T
-    set %s, %y
-    %cc = get %c : u32
-    %c1 = add %cc, 1:u32 : u32
-    set %c, %c1
-  }
-  %r = get %s : T
-  %r2 = add %r, %w : T
-  store %acc[%g], %r2
-  %cv = get %c : u32
-  store %cnt[%g], %cv
-}
-)";
+  %g = add %cb, %u32 : u32)";
+  Text += LoopAndStores;
   Text.replace(Text.find("OFFSET"), 6,
                std::string(C < 0 ? "sub" : "add") + " %u, " +
                    std::to_string(C < 0 ? -C : C) + ":T : T");
-  std::string Out; // every T is the type, as in kernelText
-  for (char Ch : Text)
-    Out += Ch == 'T' ? std::string(Name) : std::string(1, Ch);
-  Text = Out;
+  Text = withType(Text, Name);
   __int128 Min = Lim::min(), Max = Lim::max();
   std::vector<__int128> Steps = {0, 1, 3, Units, Units + 5, 100, Max};
   if (Lim::is_signed)
@@ -277,16 +258,10 @@ kernel @us cube_dim(16) (%acc: buffer<T, write>, %cnt: buffer<u32, write>,
           std::vector<T> Acc(AllUnits, T(0x5a));
           std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
           K.launch({buf(Acc), buf(Cnt), val(Hi), val(St)}, {Cubes, 1, 1});
-          for (uint32_t I = 0; I < AllUnits; ++I) {
-            T Lo = static_cast<T>(__int128(I % Units) + C);
-            T WantAcc;
-            uint32_t WantCnt;
-            reference(Lo, Hi, St, WantAcc, WantCnt);
-            ASSERT_EQ(Cnt[I], WantCnt) << "unit " << I << " hi " << int64_t(Hi)
-                                       << " step " << int64_t(St);
-            ASSERT_EQ(Acc[I], WantAcc) << "unit " << I << " hi " << int64_t(Hi)
-                                       << " step " << int64_t(St);
-          }
+          std::vector<T> Lo(AllUnits);
+          for (uint32_t I = 0; I < AllUnits; ++I)
+            Lo[I] = static_cast<T>(__int128(I % Units) + C);
+          ASSERT_NO_FATAL_FAILURE(expectUnits(Lo, Hi, St, Acc, Cnt));
         }
       }
     }
