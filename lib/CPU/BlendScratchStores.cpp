@@ -115,10 +115,9 @@ PreservedAnalyses kiln::BlendScratchStoresPass::run(Function &F,
     StoreInst *New =
         B.CreateAlignedStore(B.CreateSelect(Mask, Val, Old), Ptr, A);
     // The same memory as the masked store: its alias scopes and access group.
-    Old->copyMetadata(*MS, {LLVMContext::MD_alias_scope,
-                            LLVMContext::MD_noalias,
-                            LLVMContext::MD_access_group});
-    New->copyMetadata(*MS, {LLVMContext::MD_alias_scope,
+    for (Instruction *I : {static_cast<Instruction *>(Old),
+                           static_cast<Instruction *>(New)})
+      I->copyMetadata(*MS, {LLVMContext::MD_alias_scope,
                             LLVMContext::MD_noalias,
                             LLVMContext::MD_access_group});
     MS->moveBefore(Else);

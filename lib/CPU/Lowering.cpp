@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BlendScratchStores.h"
 #include "AtomicPrivatisation.h"
+#include "BlendScratchStores.h"
 #include "ExpandUniformLoads.h"
 #include "LoweringImpl.h"
 

@@ -60,9 +60,8 @@ public:
   }
   /// Whether a request may be made now: not while backing off; when the
   /// back-off period is over, one request (this one) probes the server
-  /// while the others go on skipping until it succeeds or fails.
-  /// Whether a request may go to the server now; \p Seq receives the
-  /// failure count it starts after (for noteSuccess).
+  /// while the others go on skipping until it succeeds or fails. \p Seq
+  /// receives the failure count the request starts after (for noteSuccess).
   bool admit(uint64_t &Seq) {
     std::lock_guard<std::mutex> L(HealthLock);
     Seq = FailureSeq;
