@@ -282,20 +282,22 @@ TEST(LoweringInterchange, UnitStrideI64) {
 }
 TEST(LoweringInterchange, UnitStrideU64) { runUnitStride<uint64_t>("u64", 0); }
 
-// Between barriers, with a shared array and the kernel's grid-stride shape
-// (hist_local): the loop is its own segment, the barriers stay where they are.
-TEST(LoweringInterchange, GridStrideBetweenBarriers) {
-  const char *Text = R"(
+/// hist_local's shape: bins in shared memory between two barriers and a
+/// grid-stride loop over the data, whose bounds and header are \p Loop
+/// (%n of type \p NType).
+std::string histKernel(const char *NType, const std::string &Loop) {
+  return std::string(R"(
 kernel @hist cube_dim(64) (%data: buffer<u32, read>,
-                           %bins: buffer<u32, read_write>, %n: u32) {
+                           %bins: buffer<u32, read_write>, %n: )") +
+         NType + R"() {
   %lh = shared u32[64]
   %lid = unit_pos : u32
   store %lh[%lid], 0:u32
   sync_cube
   %gid = absolute_pos : u32
   %cubes = cube_count.x : u32
-  %stride = mul %cubes, 64:u32 : u32
-  for %i = %gid to %n step %stride {
+  %stride = mul %cubes, 64:u32 : u32)" +
+         Loop + R"(
     %v = load %data[%i] : u32
     %old = atomic_add %lh[%v], 1:u32 : u32
   }
@@ -304,20 +306,33 @@ kernel @hist cube_dim(64) (%data: buffer<u32, read>,
   %prev = atomic_add %bins[%lid], %h : u32
 }
 )";
+}
+
+/// Runs \p K on \p Cubes cubes over the first \p N of \p DataSize values
+/// and compares the bins with a count made here.
+void expectHistogram(const JitKernel &K, uint32_t N, size_t DataSize,
+                     uint32_t Cubes) {
+  std::vector<uint32_t> Data(DataSize);
+  for (uint32_t I = 0; I < Data.size(); ++I)
+    Data[I] = (I * 2654435761u) >> 26;
+  std::vector<uint32_t> Bins(64, 0), Want(64, 0);
+  for (uint32_t I = 0; I < N; ++I)
+    ++Want[Data[I]];
+  K.launch({buf(Data), buf(Bins), {&N, 1}}, {Cubes, 1, 1});
+  EXPECT_EQ(Bins, Want) << "n = " << N;
+}
+
+// Between barriers, with a shared array and the kernel's grid-stride shape
+// (hist_local): the loop is its own segment, the barriers stay where they are.
+TEST(LoweringInterchange, GridStrideBetweenBarriers) {
+  std::string Text = histKernel("u32", R"(
+  for %i = %gid to %n step %stride {)");
   for (bool O3 : {false, true}) {
     JitKernel K = compile(Text, {}, {}, O3);
     ASSERT_TRUE(K.Fn);
     EXPECT_NE(K.LLVMIR.find("xfor.round"), std::string::npos);
-    for (uint32_t N : {0u, 1u, 63u, 1000u, 5000u}) {
-      std::vector<uint32_t> Data(5000);
-      for (uint32_t I = 0; I < Data.size(); ++I)
-        Data[I] = (I * 2654435761u) >> 26;
-      std::vector<uint32_t> Bins(64, 0), Want(64, 0);
-      for (uint32_t I = 0; I < N; ++I)
-        ++Want[Data[I]];
-      K.launch({buf(Data), buf(Bins), {&N, 1}}, {3, 1, 1});
-      EXPECT_EQ(Bins, Want) << "n = " << N;
-    }
+    for (uint32_t N : {0u, 1u, 63u, 1000u, 5000u})
+      expectHistogram(K, N, 5000, 3);
   }
 }
 
@@ -328,35 +343,10 @@ kernel @hist cube_dim(64) (%data: buffer<u32, read>,
 // long, and past hi; the bins stay exact in both variants, with a u32 and
 // an i32 loop variable.
 TEST(LoweringInterchange, GridStridePrefetchKeepsBinsExact) {
-  const char *Text = R"(
-kernel @hist cube_dim(64) (%data: buffer<u32, read>,
-                           %bins: buffer<u32, read_write>, %n: T) {
-  %lh = shared u32[64]
-  %lid = unit_pos : u32
-  store %lh[%lid], 0:u32
-  sync_cube
-  %gid = absolute_pos : u32
-  %cubes = cube_count.x : u32
-  %stride = mul %cubes, 64:u32 : u32
-  %lo = cast %gid : T
-  %st = cast %stride : T
-  for %i = %lo to %n step %st {
-    %v = load %data[%i] : u32
-    %old = atomic_add %lh[%v], 1:u32 : u32
-  }
-  sync_cube
-  %h = load %lh[%lid] : u32
-  %prev = atomic_add %bins[%lid], %h : u32
-}
-)";
   for (const char *T : {"u32", "i32"}) {
-    std::string Src;
-    for (const char *C = Text; *C; ++C) {
-      if (*C == 'T' && (C[1] == '\n' || C[1] == ' ' || C[1] == ')'))
-        Src += T;
-      else
-        Src += *C;
-    }
+    std::string Src = histKernel(T, std::string("\n  %lo = cast %gid : ") + T +
+                                        "\n  %st = cast %stride : " + T +
+                                        "\n  for %i = %lo to %n step %st {");
     for (bool Checked : {true, false}) {
       for (bool O3 : {false, true}) {
         SCOPED_TRACE(std::string(T) + (Checked ? " checked" : " unchecked") +
@@ -366,16 +356,8 @@ kernel @hist cube_dim(64) (%data: buffer<u32, read>,
         JitKernel K = compile(Src, V, {}, O3);
         ASSERT_TRUE(K.Fn);
         EXPECT_NE(K.LLVMIR.find("xfor.prefetch"), std::string::npos);
-        for (uint32_t N : {1u, 1279u, 1280u, 1281u, 3900u, 40000u}) {
-          std::vector<uint32_t> Data(N);
-          for (uint32_t I = 0; I < N; ++I)
-            Data[I] = (I * 2654435761u) >> 26;
-          std::vector<uint32_t> Bins(64, 0), Want(64, 0);
-          for (uint32_t I = 0; I < N; ++I)
-            ++Want[Data[I]];
-          K.launch({buf(Data), buf(Bins), {&N, 1}}, {20, 1, 1});
-          EXPECT_EQ(Bins, Want) << "n = " << N;
-        }
+        for (uint32_t N : {1u, 1279u, 1280u, 1281u, 3900u, 40000u})
+          expectHistogram(K, N, N, 20);
       }
     }
   }
