@@ -14,6 +14,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -379,6 +380,49 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   return verifyOrError(M, "after optimisation");
 }
 
+namespace {
+/// Leaves loop strength reduction out of code generation. On the unit
+/// loops' nested address recurrences it spends 5-15 ms of SCEV work on each
+/// larger kernel (a quarter of plane_ops29's and softmax_rows' code
+/// generation), and the kernels run as fast without it: x86 addressing
+/// modes take the scaled indices it would rewrite (docs/Performance.md,
+/// "Code generation without LSR"). Installed on the module's context for
+/// the code generation only; a gate installed before (-opt-bisect-limit)
+/// still decides every other pass.
+class SkipLoopStrengthReduction final : public OptPassGate {
+public:
+  explicit SkipLoopStrengthReduction(OptPassGate &Previous)
+      : Previous(Previous) {}
+  bool shouldRunPass(StringRef PassName, StringRef IRDescription) override {
+    if (PassName == "Loop Strength Reduction")
+      return false;
+    return !Previous.isEnabled() ||
+           Previous.shouldRunPass(PassName, IRDescription);
+  }
+  bool isEnabled() const override { return true; }
+
+private:
+  OptPassGate &Previous;
+};
+
+/// Installs a SkipLoopStrengthReduction on a context while it lives.
+class CodeGenGateScope {
+public:
+  explicit CodeGenGateScope(LLVMContext &Ctx)
+      : Ctx(Ctx), Previous(Ctx.getOptPassGate()), Gate(Previous) {
+    Ctx.setOptPassGate(Gate);
+  }
+  ~CodeGenGateScope() { Ctx.setOptPassGate(Previous); }
+  CodeGenGateScope(const CodeGenGateScope &) = delete;
+  CodeGenGateScope &operator=(const CodeGenGateScope &) = delete;
+
+private:
+  LLVMContext &Ctx;
+  OptPassGate &Previous;
+  SkipLoopStrengthReduction Gate;
+};
+} // namespace
+
 static Error emit(Module &M, TargetMachine &TM, raw_pwrite_stream &OS,
                   CodeGenFileType Kind) {
   prepareModule(M, TM);
@@ -386,7 +430,10 @@ static Error emit(Module &M, TargetMachine &TM, raw_pwrite_stream &OS,
   legacy::PassManager PM;
   if (TM.addPassesToEmitFile(PM, OS, nullptr, Kind))
     return makeError("the target cannot emit this kind of file");
-  PM.run(M);
+  {
+    CodeGenGateScope NoLSR(M.getContext());
+    PM.run(M);
+  }
   return Diags.take("in code generation");
 }
 

@@ -9,6 +9,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -177,6 +178,41 @@ TEST(CodeGen, RejectsBadLevelsAndModules) {
   Error E5 = optimizeModule(M, **Good, 5);
   ASSERT_TRUE(!!E5);
   consumeError(std::move(E5));
+}
+
+/// a[3i] = 1: loop strength reduction would replace the scaled index by a
+/// pointer stepping 12 bytes (`addq $12`); code generation leaves it out
+/// (CodeGen.cpp, SkipLoopStrengthReduction), so the store keeps the index.
+/// Also checks that the context's own gate is back afterwards.
+TEST(CodeGen, CodeGenerationLeavesOutLoopStrengthReduction) {
+  const char *StrideIR = R"(
+define void @stride3(ptr %a, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %in, %loop ]
+  %j = mul i64 %i, 3
+  %p = getelementptr float, ptr %a, i64 %j
+  store float 1.0, ptr %p
+  %in = add i64 %i, 1
+  %more = icmp ult i64 %in, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+)";
+  LLVMContext Ctx;
+  OptPassGate &Before = Ctx.getOptPassGate();
+  SMDiagnostic Diag;
+  auto M = parseAssemblyString(StrideIR, Diag, Ctx);
+  ASSERT_TRUE(M) << Diag.getMessage().str();
+  auto TM = createTargetMachine({});
+  ASSERT_TRUE(!!TM) << toString(TM.takeError());
+  auto Asm = emitAssembly(*M, **TM);
+  ASSERT_TRUE(!!Asm) << toString(Asm.takeError());
+  EXPECT_EQ(Asm->find("addq\t$12"), std::string::npos) << *Asm;
+  EXPECT_NE(Asm->find(",4)"), std::string::npos) << *Asm; // scaled index
+  EXPECT_EQ(&Ctx.getOptPassGate(), &Before);
 }
 
 TEST(CodeGen, ConcurrentCompilationsWithOwnMachines) {
