@@ -201,6 +201,13 @@ void ControlEmitter::lowerCubeBlock(const Block &Blk) {
     }
     switch (Op.opClass()) {
     case OpClass::Barrier:
+      // The first barrier of a cube-level `for`'s body: this step's first
+      // loads are done, prefetch the next step's (LowerStepPrefetch.cpp).
+      if (PendingPrefetch.Op && &Blk == &PendingPrefetch.Op->Regions[0]) {
+        emitStepPrefetch(*PendingPrefetch.Op, PendingPrefetch.IV,
+                         PendingPrefetch.Step, PendingPrefetch.Hi);
+        PendingPrefetch = {};
+      }
       break; // the cut between two unit loops is the barrier
     case OpClass::BarrierDecl:
     case OpClass::BarrierWait:
@@ -469,13 +476,17 @@ void ControlEmitter::lowerFor(const Operation &Op, Level L) {
       T.isSigned() ? B.CreateICmpSLT(S.IV, Hi) : B.CreateICmpULT(S.IV, Hi);
   B.CreateCondBr(In, S.Body, Exit);
   B.SetInsertPoint(S.Body);
-  if (Cube)
+  if (Cube) {
     Values.CubeValues[Op.Result] = S.IV;
-  else
+    PendingPrefetch = {&Op, S.IV, Step, Hi};
+  } else {
     Values.define(Op.Result, S.IV);
+  }
   Loops.push_back(Target);
   lowerBlock(Op.Regions[0], L);
   Loops.pop_back();
+  if (PendingPrefetch.Op == &Op)
+    PendingPrefetch = {};
   endFor(Cx, S, T, Step, !isShortLiteralFor(Op, T));
 }
 

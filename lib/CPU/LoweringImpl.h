@@ -572,6 +572,21 @@ private:
   /// with a unit loop inside each: unit u runs its iteration
   /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.
   void lowerInterchangedFor(const Operation &Op);
+  /// Prefetches what the next step of cube-level `for` \p Op loads in its
+  /// first segment, a page or more away from this step's
+  /// (LowerStepPrefetch.cpp); emitted after the body's first barrier.
+  void emitStepPrefetch(const Operation &Op, llvm::Value *IV,
+                        llvm::Value *Step, llvm::Value *Hi);
+  /// Operand \p O for unit \p Unit with loop variable \p Iv at \p IvAt,
+  /// recomputed from integer arithmetic and builtins; null otherwise.
+  llvm::Value *indexAt(const Operand &O, uint32_t Unit, ValueId Iv,
+                       llvm::Value *IvAt, bool &UsesIv, unsigned Depth);
+  /// The cube-level `for` whose step prefetch waits for the first barrier
+  /// of its body (lowerFor, lowerCubeBlock).
+  struct PendingStepPrefetch {
+    const Operation *Op = nullptr;
+    llvm::Value *IV = nullptr, *Step = nullptr, *Hi = nullptr;
+  } PendingPrefetch;
   /// Prefetches the elements that a later round of interchanged loop \p Op
   /// loads from buffers at the loop variable itself (LowerInterchange.cpp).
   void emitRoundPrefetch(const Operation &Op, llvm::Value *Round,
