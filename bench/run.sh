@@ -185,6 +185,14 @@ if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
   fi
 fi
 echo "openblas_coretype: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}" >> "$OUT/env.txt"
+# OpenBLAS's threads spin for 2^OPENBLAS_THREAD_TIMEOUT cycles after each
+# call (default 2^28, about 0.1 s): longer than kiln-bench's pause, so Kiln's
+# next launch ran beside two spinning threads and took twice as long
+# (matmul_tiled 34 against 17 ms on a 2-core guest; its ratio to OpenBLAS was
+# bimodal, 2.2 or 4.3). 2^4 cycles puts them to sleep at once; OpenBLAS's
+# own sgemm time does not change. A value set by the caller wins.
+export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
+echo "openblas_thread_timeout: $OPENBLAS_THREAD_TIMEOUT" >> "$OUT/env.txt"
 for r in $(seq 1 "$REPS"); do
   KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
   KILN_CACHE_DIR=$KC OPENBLAS_NUM_THREADS=$NCPU \

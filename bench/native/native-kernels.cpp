@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #ifdef KILN_BENCH_HAVE_BLAS
@@ -235,8 +236,14 @@ bool haveBlas() {
 
 std::string blasConfig() {
 #ifdef KILN_BENCH_HAVE_BLAS
+  // How long its threads spin after a call (bench/run.sh sets 4: the
+  // default, 28, has them spin into the next Kiln launch).
+  const char *Timeout = std::getenv("OPENBLAS_THREAD_TIMEOUT");
   return std::string("OpenBLAS core ") + openblas_get_corename() + ", " +
-         std::to_string(openblas_get_num_threads()) + " threads";
+         std::to_string(openblas_get_num_threads()) +
+         " threads, thread timeout " +
+         (Timeout ? std::string("2^") + Timeout : std::string("default")) +
+         " cycles";
 #else
   return "none";
 #endif
