@@ -388,7 +388,8 @@ namespace {
 /// modes take the scaled indices it would rewrite (docs/Performance.md,
 /// "Code generation without LSR"). Installed on the module's context for
 /// the code generation only; a gate installed before (-opt-bisect-limit)
-/// still decides every other pass.
+/// still decides every other pass (docs/Design.md §10.13: no process-wide
+/// -disable-lsr from a library).
 class SkipLoopStrengthReduction final : public OptPassGate {
 public:
   explicit SkipLoopStrengthReduction(OptPassGate &Previous)
