@@ -381,19 +381,25 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
 }
 
 namespace {
-/// Leaves loop strength reduction out of code generation. On the unit
-/// loops' nested address recurrences it spends 5-15 ms of SCEV work on each
-/// larger kernel (a quarter of plane_ops29's and softmax_rows' code
-/// generation), and the kernels run as fast without it: x86 addressing
-/// modes take the scaled indices it would rewrite (docs/Performance.md,
-/// "Code generation without LSR"). Installed on the module's context for
-/// the code generation only; a gate installed before (-opt-bisect-limit)
-/// still decides every other pass (docs/Design.md §10.13: no process-wide
-/// -disable-lsr from a library).
-class SkipLoopStrengthReduction final : public OptPassGate {
+/// Leaves loop strength reduction out of code generation while it lives. On
+/// the unit loops' nested address recurrences the pass spends 5-15 ms of
+/// SCEV work on each larger kernel (a quarter of plane_ops29's and
+/// softmax_rows' code generation), and the kernels run as fast without it:
+/// x86 addressing modes take the scaled indices it would rewrite
+/// (docs/Performance.md, "Code generation without LSR"). The gate is the
+/// context's only while it lives; the one installed before
+/// (-opt-bisect-limit) still decides every other pass (docs/Design.md
+/// §10.13: no process-wide -disable-lsr from a library).
+class NoLoopStrengthReduction final : public OptPassGate {
 public:
-  explicit SkipLoopStrengthReduction(OptPassGate &Previous)
-      : Previous(Previous) {}
+  explicit NoLoopStrengthReduction(LLVMContext &Ctx)
+      : Ctx(Ctx), Previous(Ctx.getOptPassGate()) {
+    Ctx.setOptPassGate(*this);
+  }
+  ~NoLoopStrengthReduction() override { Ctx.setOptPassGate(Previous); }
+  NoLoopStrengthReduction(const NoLoopStrengthReduction &) = delete;
+  NoLoopStrengthReduction &operator=(const NoLoopStrengthReduction &) = delete;
+
   bool shouldRunPass(StringRef PassName, StringRef IRDescription) override {
     if (PassName == "Loop Strength Reduction")
       return false;
@@ -403,24 +409,8 @@ public:
   bool isEnabled() const override { return true; }
 
 private:
-  OptPassGate &Previous;
-};
-
-/// Installs a SkipLoopStrengthReduction on a context while it lives.
-class CodeGenGateScope {
-public:
-  explicit CodeGenGateScope(LLVMContext &Ctx)
-      : Ctx(Ctx), Previous(Ctx.getOptPassGate()), Gate(Previous) {
-    Ctx.setOptPassGate(Gate);
-  }
-  ~CodeGenGateScope() { Ctx.setOptPassGate(Previous); }
-  CodeGenGateScope(const CodeGenGateScope &) = delete;
-  CodeGenGateScope &operator=(const CodeGenGateScope &) = delete;
-
-private:
   LLVMContext &Ctx;
   OptPassGate &Previous;
-  SkipLoopStrengthReduction Gate;
 };
 } // namespace
 
@@ -432,7 +422,7 @@ static Error emit(Module &M, TargetMachine &TM, raw_pwrite_stream &OS,
   if (TM.addPassesToEmitFile(PM, OS, nullptr, Kind))
     return makeError("the target cannot emit this kind of file");
   {
-    CodeGenGateScope NoLSR(M.getContext());
+    NoLoopStrengthReduction NoLSR(M.getContext());
     PM.run(M);
   }
   return Diags.take("in code generation");

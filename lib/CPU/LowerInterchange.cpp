@@ -15,12 +15,12 @@ using namespace kiln::lowering;
 using llvm::BasicBlock;
 using llvm::Value;
 
-/// Rounds ahead whose elements are prefetched, the most bytes of one buffer
-/// one round reads that are prefetched (a unit loop of 256 u32 reads 1 KiB),
-/// and the round stride from which on it pays (docs/Lowering.md §4).
+/// Rounds ahead whose elements are prefetched, and the most bytes of one
+/// buffer one round reads that are prefetched (a unit loop of 256 u32 reads
+/// 1 KiB); rounds closer than PrefetchMinJumpBytes are not (docs/Lowering.md
+/// §4).
 static constexpr unsigned PrefetchRounds = 2;
 static constexpr uint64_t PrefetchSpanBytes = 4096;
-static constexpr uint64_t PrefetchMinStrideBytes = 4096;
 
 /// The buffers that body \p Blk loads (at any depth) at index \p Iv, the
 /// interchanged loop's own variable, with their element sizes.
@@ -63,7 +63,7 @@ void ControlEmitter::emitRoundPrefetch(const Operation &Op, Value *Round,
     // order of the instructions does not depend on the host compiler.)
     Value *Jump = B.CreateMul(StepW, SizeC);
     Value *Far = B.CreateICmpUGE(
-        Jump, llvm::ConstantInt::get(I64, PrefetchMinStrideBytes));
+        Jump, llvm::ConstantInt::get(I64, PrefetchMinJumpBytes));
     Value *Span = B.CreateMul(B.CreateSub(Max, Min), SizeC);
     Value *Short =
         B.CreateICmpULE(Span, llvm::ConstantInt::get(I64, PrefetchSpanBytes));
@@ -81,9 +81,8 @@ void ControlEmitter::emitRoundPrefetch(const Operation &Op, Value *Round,
     Off->addIncoming(Begin, Pre);
     // A hint: an address outside the buffer (a unit past hi, a negative
     // index) is never accessed.
-    Value *Addr = B.CreateGEP(Cx.I8, Memory.BufBase.lookup(Mem), Off);
-    B.CreateIntrinsic(llvm::Intrinsic::prefetch, {Cx.Ptr},
-                      {Addr, B.getInt32(0), B.getInt32(3), B.getInt32(1)});
+    emitReadPrefetch(B, B.CreateGEP(Cx.I8, Memory.BufBase.lookup(Mem), Off),
+                     /*Locality=*/3);
     Value *NextOff = B.CreateAdd(Off, llvm::ConstantInt::get(I64, 64));
     Off->addIncoming(NextOff, Loop);
     Value *LastByte = B.CreateAdd(B.CreateMul(Last, SizeC),

@@ -15,8 +15,6 @@
 
 #include "LoweringImpl.h"
 
-#include "llvm/IR/Intrinsics.h"
-
 using namespace kiln;
 using namespace kiln::lowering;
 using llvm::BasicBlock;
@@ -25,14 +23,11 @@ using llvm::Value;
 /// The most units of one step's loads prefetched, a line each, per buffer
 /// (a cube of 256 f32 units reading one element each touches 16 lines).
 static constexpr uint32_t MaxPrefetchedLines = 32;
-/// The step from which on it pays: within a page the hardware prefetchers
-/// follow the reads (the same bound as the interchanged rounds').
-static constexpr uint64_t MinJumpBytes = 4096;
 /// llvm.prefetch's locality: 2 is prefetcht1, into L2. Into L1 (3) was
 /// slower on the 2-core Xeon (matmul_tiled 18.0 against 16.4 ms): the 16
 /// rows of B fall into one L1 set, and the prefetches hold L1 fill buffers
 /// that the step's own loads need.
-static constexpr int StepPrefetchLocality = 2;
+static constexpr unsigned StepPrefetchLocality = 2;
 /// How deep an index's chain of integer operations may be.
 static constexpr unsigned MaxIndexDepth = 8;
 
@@ -60,16 +55,8 @@ Value *ControlEmitter::indexAt(const Operand &O, uint32_t Unit, ValueId Iv,
     return nullptr;
   switch (Def->opClass()) {
   case OpClass::Builtin:
-  case OpClass::BuiltinXYZ: {
-    Value *Saved = Pos.Unit;
-    Value *SavedXYZ[3] = {Pos.UnitXYZ[0], Pos.UnitXYZ[1], Pos.UnitXYZ[2]};
-    Pos.Unit = B.getInt32(Unit);
-    Pos.UnitXYZ[0] = Pos.UnitXYZ[1] = Pos.UnitXYZ[2] = nullptr;
-    Value *V = Pos.emitBuiltin(*Def);
-    Pos.Unit = Saved;
-    std::copy(SavedXYZ, SavedXYZ + 3, Pos.UnitXYZ);
-    return V;
-  }
+  case OpClass::BuiltinXYZ:
+    return Pos.atUnit(B.getInt32(Unit), [&] { return Pos.emitBuiltin(*Def); });
   default:
     break;
   }
@@ -103,7 +90,8 @@ Value *ControlEmitter::indexAt(const Operand &O, uint32_t Unit, ValueId Iv,
 void ControlEmitter::emitStepPrefetch(const Operation &Op, Value *IV,
                                       Value *Step, Value *Hi) {
   // The loads of the first segment: top-level operations before the first
-  // barrier or structured operation.
+  // barrier or structured operation. (Called at the body's first barrier,
+  // so there is one.)
   std::vector<const Operation *> Loads;
   for (const Operation &Inner : Op.Regions[0].Ops) {
     if (!Inner.Regions.empty() || Inner.opClass() == OpClass::Barrier)
@@ -115,23 +103,20 @@ void ControlEmitter::emitStepPrefetch(const Operation &Op, Value *IV,
         Memory.BufBase.count(Inner.Operands[0].Value))
       Loads.push_back(&Inner);
   }
-  bool HasBarrier = llvm::any_of(Op.Regions[0].Ops, [](const Operation &O) {
-    return O.opClass() == OpClass::Barrier;
-  });
-  if (Loads.empty() || !HasBarrier)
+  if (Loads.empty())
     return;
   llvm::IRBuilder<> &B = Cx.B;
   Type T = Op.ResultType;
   bool Sg = T.isSigned();
   // The next step, when there is one (computed wide: IV + step may wrap).
-  llvm::Type *WideTy = llvm::Type::getIntNTy(
-      Cx.Ctx, IV->getType()->getIntegerBitWidth() + 1);
+  llvm::Type *WideTy =
+      llvm::Type::getIntNTy(Cx.Ctx, IV->getType()->getIntegerBitWidth() + 1);
   auto Widen = [&](Value *V) {
     return Sg ? B.CreateSExt(V, WideTy) : B.CreateZExt(V, WideTy);
   };
   Value *NextW = B.CreateAdd(Widen(IV), Widen(Step));
-  Value *HasNext =
-      Sg ? B.CreateICmpSLT(NextW, Widen(Hi)) : B.CreateICmpULT(NextW, Widen(Hi));
+  Value *HasNext = Sg ? B.CreateICmpSLT(NextW, Widen(Hi))
+                      : B.CreateICmpULT(NextW, Widen(Hi));
   Value *Next = B.CreateTrunc(NextW, IV->getType());
   for (const Operation *Ld : Loads) {
     ValueId Mem = Ld->Operands[0].Value;
@@ -157,24 +142,23 @@ void ControlEmitter::emitStepPrefetch(const Operation &Op, Value *IV,
     if (Lines > MaxPrefetchedLines)
       continue;
     Value *Jump = B.CreateSub(ToBytes(Ahead), ToBytes(Now));
-    Value *AbsJump = B.CreateSelect(
-        B.CreateICmpSLT(Jump, llvm::ConstantInt::get(Cx.I64, 0)),
-        B.CreateNeg(Jump), Jump);
-    Value *Far = B.CreateICmpUGE(AbsJump,
-                                 llvm::ConstantInt::get(Cx.I64, MinJumpBytes));
+    Value *AbsJump =
+        B.CreateSelect(B.CreateICmpSLT(Jump, llvm::ConstantInt::get(Cx.I64, 0)),
+                       B.CreateNeg(Jump), Jump);
+    Value *Far = B.CreateICmpUGE(
+        AbsJump, llvm::ConstantInt::get(Cx.I64, PrefetchMinJumpBytes));
     BasicBlock *Fetch = Cx.newBlock("cube.for.prefetch");
     BasicBlock *Done = Cx.newBlock("cube.for.prefetched");
     B.CreateCondBr(B.CreateAnd(HasNext, Far), Fetch, Done);
     B.SetInsertPoint(Fetch);
     for (uint32_t U = 0; U < Cx.Units; U += Every) {
-      bool Dummy = false;
-      Value *Idx = indexAt(Ld->Operands[1], U, Op.Result, Next, Dummy, 0);
+      bool Ignored = false;
+      Value *Idx = indexAt(Ld->Operands[1], U, Op.Result, Next, Ignored, 0);
       if (!Idx)
         break;
-      Value *Addr = B.CreateGEP(Cx.I8, Memory.BufBase.lookup(Mem), ToBytes(Idx));
-      B.CreateIntrinsic(llvm::Intrinsic::prefetch, {Cx.Ptr},
-                        {Addr, B.getInt32(0), B.getInt32(StepPrefetchLocality),
-                         B.getInt32(1)});
+      emitReadPrefetch(
+          B, B.CreateGEP(Cx.I8, Memory.BufBase.lookup(Mem), ToBytes(Idx)),
+          StepPrefetchLocality);
     }
     B.CreateBr(Done);
     B.SetInsertPoint(Done);

@@ -220,6 +220,17 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
 }
 
+Value *UnitLoops::atUnit(Value *U, llvm::function_ref<Value *()> Emit) {
+  Value *SavedUnit = Unit;
+  Value *SavedXYZ[3] = {UnitXYZ[0], UnitXYZ[1], UnitXYZ[2]};
+  Unit = U;
+  UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
+  Value *V = Emit();
+  Unit = SavedUnit;
+  std::copy(SavedXYZ, SavedXYZ + 3, UnitXYZ);
+  return V;
+}
+
 void UnitLoops::exitWhenAllReturned(BasicBlock *Exit, const char *LiveName) {
   llvm::IRBuilder<> &B = Cx.B;
   if (!Cx.Layout.HasFlags)

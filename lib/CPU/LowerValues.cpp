@@ -43,16 +43,9 @@ llvm::Value *ValueTable::value(const Operand &O, llvm::Value *AtUnit) {
     return Memory.loadSlot(Id, U);
   if (const Operation *Def = Cx.Live[Id].Remat) {
     // Recompute for unit U (unit 0 at cube level when no unit is given).
-    llvm::Value *SavedUnit = Pos.Unit;
-    llvm::Value *SavedXYZ[3] = {Pos.UnitXYZ[0], Pos.UnitXYZ[1], Pos.UnitXYZ[2]};
-    if (AtUnit && AtUnit != Pos.Unit) {
-      Pos.Unit = AtUnit;
-      Pos.UnitXYZ[0] = Pos.UnitXYZ[1] = Pos.UnitXYZ[2] = nullptr;
-    }
-    llvm::Value *V = Scalar.lowerValueOp(*Def);
-    Pos.Unit = SavedUnit;
-    std::copy(SavedXYZ, SavedXYZ + 3, Pos.UnitXYZ);
-    return V;
+    if (AtUnit && AtUnit != Pos.Unit)
+      return Pos.atUnit(AtUnit, [&] { return Scalar.lowerValueOp(*Def); });
+    return Scalar.lowerValueOp(*Def);
   }
   Cx.fail(O.Loc, "value '%" + Cx.K.value(Id).Name +
                      "' is used where it is not available");

@@ -50,6 +50,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 
 #include <optional>
 #include <vector>
@@ -91,6 +92,21 @@ std::vector<ParamTensorUse> findTensorUses(const Kernel &K);
 class MemoryEmitter;
 class ScalarEmitter;
 class UnitLoops;
+
+/// The smallest jump between what one round or step reads and what the
+/// next one reads from which on Kiln prefetches: within a page the hardware
+/// prefetchers follow the reads themselves (LowerInterchange.cpp,
+/// LowerStepPrefetch.cpp).
+constexpr uint64_t PrefetchMinJumpBytes = 4096;
+
+/// A read prefetch of \p Addr into the data cache, at LLVM's \p Locality
+/// (3: L1, prefetcht0; 2: L2, prefetcht1). A hint: an address outside any
+/// buffer is never accessed.
+inline void emitReadPrefetch(llvm::IRBuilder<> &B, llvm::Value *Addr,
+                             unsigned Locality) {
+  B.CreateIntrinsic(llvm::Intrinsic::prefetch, {Addr->getType()},
+                    {Addr, B.getInt32(0), B.getInt32(Locality), B.getInt32(1)});
+}
 
 /// What every emitter shares: the kernel and its variant, the module being
 /// built with its builder and common types, and the results of the passes.
@@ -203,6 +219,9 @@ public:
   void exitWhenAllReturned(llvm::BasicBlock *Exit, const char *Live);
   /// unit_pos, cube_pos, cube_dim, ... (docs/Lowering.md §3).
   llvm::Value *emitBuiltin(const Operation &Op);
+  /// What \p Emit emits with the current unit taken to be \p U (its x, y, z
+  /// recomputed from it); the unit loop's own unit afterwards.
+  llvm::Value *atUnit(llvm::Value *U, llvm::function_ref<llvm::Value *()> Emit);
 
   // ---- The cube (set by the driver's cube loop) ----
   llvm::Value *CubeLinear = nullptr, *CubePos[3] = {}, *CubeCount[3] = {};
@@ -575,8 +594,8 @@ private:
   /// Prefetches what the next step of cube-level `for` \p Op loads in its
   /// first segment, a page or more away from this step's
   /// (LowerStepPrefetch.cpp); emitted after the body's first barrier.
-  void emitStepPrefetch(const Operation &Op, llvm::Value *IV,
-                        llvm::Value *Step, llvm::Value *Hi);
+  void emitStepPrefetch(const Operation &Op, llvm::Value *IV, llvm::Value *Step,
+                        llvm::Value *Hi);
   /// Operand \p O for unit \p Unit with loop variable \p Iv at \p IvAt,
   /// recomputed from integer arithmetic and builtins; null otherwise.
   llvm::Value *indexAt(const Operand &O, uint32_t Unit, ValueId Iv,

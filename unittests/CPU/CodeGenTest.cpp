@@ -182,7 +182,7 @@ TEST(CodeGen, RejectsBadLevelsAndModules) {
 
 /// a[3i] = 1: loop strength reduction would replace the scaled index by a
 /// pointer stepping 12 bytes (`addq $12`); code generation leaves it out
-/// (CodeGen.cpp, SkipLoopStrengthReduction), so the store keeps the index.
+/// (CodeGen.cpp, NoLoopStrengthReduction), so the store keeps the index.
 /// Also checks that the context's own gate is back afterwards.
 TEST(CodeGen, CodeGenerationLeavesOutLoopStrengthReduction) {
   const char *StrideIR = R"(
