@@ -5,6 +5,7 @@
 
 #include "BlendScratchStores.h"
 #include "InlineExp.h"
+#include "JamUnitLoops.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -361,10 +362,15 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
 
   // After vectorisation and unrolling: microcoded masked stores into the
   // scratch area become blends (BlendScratchStores.h).
+  // Unit loops that are one long floating-point chain run several units
+  // per iteration, interleaved (JamUnitLoops.h).
   PB.registerOptimizerLastEPCallback(
-      [&TM](ModulePassManager &MPM, OptimizationLevel) {
-        MPM.addPass(createModuleToFunctionPassAdaptor(
-            BlendScratchStoresPass(TM)));
+      [&TM](ModulePassManager &MPM, OptimizationLevel Level) {
+        FunctionPassManager FPM;
+        if (Level.getSpeedupLevel() >= 2)
+          FPM.addPass(JamUnitLoopsPass());
+        FPM.addPass(BlendScratchStoresPass(TM));
+        MPM.addPass(createModuleToFunctionPassAdaptor(std::move(FPM)));
       });
 
   OptimizationLevel Level = OptLevel == 0   ? OptimizationLevel::O0

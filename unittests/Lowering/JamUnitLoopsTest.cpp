@@ -1,0 +1,172 @@
+//===- JamUnitLoopsTest.cpp - Several units per iteration, interleaved ----===//
+//
+// JamUnitLoopsPass alone on hand-written loops: which loops it jams (a
+// parallel unit loop whose body is a long floating-point chain) and which it
+// leaves (a store that reaches the next unit's slot, a short chain, a loop
+// not declared parallel, a trip count no factor divides). The end-to-end
+// checks are test/CodeGen/jam-unit-loops.kiln and the bit-exact
+// matmul_fma16 of test/Conformance/matmul.kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JamUnitLoops.h"
+
+#include "kiln/CPU/CodeGen.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace kiln;
+using namespace llvm;
+
+namespace {
+
+/// A unit loop of \p Trips units: each loads its accumulator from
+/// %acc + unit * 64 (no access group, as after optimisation), runs a chain
+/// of \p Chain FMAs with one broadcast of %a[unit] (in the group) and
+/// stores the result at %acc + (unit + \p StoreAhead) * 64. \p Parallel:
+/// the loop ID declares the group parallel.
+std::string unitLoop(unsigned Trips, unsigned Chain, unsigned StoreAhead,
+                     bool Parallel) {
+  std::string IR = R"(
+declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
+define void @f(ptr noalias %acc, ptr noalias %a, ptr noalias %b) {
+entry:
+  %bv = load <16 x float>, ptr %b, align 64
+  br label %loop
+loop:
+  %iv = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %off = shl i64 %iv, 6
+  %p = getelementptr inbounds i8, ptr %acc, i64 %off
+  %x = load <16 x float>, ptr %p, align 64
+  %pa = getelementptr inbounds float, ptr %a, i64 %iv
+  %s = load float, ptr %pa, align 4, !llvm.access.group !2
+  %ins = insertelement <16 x float> poison, float %s, i64 0
+  %splat = shufflevector <16 x float> %ins, <16 x float> poison, <16 x i32> zeroinitializer
+  %f0 = call <16 x float> @llvm.fma.v16f32(<16 x float> %splat, <16 x float> %bv, <16 x float> %x)
+)";
+  for (unsigned I = 1; I < Chain; ++I)
+    IR += "  %f" + std::to_string(I) +
+          " = call <16 x float> @llvm.fma.v16f32(<16 x float> %splat, <16 x "
+          "float> %bv, <16 x float> %f" +
+          std::to_string(I - 1) + ")\n";
+  IR += "  %ahead = add i64 %iv, " + std::to_string(StoreAhead) + "\n";
+  IR += R"(  %offs = shl i64 %ahead, 6
+  %q = getelementptr inbounds i8, ptr %acc, i64 %offs
+  store <16 x float> %f)" +
+        std::to_string(Chain - 1) + R"(, ptr %q, align 64
+  %next = add nuw nsw i64 %iv, 1
+  %done = icmp eq i64 %next, )" +
+        std::to_string(Trips) + R"(
+  br i1 %done, label %exit, label %loop, !llvm.loop !0
+exit:
+  ret void
+}
+)";
+  IR += Parallel ? "!0 = distinct !{!0, !1}\n" : "!0 = distinct !{!0}\n";
+  IR += "!1 = !{!\"llvm.loop.parallel_accesses\", !2}\n!2 = distinct !{}\n";
+  return IR;
+}
+
+/// \p IR after JamUnitLoopsPass, compiled for \p CPU.
+std::string jammed(const std::string &IR, const char *CPU) {
+  LLVMContext Ctx;
+  SMDiagnostic Diag;
+  std::unique_ptr<Module> M = parseAssemblyString(IR, Diag, Ctx);
+  if (!M) {
+    ADD_FAILURE() << Diag.getMessage().str();
+    return "";
+  }
+  CodeGenOptions Opts;
+  Opts.CPU = CPU;
+  auto TM = createTargetMachine(Opts);
+  if (!TM) {
+    ADD_FAILURE() << toString(TM.takeError());
+    return "";
+  }
+  prepareModule(*M, **TM);
+  LoopAnalysisManager LAM;
+  FunctionAnalysisManager FAM;
+  CGSCCAnalysisManager CGAM;
+  ModuleAnalysisManager MAM;
+  PassBuilder PB(TM->get());
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  FunctionPassManager FPM;
+  FPM.addPass(JamUnitLoopsPass());
+  FPM.run(*M->getFunction("f"), FAM);
+  std::string Err;
+  raw_string_ostream ErrOS(Err);
+  EXPECT_FALSE(verifyModule(*M, &ErrOS)) << Err;
+  std::string Out;
+  raw_string_ostream OS(Out);
+  M->print(OS, nullptr);
+  return Out;
+}
+
+size_t count(const std::string &Text, const std::string &What) {
+  size_t N = 0;
+  for (size_t P = Text.find(What); P != std::string::npos;
+       P = Text.find(What, P + 1))
+    ++N;
+  return N;
+}
+
+TEST(JamUnitLoops, JamsAParallelLoopWithALongChain) {
+  // 512-bit code: the invariant %bv and 8 units' accumulators fit 32
+  // registers, so 8 units run per iteration.
+  std::string Out = jammed(unitLoop(16, 16, 0, true), "sapphirerapids");
+  EXPECT_NE(Out.find("%iv.jam7 = add nuw nsw i64 %iv, 7"), std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("phi i64 [ 0, %entry ], [ %next.jam7, %loop ]"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("icmp eq i64 %next.jam7, 16"), std::string::npos) << Out;
+  EXPECT_EQ(count(Out, "call <16 x float> @llvm.fma.v16f32("), 16u * 8u);
+  // Interleaved: the first FMA of every unit before any unit's second.
+  size_t Second = Out.find("%f1 = call");
+  ASSERT_NE(Second, std::string::npos);
+  EXPECT_LT(Out.find("%f0.jam7 = call"), Second) << Out;
+}
+
+TEST(JamUnitLoops, FewerUnitsWhenRegistersAreScarce) {
+  // AVX2: <16 x float> is two registers; 4 units' chains fit, 8 do not.
+  std::string Out = jammed(unitLoop(16, 16, 0, true), "znver3");
+  EXPECT_NE(Out.find("%iv.jam3 = add nuw nsw i64 %iv, 3"), std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find(".jam4"), std::string::npos) << Out;
+}
+
+TEST(JamUnitLoops, LeavesAStoreIntoTheNextUnitsSlot) {
+  // Unit i stores where unit i + 1 loads: their order matters.
+  std::string Out = jammed(unitLoop(16, 16, 1, true), "sapphirerapids");
+  EXPECT_EQ(Out.find(".jam1"), std::string::npos) << Out;
+  // Eight units ahead is outside every jammed group of 8 units.
+  Out = jammed(unitLoop(16, 16, 8, true), "sapphirerapids");
+  EXPECT_NE(Out.find(".jam1"), std::string::npos) << Out;
+}
+
+TEST(JamUnitLoops, LeavesShortChainsAndLoopsNotDeclaredParallel) {
+  EXPECT_EQ(jammed(unitLoop(16, 4, 0, true), "sapphirerapids").find(".jam1"),
+            std::string::npos);
+  EXPECT_EQ(jammed(unitLoop(16, 16, 0, false), "sapphirerapids").find(".jam1"),
+            std::string::npos);
+  // 7 units: no factor of 2, 4 or 8 divides them.
+  EXPECT_EQ(jammed(unitLoop(7, 16, 0, true), "sapphirerapids").find(".jam1"),
+            std::string::npos);
+}
+
+} // namespace
