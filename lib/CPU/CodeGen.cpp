@@ -6,6 +6,7 @@
 #include "BlendScratchStores.h"
 #include "InlineExp.h"
 #include "JamUnitLoops.h"
+#include "SerialProductScans.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -328,6 +329,8 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   // scalar and in vectorised loops (InlineExp.h).
   if (shouldInlineExp(TM))
     inlineExpF32(M);
+  // At every level too: the choice follows the target, not the level.
+  serialiseProductScans(M, TM);
 
   // Explicit tuning options: buildPerModuleDefaultPipeline leaves SLP off
   // otherwise (docs/Design.md §10.2).

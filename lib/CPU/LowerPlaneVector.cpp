@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringImpl.h"
+#include "SerialProductScans.h"
 
 #include "llvm/IR/Intrinsics.h"
 
@@ -189,6 +190,28 @@ Value *PlaneEmitter::vectorReduce(OpKind Kind, Type T, Value *V) {
 Value *PlaneEmitter::vectorScan(OpKind Kind, Type T, Value *V) {
   llvm::IRBuilder<> &B = Cx.B;
   unsigned P = Cx.PlaneDim;
+  V = hillisSteele(Kind, T, V);
+  // 64-bit integer product scans are tagged: without a vector 64-bit
+  // multiply (AVX2) optimizeModule makes them a loop over the lanes
+  // (SerialProductScans.h).
+  if ((Kind == OpKind::PlaneInclusiveProd ||
+       Kind == OpKind::PlaneExclusiveProd) &&
+      T.isInteger() && bitWidth(T.elementKind()) == 64)
+    if (auto *Last = llvm::dyn_cast<llvm::Instruction>(V))
+      Last->setMetadata(ProductScanTag, llvm::MDNode::get(Cx.Ctx, {}));
+  if (Kind == OpKind::PlaneInclusiveSum || Kind == OpKind::PlaneInclusiveProd)
+    return V;
+  // Exclusive: lane i takes lane i - 1, lane 0 the identity (+0.0, 1).
+  llvm::SmallVector<int, 64> M{int(P)};
+  for (unsigned I = 1; I < P; ++I)
+    M.push_back(int(I - 1));
+  return B.CreateShuffleVector(
+      V, B.CreateVectorSplat(P, identity(Kind, T)), M);
+}
+
+Value *PlaneEmitter::hillisSteele(OpKind Kind, Type T, Value *V) {
+  llvm::IRBuilder<> &B = Cx.B;
+  unsigned P = Cx.PlaneDim;
   Value *Fill = B.CreateVectorSplat(P, vectorNeutral(Kind, T));
   // Hillis-Steele: after the step of distance D, lane i holds lanes
   // (i - 2D, i] combined; the shifted-in lanes are neutral.
@@ -198,14 +221,7 @@ Value *PlaneEmitter::vectorScan(OpKind Kind, Type T, Value *V) {
       M.push_back(I < D ? int(P + I) : int(I - D));
     V = combine(Kind, T, B.CreateShuffleVector(V, Fill, M), V);
   }
-  if (Kind == OpKind::PlaneInclusiveSum || Kind == OpKind::PlaneInclusiveProd)
-    return V;
-  // Exclusive: lane i takes lane i - 1, lane 0 the identity (+0.0, 1).
-  llvm::SmallVector<int, 64> M{int(P)};
-  for (unsigned I = 1; I < P; ++I)
-    M.push_back(int(I - 1));
-  return B.CreateShuffleVector(
-      V, B.CreateVectorSplat(P, identity(Kind, T)), M);
+  return V;
 }
 
 /// The source lane of \p Lane for a plane lane operation with operand \p Arg

@@ -22,7 +22,8 @@ plane, and lane 0 of the first plane) run:
 Units that returned write nothing. Both variants run at plane size 32 and
 4; the bounds-checked one elsewhere. On an AVX-512 host the float and u32
 kernels at sizes 4 and 32 also run as AVX2 code (--mattr=-avx512f): the
-orders, hence the bits, do not depend on the target.
+orders, hence the bits, do not depend on the target; so do the i64 and u64
+kernels, whose product scans AVX2 code runs as loops.
 """
 
 import os
@@ -298,8 +299,9 @@ def main():
             SENT[t] = K.wrap(0x5A5A5A5A5A5A5A5A, t) if K.is_int(t) else (
                 0x5A5A5A5A5A5A5A5A & ((1 << K.width(t)) - 1))
             variants = [("checked", [])] + ([("unchecked", ["--no-bounds-check"])] if both else [])
-            if both and AVX512 and (K.is_float(t) or t == "u32"):
-                # AVX2 code on an AVX-512 host: the same bits.
+            if both and AVX512 and (K.is_float(t) or t in ("u32", "i64", "u64")):
+                # AVX2 code on an AVX-512 host: the same bits (i64 and u64
+                # product scans as loops there, SerialProductScans.h).
                 variants.append(("avx2", ["--mattr=-avx512f"]))
             for ret in (0, 1):
                 for variant, extra in variants:
