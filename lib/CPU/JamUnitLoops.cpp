@@ -152,10 +152,10 @@ bool disjointAcrossUnits(const Access &A, const Access &B, const Loop &L,
 
 /// The loop's shape, when it is one the pass jams.
 struct JamPlan {
-  BasicBlock *Block;
-  PHINode *IV;
-  BinaryOperator *Next; // IV + Step
-  ICmpInst *Exit;       // Next against the bound, equality
+  BasicBlock *Block = nullptr;
+  PHINode *IV = nullptr;
+  BinaryOperator *Next = nullptr; // IV + Step
+  ICmpInst *Exit = nullptr;       // Next against the bound, equality
   SmallVector<Instruction *, 64> Body; // all but the IV and the branch
   /// Loads of the preheader to move into the body and share between the
   /// units of an iteration, so that the jammed body fits the registers.
@@ -270,7 +270,8 @@ std::optional<JamPlan> planJam(Loop &L, ScalarEvolution &SE, AAResults &AA,
   if (TripCount < 4)
     return std::nullopt;
 
-  JamPlan Plan{BB, nullptr, nullptr, nullptr, {}};
+  JamPlan Plan;
+  Plan.Block = BB;
   for (PHINode &Phi : BB->phis()) {
     if (Plan.IV)
       return std::nullopt; // only the unit index crosses iterations
@@ -341,6 +342,9 @@ std::optional<JamPlan> planJam(Loop &L, ScalarEvolution &SE, AAResults &AA,
 /// across the whole body, and jammed four times they spill.
 void interleaveChains(SmallVectorImpl<Instruction *> &Body, AAResults &AA) {
   size_t N = Body.size();
+  if (!N)
+    return;
+  Instruction *Terminator = Body.front()->getParent()->getTerminator();
   DenseMap<const Instruction *, size_t> Index;
   for (size_t I = 0; I < N; ++I)
     Index[Body[I]] = I;
@@ -393,10 +397,11 @@ void interleaveChains(SmallVectorImpl<Instruction *> &Body, AAResults &AA) {
       if (Best == N || Key[I] < Key[Best])
         Best = I;
     }
+    if (Best == N)
+      return; // cannot happen in one block's order; keep it as it is
     Done[Best] = true;
     Order.push_back(Body[Best]);
   }
-  Instruction *Terminator = Order.front()->getParent()->getTerminator();
   for (Instruction *I : Order)
     I->moveBefore(Terminator);
   Body.assign(Order.begin(), Order.end());

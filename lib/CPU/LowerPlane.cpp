@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KeepLoop.h"
 #include "LoweringImpl.h"
 
 #include "llvm/IR/Intrinsics.h"
@@ -37,21 +38,11 @@ void PlaneEmitter::keepLoopOverPlanesEndingAt(llvm::BasicBlock *Exit) {
                          : nullptr;
   if (!Counter || Counter->getNumIncomingValues() != 2)
     return;
-  llvm::Instruction *Latch = Counter->getIncomingBlock(1)->getTerminator();
-  llvm::LLVMContext &Ctx = Exit->getContext();
-  llvm::Metadata *DisableUnroll = llvm::MDNode::get(
-      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.unroll.disable")});
   // Nor vectorised: with its per-plane loops unrolled, the vectoriser took
   // the 64 planes of 16 units as 64 lanes, one vector iteration of 16
   // gathers, scalarised into the same 1024 loads. The per-plane loops (the
   // innermost) are what vectorises well.
-  llvm::Metadata *NoVectorize = llvm::MDNode::get(
-      Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.enable"),
-            llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(Ctx))});
-  llvm::MDNode *LoopID = llvm::MDNode::getDistinct(
-      Ctx, {nullptr, DisableUnroll, NoVectorize});
-  LoopID->replaceOperandWith(0, LoopID);
-  Latch->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
+  keepLoop(Counter->getIncomingBlock(1)->getTerminator());
 }
 
 llvm::Constant *PlaneEmitter::identity(OpKind Kind, Type T) {

@@ -6,6 +6,8 @@
 
 #include "SerialProductScans.h"
 
+#include "KeepLoop.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/IR/IRBuilder.h"
@@ -54,20 +56,6 @@ bool loopIsCheaper(const TargetTransformInfo &TTI, FixedVectorType *VT) {
   return Steps.isValid() && Chain.isValid() && Steps > Chain;
 }
 
-/// Keeps the loop whose latch ends in \p Latch a loop: not unrolled (its
-/// point is a short body), not vectorised.
-void keepLoop(BranchInst *Latch) {
-  LLVMContext &Ctx = Latch->getContext();
-  Metadata *NoUnroll =
-      MDNode::get(Ctx, {MDString::get(Ctx, "llvm.loop.unroll.disable")});
-  Metadata *NoVectorize = MDNode::get(
-      Ctx, {MDString::get(Ctx, "llvm.loop.vectorize.enable"),
-            ConstantAsMetadata::get(ConstantInt::getFalse(Ctx))});
-  MDNode *ID = MDNode::getDistinct(Ctx, {nullptr, NoUnroll, NoVectorize});
-  ID->replaceOperandWith(0, ID);
-  Latch->setMetadata(LLVMContext::MD_loop, ID);
-}
-
 /// Replaces the scan ending at \p Last (of \p Input) by a loop over a stack
 /// copy of the lanes: lane i becomes lane i - 1's product times lane i.
 void serialise(Instruction &Last, Value *Input) {
@@ -101,7 +89,7 @@ void serialise(Instruction &Last, Value *Input) {
   B.CreateStore(Next, Slot);
   Lane->addIncoming(B.CreateAdd(Lane, B.getInt32(1)), Body);
   Acc->addIncoming(Next, Body);
-  keepLoop(B.CreateBr(Head));
+  kiln::keepLoop(B.CreateBr(Head));
 
   B.SetInsertPoint(End, End->begin());
   Last.replaceAllUsesWith(B.CreateLoad(VT, Lanes, "plane.prod.scan"));
