@@ -117,11 +117,14 @@ bool disjointAcrossUnits(const Access &A, const Access &B, const Loop &L,
   if (A.Grouped && B.Grouped)
     return true; // the loop's parallel_accesses says so
   if (A.I != B.I) {
-    // Unknown sizes: only facts that hold for every unit (distinct objects,
-    // disjoint scopes) answer NoAlias here.
+    // Unknown sizes, and cross-iteration mode: a plain query assumes both
+    // pointers come from one iteration (two selects on one condition are
+    // compared arm by arm), which units of different iterations are not.
+    BatchAAResults CrossUnits(AA);
+    CrossUnits.enableCrossIterationMode();
     MemoryLocation LA = MemoryLocation::getBeforeOrAfter(A.Loc.Ptr, A.Loc.AATags);
     MemoryLocation LB = MemoryLocation::getBeforeOrAfter(B.Loc.Ptr, B.Loc.AATags);
-    if (AA.isNoAlias(LA, LB))
+    if (CrossUnits.alias(LA, LB) == AliasResult::NoAlias)
       return true;
   }
   auto *RA = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(const_cast<Value *>(A.Loc.Ptr)));

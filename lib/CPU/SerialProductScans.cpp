@@ -14,6 +14,7 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/ValueHandle.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/Local.h"
@@ -101,17 +102,22 @@ void serialise(Instruction &Last, Value *Input) {
 unsigned kiln::serialiseProductScans(Module &M, TargetMachine &TM) {
   unsigned Replaced = 0;
   for (Function &F : M) {
-    SmallVector<std::pair<Instruction *, Value *>, 4> Scans;
+    SmallVector<WeakTrackingVH, 4> Scans;
     for (Instruction &I : instructions(F))
       if (I.getMetadata(ProductScanTag))
-        if (Value *Input = scanInput(I))
-          Scans.push_back({&I, Input});
+        Scans.push_back(&I);
     if (Scans.empty())
       continue;
     TargetTransformInfo TTI = TM.getTargetTransformInfo(F);
-    for (auto [Last, Input] : Scans) {
+    for (WeakTrackingVH &Tagged : Scans) {
+      // The input is found again for each scan: rewriting an earlier one
+      // deletes its steps, which a later scan's input could have been.
+      auto *Last = dyn_cast_or_null<Instruction>(Tagged);
+      if (!Last)
+        continue;
       Last->setMetadata(ProductScanTag, nullptr); // decided
-      if (loopIsCheaper(TTI, cast<FixedVectorType>(Last->getType()))) {
+      Value *Input = scanInput(*Last);
+      if (Input && loopIsCheaper(TTI, cast<FixedVectorType>(Last->getType()))) {
         serialise(*Last, Input);
         ++Replaced;
       }

@@ -159,6 +159,43 @@ TEST(JamUnitLoops, LeavesAStoreIntoTheNextUnitsSlot) {
   EXPECT_NE(Out.find(".jam1"), std::string::npos) << Out;
 }
 
+TEST(JamUnitLoops, AliasAnswersHoldAcrossUnits) {
+  // Odd units load X[i - 1] and store Y[i], even ones load Y[i - 1] and
+  // store X[i]: unit i + 1 loads what unit i stored. Within one iteration
+  // the two selects (one condition, swapped arms) never alias, which a
+  // plain alias query answers; across units they do, and the load has no
+  // access group to vouch for it.
+  std::string IR = R"(
+define void @f(ptr noalias %X, ptr noalias %Y) {
+entry:
+  br label %loop
+loop:
+  %iv = phi i64 [ 1, %entry ], [ %next, %loop ]
+  %odd = trunc i64 %iv to i1
+  %lb = select i1 %odd, ptr %X, ptr %Y
+  %sb = select i1 %odd, ptr %Y, ptr %X
+  %ivm = add i64 %iv, -1
+  %lp = getelementptr inbounds float, ptr %lb, i64 %ivm
+  %f0 = load float, ptr %lp, align 4
+)";
+  for (int I = 1; I <= 8; ++I)
+    IR += "  %f" + std::to_string(I) + " = fadd float %f" +
+          std::to_string(I - 1) + ", 1.0\n";
+  IR += R"(  %sp = getelementptr inbounds float, ptr %sb, i64 %iv
+  store float %f8, ptr %sp, align 4, !llvm.access.group !2
+  %next = add nuw nsw i64 %iv, 1
+  %done = icmp eq i64 %next, 17
+  br i1 %done, label %exit, label %loop, !llvm.loop !0
+exit:
+  ret void
+}
+!0 = distinct !{!0, !1}
+!1 = !{!"llvm.loop.parallel_accesses", !2}
+!2 = distinct !{}
+)";
+  EXPECT_EQ(jammed(IR, "sapphirerapids").find(".jam1"), std::string::npos);
+}
+
 TEST(JamUnitLoops, LeavesShortChainsAndLoopsNotDeclaredParallel) {
   EXPECT_EQ(jammed(unitLoop(16, 4, 0, true), "sapphirerapids").find(".jam1"),
             std::string::npos);
