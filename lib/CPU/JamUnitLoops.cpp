@@ -323,6 +323,20 @@ std::optional<JamPlan> planJam(Loop &L, ScalarEvolution &SE, AAResults &AA,
   if (Plan.Body.size() > MaxBodyInstructions ||
       longestFloatingChain(Plan.Body) < MinChainLength)
     return std::nullopt;
+  // An FMA without hardware FMA (x86-64-v2) is a libm call that clobbers
+  // every vector register: the chains gain nothing from jamming. The cost
+  // model prices it at 10 a lane there, against about twice a multiply's
+  // cost where FMA is an instruction.
+  for (Instruction *I : Plan.Body)
+    if (auto *II = dyn_cast<IntrinsicInst>(I); II && isFloatingArithmetic(*II)) {
+      constexpr auto Kind = TargetTransformInfo::TCK_RecipThroughput;
+      InstructionCost Fma = TTI.getIntrinsicInstrCost(
+          IntrinsicCostAttributes(II->getIntrinsicID(), *II), Kind);
+      InstructionCost Mul =
+          TTI.getArithmeticInstrCost(Instruction::FMul, II->getType(), Kind);
+      if (!Fma.isValid() || !Mul.isValid() || Fma > Mul * 4)
+        return std::nullopt;
+    }
   for (size_t A = 0; A < Accesses.size(); ++A)
     for (size_t B = A; B < Accesses.size(); ++B)
       if ((Accesses[A].Writes || Accesses[B].Writes) &&

@@ -31,7 +31,8 @@ inline constexpr unsigned MaxJamFactor = 8;
 
 /// Jams each innermost unit loop that is one block, runs a constant number
 /// of iterations, holds a floating-point chain of at least 8 dependent
-/// operations and passes the memory check above, by the largest factor of
+/// operations (FMAs that the target runs as instructions, not libm calls)
+/// and passes the memory check above, by the largest factor of
 /// 8, 4 or 2 that divides the iterations (at least twice over) and whose
 /// jammed body fits the vector registers. Meant to run after vectorisation
 /// and unrolling.

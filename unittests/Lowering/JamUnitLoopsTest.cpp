@@ -3,7 +3,8 @@
 // JamUnitLoopsPass alone on hand-written loops: which loops it jams (a
 // parallel unit loop whose body is a long floating-point chain) and which it
 // leaves (a store that reaches the next unit's slot, a short chain, a loop
-// not declared parallel, a trip count no factor divides). The end-to-end
+// not declared parallel, a trip count no factor divides, FMAs that are libm
+// calls). The end-to-end
 // checks are test/CodeGen/jam-unit-loops.kiln and the bit-exact
 // matmul_fma16 of test/Conformance/matmul.kiln.
 //
@@ -196,10 +197,13 @@ exit:
   EXPECT_EQ(jammed(IR, "sapphirerapids").find(".jam1"), std::string::npos);
 }
 
-TEST(JamUnitLoops, LeavesShortChainsAndLoopsNotDeclaredParallel) {
+TEST(JamUnitLoops, LeavesShortChainsUnparallelLoopsAndCalls) {
   EXPECT_EQ(jammed(unitLoop(16, 4, 0, true), "sapphirerapids").find(".jam1"),
             std::string::npos);
   EXPECT_EQ(jammed(unitLoop(16, 16, 0, false), "sapphirerapids").find(".jam1"),
+            std::string::npos);
+  // Without hardware FMA each FMA is a libm call.
+  EXPECT_EQ(jammed(unitLoop(16, 16, 0, true), "x86-64-v2").find(".jam1"),
             std::string::npos);
   // 7 units: no factor of 2, 4 or 8 divides them.
   EXPECT_EQ(jammed(unitLoop(7, 16, 0, true), "sapphirerapids").find(".jam1"),
