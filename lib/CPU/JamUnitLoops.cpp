@@ -7,6 +7,7 @@
 #include "JamUnitLoops.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AliasAnalysis.h"
@@ -214,7 +215,9 @@ bool chooseFactor(JamPlan &Plan, const Loop &L, unsigned TripCount,
     return false;
   // Registers of the chains' ends: operations no other one continues.
   unsigned ChainRegisters = 0;
-  SmallPtrSet<Value *, 32> LiveIn;
+  // In the body's order, so that the sunk loads (and the code) do not
+  // depend on where values happen to be allocated.
+  SmallSetVector<Value *, 32> LiveIn;
   for (Instruction *I : Plan.Body) {
     if (isFloatingArithmetic(*I) &&
         none_of(I->users(), [&](const User *U) {
@@ -255,7 +258,6 @@ bool chooseFactor(JamPlan &Plan, const Loop &L, unsigned TripCount,
   }
   return false;
 }
-
 
 std::optional<JamPlan> planJam(Loop &L, ScalarEvolution &SE, AAResults &AA,
                                const TargetTransformInfo &TTI) {
