@@ -363,10 +363,10 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
 
-  // After vectorisation and unrolling: microcoded masked stores into the
+  // After vectorisation and unrolling: unit loops that are one long
+  // floating-point chain run several units per iteration, interleaved
+  // (JamUnitLoops.h, from O2 on); then microcoded masked stores into the
   // scratch area become blends (BlendScratchStores.h).
-  // Unit loops that are one long floating-point chain run several units
-  // per iteration, interleaved (JamUnitLoops.h).
   PB.registerOptimizerLastEPCallback(
       [&TM](ModulePassManager &MPM, OptimizationLevel Level) {
         FunctionPassManager FPM;

@@ -86,21 +86,22 @@ bool isFloatingArithmetic(const Instruction &I) {
   return false;
 }
 
-/// The longest chain of dependent floating-point operations in \p Body.
-unsigned longestFloatingChain(ArrayRef<Instruction *> Body) {
+/// Each instruction's depth in its floating-point chain (1 for a chain's
+/// first operation), 0 for the others.
+SmallVector<unsigned, 64> chainDepths(ArrayRef<Instruction *> Body) {
   DenseMap<const Instruction *, unsigned> Depth;
-  unsigned Longest = 0;
+  SmallVector<unsigned, 64> Out;
   for (Instruction *I : Body) {
-    if (!isFloatingArithmetic(*I))
-      continue;
     unsigned D = 0;
-    for (Value *Op : I->operands())
-      if (auto *OpI = dyn_cast<Instruction>(Op))
-        D = std::max(D, Depth.lookup(OpI));
-    Depth[I] = D + 1;
-    Longest = std::max(Longest, D + 1);
+    if (isFloatingArithmetic(*I)) {
+      for (Value *Op : I->operands())
+        if (auto *OpI = dyn_cast<Instruction>(Op))
+          D = std::max(D, Depth.lookup(OpI));
+      Depth[I] = ++D;
+    }
+    Out.push_back(D);
   }
-  return Longest;
+  return Out;
 }
 
 struct Access {
@@ -114,15 +115,15 @@ struct Access {
 /// Whether accesses \p A and \p B of two different units among \p Units
 /// consecutive ones never overlap.
 bool disjointAcrossUnits(const Access &A, const Access &B, const Loop &L,
-                         unsigned Units, ScalarEvolution &SE, AAResults &AA) {
+                         unsigned Units, ScalarEvolution &SE,
+                         BatchAAResults &CrossUnits) {
   if (A.Grouped && B.Grouped)
     return true; // the loop's parallel_accesses says so
   if (A.I != B.I) {
-    // Unknown sizes, and cross-iteration mode: a plain query assumes both
-    // pointers come from one iteration (two selects on one condition are
-    // compared arm by arm), which units of different iterations are not.
-    BatchAAResults CrossUnits(AA);
-    CrossUnits.enableCrossIterationMode();
+    // Unknown sizes, and CrossUnits in cross-iteration mode: a plain query
+    // assumes both pointers come from one iteration (two selects on one
+    // condition are compared arm by arm), which units of different
+    // iterations are not.
     MemoryLocation LA = MemoryLocation::getBeforeOrAfter(A.Loc.Ptr, A.Loc.AATags);
     MemoryLocation LB = MemoryLocation::getBeforeOrAfter(B.Loc.Ptr, B.Loc.AATags);
     if (CrossUnits.alias(LA, LB) == AliasResult::NoAlias)
@@ -323,7 +324,7 @@ std::optional<JamPlan> planJam(Loop &L, ScalarEvolution &SE, AAResults &AA,
                         inGroups(I, Groups), isa<StoreInst>(I)});
   }
   if (Plan.Body.size() > MaxBodyInstructions ||
-      longestFloatingChain(Plan.Body) < MinChainLength)
+      *max_element(chainDepths(Plan.Body)) < MinChainLength)
     return std::nullopt;
   // An FMA without hardware FMA (x86-64-v2) is a libm call that clobbers
   // every vector register: the chains gain nothing from jamming. The cost
@@ -339,11 +340,13 @@ std::optional<JamPlan> planJam(Loop &L, ScalarEvolution &SE, AAResults &AA,
       if (!Fma.isValid() || !Mul.isValid() || Fma > Mul * 4)
         return std::nullopt;
     }
+  BatchAAResults CrossUnits(AA);
+  CrossUnits.enableCrossIterationMode();
   for (size_t A = 0; A < Accesses.size(); ++A)
     for (size_t B = A; B < Accesses.size(); ++B)
       if ((Accesses[A].Writes || Accesses[B].Writes) &&
           !disjointAcrossUnits(Accesses[A], Accesses[B], L, MaxJamFactor,
-                               SE, AA))
+                               SE, CrossUnits))
         return std::nullopt;
   if (!chooseFactor(Plan, L, TripCount, TTI, AA))
     return std::nullopt;
@@ -368,16 +371,10 @@ void interleaveChains(SmallVectorImpl<Instruction *> &Body, AAResults &AA) {
   for (size_t I = 0; I < N; ++I)
     Index[Body[I]] = I;
   constexpr unsigned Unkeyed = ~0u;
-  SmallVector<unsigned, 64> Key(N, Unkeyed);
-  for (size_t I = 0; I < N; ++I) // chain depth
-    if (isFloatingArithmetic(*Body[I])) {
-      unsigned D = 0;
-      for (Value *Op : Body[I]->operands())
-        if (auto It = Index.find(dyn_cast<Instruction>(Op)); It != Index.end())
-          if (isFloatingArithmetic(*Body[It->second]))
-            D = std::max(D, Key[It->second]);
-      Key[I] = D + 1;
-    }
+  SmallVector<unsigned, 64> Key = chainDepths(Body);
+  for (unsigned &K : Key)
+    if (!K)
+      K = Unkeyed;
   for (size_t I = N; I-- > 0;) // as late as the first user
     if (Key[I] == Unkeyed)
       for (User *U : Body[I]->users())

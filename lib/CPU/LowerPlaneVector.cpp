@@ -190,7 +190,15 @@ Value *PlaneEmitter::vectorReduce(OpKind Kind, Type T, Value *V) {
 Value *PlaneEmitter::vectorScan(OpKind Kind, Type T, Value *V) {
   llvm::IRBuilder<> &B = Cx.B;
   unsigned P = Cx.PlaneDim;
-  V = hillisSteele(Kind, T, V);
+  Value *Fill = B.CreateVectorSplat(P, vectorNeutral(Kind, T));
+  // Hillis-Steele: after the step of distance D, lane i holds lanes
+  // (i - 2D, i] combined; the shifted-in lanes are neutral.
+  for (unsigned D = 1; D < P; D *= 2) {
+    llvm::SmallVector<int, 64> M;
+    for (unsigned I = 0; I < P; ++I)
+      M.push_back(I < D ? int(P + I) : int(I - D));
+    V = combine(Kind, T, B.CreateShuffleVector(V, Fill, M), V);
+  }
   // 64-bit integer product scans are tagged: without a vector 64-bit
   // multiply (AVX2) optimizeModule makes them a loop over the lanes
   // (SerialProductScans.h).
@@ -207,21 +215,6 @@ Value *PlaneEmitter::vectorScan(OpKind Kind, Type T, Value *V) {
     M.push_back(int(I - 1));
   return B.CreateShuffleVector(
       V, B.CreateVectorSplat(P, identity(Kind, T)), M);
-}
-
-Value *PlaneEmitter::hillisSteele(OpKind Kind, Type T, Value *V) {
-  llvm::IRBuilder<> &B = Cx.B;
-  unsigned P = Cx.PlaneDim;
-  Value *Fill = B.CreateVectorSplat(P, vectorNeutral(Kind, T));
-  // Hillis-Steele: after the step of distance D, lane i holds lanes
-  // (i - 2D, i] combined; the shifted-in lanes are neutral.
-  for (unsigned D = 1; D < P; D *= 2) {
-    llvm::SmallVector<int, 64> M;
-    for (unsigned I = 0; I < P; ++I)
-      M.push_back(I < D ? int(P + I) : int(I - D));
-    V = combine(Kind, T, B.CreateShuffleVector(V, Fill, M), V);
-  }
-  return V;
 }
 
 /// The source lane of \p Lane for a plane lane operation with operand \p Arg

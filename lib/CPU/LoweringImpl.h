@@ -448,8 +448,6 @@ private:
   llvm::Value *activeLanes(llvm::Value *Base, unsigned Len);
   llvm::Value *vectorReduce(OpKind Kind, Type T, llvm::Value *V);
   llvm::Value *vectorScan(OpKind Kind, Type T, llvm::Value *V);
-  /// The inclusive scan of \p V in five shift-and-combine steps.
-  llvm::Value *hillisSteele(OpKind Kind, Type T, llvm::Value *V);
   llvm::Value *vectorLaneOp(const Operation &Op, llvm::Value *V,
                             llvm::Value *Base, unsigned Len);
   /// The lane operand \p O as one i32 for the whole plane when it is the
