@@ -7,6 +7,7 @@
 #include "InlineExp.h"
 #include "JamUnitLoops.h"
 #include "SerialProductScans.h"
+#include "StreamingUnroll.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -363,6 +364,12 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
 
+  // Before the vectoriser: streaming unit loops ask for at most 8 vectors
+  // an iteration after it (StreamingUnroll.h).
+  PB.registerVectorizerStartEPCallback(
+      [](FunctionPassManager &FPM, OptimizationLevel) {
+        FPM.addPass(StreamingUnrollPass());
+      });
   // After vectorisation and unrolling: unit loops that are one long
   // floating-point chain run several units per iteration, interleaved
   // (JamUnitLoops.h, from O2 on); then microcoded masked stores into the

@@ -1,0 +1,127 @@
+//===- StreamingUnroll.cpp - 8 vectors an iteration of a stream ----------===//
+//
+// See StreamingUnroll.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StreamingUnroll.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Metadata.h"
+
+using namespace llvm;
+using namespace kiln;
+
+namespace {
+
+/// A longer body is not a streaming loop: LLVM would not unroll it 16 times
+/// in any case, and a forced count would only cost code and compile time.
+constexpr unsigned MaxBodyInstructions = 32;
+
+constexpr StringLiteral FollowupName =
+    "llvm.loop.vectorize.followup_vectorized";
+constexpr StringLiteral UnrollCountName = "llvm.loop.unroll.count";
+
+/// The attribute node of \p ID named \p Name (its operand index), or -1.
+int attributeIndex(const MDNode &ID, StringRef Name) {
+  for (unsigned I = 1; I < ID.getNumOperands(); ++I) {
+    auto *Node = dyn_cast_or_null<MDNode>(ID.getOperand(I).get());
+    if (!Node || Node->getNumOperands() == 0)
+      continue;
+    if (auto *S = dyn_cast<MDString>(Node->getOperand(0));
+        S && S->getString() == Name)
+      return int(I);
+  }
+  return -1;
+}
+
+/// Whether \p Ptr addresses a buffer: its base object is a pointer loaded
+/// from memory (the launch's argument table), not the scratch argument, an
+/// alloca, or a choice between several bases.
+bool addressesBuffer(const Value *Ptr) {
+  return isa<LoadInst>(getUnderlyingObject(Ptr));
+}
+
+bool streams(const Loop &L) {
+  unsigned Count = 0, Stores = 0;
+  for (const BasicBlock *BB : L.blocks())
+    for (const Instruction &I : *BB) {
+      if (isa<PHINode>(I) || I.isTerminator() || I.isDebugOrPseudoInst())
+        continue;
+      if (++Count > MaxBodyInstructions)
+        return false;
+      if (I.isAtomic() || isa<FenceInst>(I))
+        return false;
+      if (const auto *Call = dyn_cast<CallBase>(&I)) {
+        if (!isa<IntrinsicInst>(Call) || Call->mayReadOrWriteMemory())
+          return false;
+        continue;
+      }
+      if (const auto *Load = dyn_cast<LoadInst>(&I)) {
+        if (!addressesBuffer(Load->getPointerOperand()))
+          return false;
+      } else if (const auto *Store = dyn_cast<StoreInst>(&I)) {
+        if (!addressesBuffer(Store->getPointerOperand()))
+          return false;
+        ++Stores;
+      } else if (I.mayReadOrWriteMemory()) {
+        return false;
+      }
+    }
+  return Stores > 0;
+}
+
+/// \p L's ID with \p Count added to its followup for the vectorised loop,
+/// or null when it has no such followup or the followup already sets an
+/// unroll count.
+MDNode *withCappedUnroll(const Loop &L, unsigned Count) {
+  MDNode *ID = L.getLoopID();
+  if (!ID)
+    return nullptr;
+  int At = attributeIndex(*ID, FollowupName);
+  if (At < 0)
+    return nullptr;
+  auto *Followup = cast<MDNode>(ID->getOperand(At).get());
+  if (attributeIndex(*Followup, UnrollCountName) >= 0)
+    return nullptr;
+  LLVMContext &Ctx = ID->getContext();
+  SmallVector<Metadata *, 4> FollowupOps(Followup->op_begin(),
+                                         Followup->op_end());
+  FollowupOps.push_back(MDNode::get(
+      Ctx, {MDString::get(Ctx, UnrollCountName),
+            ConstantAsMetadata::get(
+                ConstantInt::get(Type::getInt32Ty(Ctx), Count))}));
+  SmallVector<Metadata *, 6> Ops(ID->op_begin(), ID->op_end());
+  Ops[At] = MDNode::get(Ctx, FollowupOps);
+  MDNode *NewID = MDNode::getDistinct(Ctx, Ops);
+  NewID->replaceOperandWith(0, NewID); // the loop ID's self reference
+  return NewID;
+}
+
+} // namespace
+
+PreservedAnalyses StreamingUnrollPass::run(Function &F,
+                                           FunctionAnalysisManager &AM) {
+  auto &LI = AM.getResult<LoopAnalysis>(F);
+  bool Changed = false;
+  for (Loop *L : LI.getLoopsInPreorder()) {
+    if (!L->isInnermost() || !streams(*L))
+      continue;
+    if (MDNode *NewID = withCappedUnroll(*L, StreamingUnrollCount)) {
+      L->setLoopID(NewID);
+      Changed = true;
+    }
+  }
+  if (!Changed)
+    return PreservedAnalyses::all();
+  // Only metadata changed.
+  PreservedAnalyses PA;
+  PA.preserveSet<CFGAnalyses>();
+  return PA;
+}
