@@ -183,11 +183,27 @@ void kiln::lowering::versionUnitLoops(
     if (Found.empty())
       continue;
 
-    // All hold if, for each, Start + Step*(Trips-1) < Bound in 64 bits: the
-    // i32 index of unit k is (Start + Step*k) mod 2^32, at most that sum,
-    // which does not overflow 64 bits (the terms are below 2^32 and 2^63).
-    // A signed index is in bounds below min(Count, 2^31).
+    // The last unit the loop runs: its backedge-taken count, when
+    // ScalarEvolution has it as an expression of 32 bits at most that can
+    // be computed before the loop (a narrowed loop's End - Begin - 1; a
+    // constant otherwise). Else the largest count bounds it, which checks
+    // the last unit that could run, not the last that does.
+    const llvm::SCEV *Taken = SE.getBackedgeTakenCount(L);
+    bool ExactTrips = !llvm::isa<llvm::SCEVCouldNotCompute>(Taken) &&
+                      Taken->getType()->getIntegerBitWidth() <= 32 &&
+                      Exp.isSafeToExpandAt(Taken, At);
     llvm::IRBuilder<> IB(At);
+    Value *LastUnit = IB.getInt64(Trips - 1);
+    if (ExactTrips) {
+      Value *TakenV = Exp.expandCodeFor(Taken, Taken->getType(), At);
+      IB.SetInsertPoint(At);
+      LastUnit = IB.CreateZExt(TakenV, I64);
+    }
+
+    // All hold if, for each, Start + Step*LastUnit < Bound in 64 bits: the
+    // i32 index of unit k is (Start + Step*k) mod 2^32, at most that sum,
+    // which does not overflow 64 bits (the terms are below 2^32 and 2^64
+    // - 2^33). A signed index is in bounds below min(Count, 2^31).
     Value *AllIn = IB.getTrue();
     for (const Proven &P : Found) {
       Value *Start = Exp.expandCodeFor(P.Start, I32, At);
@@ -195,8 +211,10 @@ void kiln::lowering::versionUnitLoops(
       if (!Bound)
         Bound = Exp.expandCodeFor(P.Bound, I32, At);
       IB.SetInsertPoint(At);
-      Value *Last = IB.CreateAdd(IB.CreateZExt(Start, I64),
-                                 IB.getInt64(P.Step * uint64_t(Trips - 1)));
+      Value *Last =
+          IB.CreateAdd(IB.CreateZExt(Start, I64),
+                       IB.CreateMul(IB.getInt64(P.Step), LastUnit, "",
+                                    /*HasNUW=*/true));
       Bound = IB.CreateZExt(Bound, I64);
       if (P.Signed)
         Bound = IB.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Bound,
@@ -238,5 +256,28 @@ void kiln::lowering::versionUnitLoops(
     llvm::MDNode *TwinID = llvm::MDNode::getDistinct(Ctx, Ops);
     TwinID->replaceOperandWith(0, TwinID);
     Twin->setLoopID(TwinID);
+
+    // When every condition is a bounds check and the test above checked
+    // the loop's last unit (its trip count is exact), the guarded loop runs
+    // only for a cube whose last unit's index passes a buffer's end: the
+    // cubes at a buffer's end, and launches that fault. Left scalar, as
+    // LLVM's own fallback loops of runtime checks are: vectorising its
+    // masked accesses was a fifth of softmax_rows' compile time. A
+    // kernel's own condition (vadd's `if %i < %n`, a 2-D `%x < %w`) can
+    // leave whole rows or columns of cubes on the guarded loop, and so can
+    // a narrowed loop, whose test checks the last unit it could run rather
+    // than the last it runs (reduce_plane's loop over 8 plane sums took
+    // the guarded loop in every cube): those stay vectorised.
+    bool OnlyBoundsChecks = llvm::all_of(
+        Found, [](const Proven &P) { return P.Count != nullptr; });
+    if (OnlyBoundsChecks && ExactTrips) {
+      llvm::SmallVector<llvm::Metadata *, 8> Scalar(Ops.begin(), Ops.end());
+      Scalar.push_back(llvm::MDNode::get(
+          Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.enable"),
+                llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(Ctx))}));
+      llvm::MDNode *GuardedID = llvm::MDNode::getDistinct(Ctx, Scalar);
+      GuardedID->replaceOperandWith(0, GuardedID);
+      L->setLoopID(GuardedID);
+    }
   }
 }

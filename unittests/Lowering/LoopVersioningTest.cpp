@@ -162,6 +162,78 @@ TEST(LoopVersioningTest, AffineChecksGetATwinWithoutThem) {
     EXPECT_EQ(Twin->getOperand(I), Orig->getOperand(I));
 }
 
+/// The value of \p V (a constant expression of the arguments, as the
+/// versioning's entry check is) for the arguments \p Args.
+llvm::Constant *evaluate(llvm::Value *V, const Parsed &P,
+                         llvm::ArrayRef<uint64_t> Args) {
+  llvm::DenseMap<llvm::Value *, llvm::Constant *> Vals;
+  for (unsigned I = 0; I < Args.size(); ++I)
+    Vals[P.F->getArg(I + 1)] =
+        llvm::ConstantInt::get(P.F->getArg(I + 1)->getType(), Args[I]);
+  const llvm::DataLayout &DL = P.M->getDataLayout();
+  std::function<llvm::Constant *(llvm::Value *)> Get =
+      [&](llvm::Value *V) -> llvm::Constant * {
+    if (auto *C = llvm::dyn_cast<llvm::Constant>(V))
+      return C;
+    if (auto It = Vals.find(V); It != Vals.end())
+      return It->second;
+    auto *I = llvm::cast<llvm::Instruction>(V);
+    llvm::Constant *R = nullptr;
+    if (auto *Cmp = llvm::dyn_cast<llvm::ICmpInst>(I)) {
+      R = llvm::ConstantFoldCompareInstOperands(
+          Cmp->getPredicate(), Get(I->getOperand(0)), Get(I->getOperand(1)),
+          DL);
+    } else if (auto *Cast = llvm::dyn_cast<llvm::CastInst>(I)) {
+      R = llvm::ConstantFoldCastOperand(Cast->getOpcode(),
+                                        Get(I->getOperand(0)), I->getType(),
+                                        DL);
+    } else if (auto *Call = llvm::dyn_cast<llvm::IntrinsicInst>(I)) {
+      llvm::APInt A = llvm::cast<llvm::ConstantInt>(Get(Call->getArgOperand(0)))
+                          ->getValue(),
+                  B = llvm::cast<llvm::ConstantInt>(Get(Call->getArgOperand(1)))
+                          ->getValue();
+      switch (Call->getIntrinsicID()) {
+      case llvm::Intrinsic::umin:
+        R = llvm::ConstantInt::get(I->getType(), A.ult(B) ? A : B);
+        break;
+      case llvm::Intrinsic::umax:
+        R = llvm::ConstantInt::get(I->getType(), A.ugt(B) ? A : B);
+        break;
+      default:
+        break;
+      }
+    } else if (auto *Sel = llvm::dyn_cast<llvm::SelectInst>(I)) {
+      R = Get(Sel->getCondition())->isOneValue() ? Get(Sel->getTrueValue())
+                                                 : Get(Sel->getFalseValue());
+    } else {
+      R = llvm::ConstantFoldBinaryOpOperands(
+          I->getOpcode(), Get(I->getOperand(0)), Get(I->getOperand(1)), DL);
+    }
+    EXPECT_TRUE(R) << "cannot evaluate " << I->getOpcodeName();
+    Vals[V] = R;
+    return R;
+  };
+  return Get(V);
+}
+
+/// The loop ID on \p Latch's branch.
+llvm::MDNode *loopID(const Parsed &P, llvm::StringRef Latch) {
+  return P.block(Latch)->getTerminator()->getMetadata(
+      llvm::LLVMContext::MD_loop);
+}
+
+/// Whether \p ID turns the vectoriser off.
+bool vectorisationOff(const llvm::MDNode *ID) {
+  for (const llvm::MDOperand &Op : ID->operands())
+    if (auto *N = llvm::dyn_cast<llvm::MDNode>(Op.get()))
+      if (N->getNumOperands() == 2)
+        if (auto *S = llvm::dyn_cast<llvm::MDString>(N->getOperand(0)))
+          if (S->getString() == "llvm.loop.vectorize.enable")
+            return llvm::mdconst::extract<llvm::ConstantInt>(N->getOperand(1))
+                ->isZero();
+  return false;
+}
+
 TEST(LoopVersioningTest, TheEntryCheckTestsTheLastUnit) {
   // With %off = 0 the last unit's index is 15: with 16 elements the twin
   // runs, with 15 it does not.
@@ -173,44 +245,7 @@ TEST(LoopVersioningTest, TheEntryCheckTestsTheLastUnit) {
   ASSERT_TRUE(Cond);
   // The check only reads the arguments: evaluate it by hand for a few.
   auto Eval = [&](uint64_t Count, uint32_t N, uint32_t Off) {
-    llvm::DenseMap<llvm::Value *, llvm::Constant *> Vals;
-    Vals[P.F->getArg(1)] =
-        llvm::ConstantInt::get(P.F->getArg(1)->getType(), Count);
-    Vals[P.F->getArg(2)] = llvm::ConstantInt::get(P.F->getArg(2)->getType(), N);
-    Vals[P.F->getArg(3)] =
-        llvm::ConstantInt::get(P.F->getArg(3)->getType(), Off);
-    std::function<llvm::Constant *(llvm::Value *)> Get =
-        [&](llvm::Value *V) -> llvm::Constant * {
-      if (auto *C = llvm::dyn_cast<llvm::Constant>(V))
-        return C;
-      if (auto It = Vals.find(V); It != Vals.end())
-        return It->second;
-      auto *I = llvm::cast<llvm::Instruction>(V);
-      llvm::Constant *R = nullptr;
-      if (auto *Cmp = llvm::dyn_cast<llvm::ICmpInst>(I))
-        R = llvm::ConstantFoldCompareInstOperands(
-            Cmp->getPredicate(), Get(I->getOperand(0)), Get(I->getOperand(1)),
-            P.M->getDataLayout());
-      else if (auto *Cast = llvm::dyn_cast<llvm::CastInst>(I))
-        R = llvm::ConstantFoldCastOperand(Cast->getOpcode(),
-                                          Get(I->getOperand(0)), I->getType(),
-                                          P.M->getDataLayout());
-      else if (auto *Call = llvm::dyn_cast<llvm::IntrinsicInst>(I)) {
-        // umin
-        auto A = llvm::cast<llvm::ConstantInt>(Get(Call->getArgOperand(0)))
-                     ->getValue(),
-             B = llvm::cast<llvm::ConstantInt>(Get(Call->getArgOperand(1)))
-                     ->getValue();
-        R = llvm::ConstantInt::get(I->getType(), A.ult(B) ? A : B);
-      } else
-        R = llvm::ConstantFoldBinaryOpOperands(
-            I->getOpcode(), Get(I->getOperand(0)), Get(I->getOperand(1)),
-            P.M->getDataLayout());
-      EXPECT_TRUE(R) << "cannot evaluate " << I->getOpcodeName();
-      Vals[V] = R;
-      return R;
-    };
-    return Get(Cond)->isOneValue();
+    return evaluate(Cond, P, {Count, N, Off})->isOneValue();
   };
   EXPECT_TRUE(Eval(16, 16, 0));
   EXPECT_FALSE(Eval(15, 16, 0)); // unit 15's index is out of bounds
@@ -260,3 +295,104 @@ TEST(LoopVersioningTest, OnlyTheLoopsNamed) {
 }
 
 } // namespace
+
+TEST(LoopVersioningTest, TheGuardedLoopIsScalarWhenItOnlyChecksBounds) {
+  // UnitLoopIR drops a kernel's own `u < n` in its twin: whole cubes may
+  // take the guarded loop, which stays vectorisable.
+  {
+    Parsed P(UnitLoopIR);
+    ASSERT_TRUE(P.F);
+    versionUnitLoops(*P.F, {P.guard()}, {P.block("unit")});
+    ASSERT_TRUE(P.valid());
+    EXPECT_FALSE(vectorisationOff(loopID(P, "latch")));
+    EXPECT_FALSE(vectorisationOff(loopID(P, "latch.inb")));
+  }
+  // Without it, only the bounds check: the guarded loop runs for cubes at a
+  // buffer's end, and is left scalar; the twin is not.
+  std::string Text = UnitLoopIR;
+  std::string From = "br i1 %own, label %use, label %latch";
+  Text.replace(Text.find(From), From.size(), "br label %use");
+  Parsed P(Text);
+  ASSERT_TRUE(P.F);
+  versionUnitLoops(*P.F, {P.guard()}, {P.block("unit")});
+  ASSERT_TRUE(P.valid());
+  llvm::MDNode *Guarded = loopID(P, "latch");
+  ASSERT_TRUE(Guarded);
+  EXPECT_TRUE(vectorisationOff(Guarded));
+  EXPECT_EQ(Guarded->getOperand(0), Guarded);
+  EXPECT_FALSE(vectorisationOff(loopID(P, "latch.inb")));
+}
+
+/// A narrowed unit loop: units [%begin, min(%end, 16)), entered when the
+/// range is not empty, storing to buf[u + off] behind a bounds check.
+const char *NarrowedLoopIR = R"(
+define void @cube(ptr %buf, i64 %count, i32 %begin, i32 %end, i32 %off) {
+entry:
+  %lim64 = call i64 @llvm.umin.i64(i64 %count, i64 4294967295)
+  %lim = trunc i64 %lim64 to i32
+  %big = icmp ugt i64 %count, 4294967295
+  %shift = zext i1 %big to i32
+  %stop = call i32 @llvm.umin.i32(i32 %end, i32 16)
+  %any = icmp ult i32 %begin, %stop
+  br i1 %any, label %pre, label %exit
+
+pre:
+  br label %unit
+
+unit:
+  %u = phi i32 [ %begin, %pre ], [ %next, %latch ]
+  %idx = add i32 %u, %off
+  %half = lshr i32 %idx, %shift
+  %inb = icmp ult i32 %half, %lim
+  br i1 %inb, label %store, label %latch
+
+store:
+  %idx64 = zext i32 %idx to i64
+  %p = getelementptr inbounds float, ptr %buf, i64 %idx64
+  store float 1.0, ptr %p, align 4, !llvm.access.group !2
+  br label %latch
+
+latch:
+  %next = add nuw nsw i32 %u, 1
+  %more = icmp ult i32 %next, %stop
+  br i1 %more, label %unit, label %exit, !llvm.loop !0
+
+exit:
+  ret void
+}
+
+declare i64 @llvm.umin.i64(i64, i64)
+declare i32 @llvm.umin.i32(i32, i32)
+
+!0 = distinct !{!0, !1, !3}
+!1 = !{!"llvm.loop.parallel_accesses", !2}
+!2 = distinct !{}
+!3 = !{!"llvm.loop.unroll.disable"}
+)";
+
+TEST(LoopVersioningTest, ANarrowedLoopChecksTheLastUnitItRuns) {
+  // The entry check tests the index of the last unit that runs, not of
+  // unit 15 (the last that could): units [0, 8) over 8 elements take the
+  // twin. Earlier the check took unit 15 and sent every such cube to the
+  // guarded loop.
+  Parsed P(NarrowedLoopIR);
+  ASSERT_TRUE(P.F);
+  versionUnitLoops(*P.F, {P.guard()}, {P.block("unit")});
+  ASSERT_TRUE(P.valid());
+  ASSERT_TRUE(P.block("unit.inb"));
+  llvm::Value *Cond = P.condition("pre");
+  ASSERT_TRUE(Cond);
+  // Arguments: count, begin, end, off.
+  auto Twin = [&](uint64_t Count, uint32_t Begin, uint32_t End,
+                  uint32_t Off) {
+    return evaluate(Cond, P, {Count, Begin, End, Off})->isOneValue();
+  };
+  EXPECT_TRUE(Twin(8, 0, 8, 0));
+  EXPECT_FALSE(Twin(7, 0, 8, 0));   // unit 7's index is out of bounds
+  EXPECT_TRUE(Twin(16, 4, 100, 0)); // the range stops at 16
+  EXPECT_FALSE(Twin(15, 4, 100, 0));
+  EXPECT_TRUE(Twin(13, 2, 5, 8));   // units 2..4 at 10..12
+  EXPECT_FALSE(Twin(12, 2, 5, 8));
+  // Exact, and only bounds checks: the guarded loop is scalar.
+  EXPECT_TRUE(vectorisationOff(loopID(P, "latch")));
+}
