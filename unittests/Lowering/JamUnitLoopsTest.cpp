@@ -12,15 +12,14 @@
 
 #include "JamUnitLoops.h"
 
+#include "FunctionPassTestUtil.h"
+
 #include "kiln/CPU/CodeGen.h"
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include "gtest/gtest.h"
@@ -96,26 +95,7 @@ std::string jammed(const std::string &IR, const char *CPU) {
     return "";
   }
   prepareModule(*M, **TM);
-  LoopAnalysisManager LAM;
-  FunctionAnalysisManager FAM;
-  CGSCCAnalysisManager CGAM;
-  ModuleAnalysisManager MAM;
-  PassBuilder PB(TM->get());
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  FunctionPassManager FPM;
-  FPM.addPass(JamUnitLoopsPass());
-  FPM.run(*M->getFunction("f"), FAM);
-  std::string Err;
-  raw_string_ostream ErrOS(Err);
-  EXPECT_FALSE(verifyModule(*M, &ErrOS)) << Err;
-  std::string Out;
-  raw_string_ostream OS(Out);
-  M->print(OS, nullptr);
-  return Out;
+  return test::runFunctionPass(*M, "f", JamUnitLoopsPass(), TM->get());
 }
 
 size_t count(const std::string &Text, const std::string &What) {

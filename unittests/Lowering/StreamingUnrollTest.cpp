@@ -11,13 +11,12 @@
 
 #include "StreamingUnroll.h"
 
+#include "FunctionPassTestUtil.h"
+
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
@@ -85,26 +84,7 @@ std::string afterPass(const std::string &IR) {
     ADD_FAILURE() << Diag.getMessage().str() << "\n" << IR;
     return "";
   }
-  LoopAnalysisManager LAM;
-  FunctionAnalysisManager FAM;
-  CGSCCAnalysisManager CGAM;
-  ModuleAnalysisManager MAM;
-  PassBuilder PB;
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  FunctionPassManager FPM;
-  FPM.addPass(StreamingUnrollPass());
-  FPM.run(*M->getFunction("f"), FAM);
-  std::string Err;
-  raw_string_ostream ErrOS(Err);
-  EXPECT_FALSE(verifyModule(*M, &ErrOS)) << Err;
-  std::string Out;
-  raw_string_ostream OS(Out);
-  M->print(OS, nullptr);
-  return Out;
+  return test::runFunctionPass(*M, "f", StreamingUnrollPass());
 }
 
 bool capped(const std::string &Out) {

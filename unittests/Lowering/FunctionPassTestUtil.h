@@ -1,0 +1,55 @@
+//===- FunctionPassTestUtil.h - One function pass on parsed IR -*- C++ -*-===//
+//
+// The tests of lib/CPU's own LLVM passes (JamUnitLoops, StreamingUnroll)
+// run one pass on one function of hand-written IR, with the analyses a
+// PassBuilder registers (and TTI from a target machine when given), then
+// verify and print the module.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_UNITTESTS_LOWERING_FUNCTIONPASSTESTUTIL_H
+#define KILN_UNITTESTS_LOWERING_FUNCTIONPASSTESTUTIL_H
+
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+namespace kiln::test {
+
+/// Runs \p Pass on the function \p Name of \p M (with \p TM's target
+/// information when given), checks that the module still verifies and
+/// returns it printed.
+template <typename PassT>
+std::string runFunctionPass(llvm::Module &M, llvm::StringRef Name, PassT Pass,
+                            llvm::TargetMachine *TM = nullptr) {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  llvm::PassBuilder PB(TM);
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  llvm::FunctionPassManager FPM;
+  FPM.addPass(std::move(Pass));
+  FPM.run(*M.getFunction(Name), FAM);
+  std::string Err;
+  llvm::raw_string_ostream ErrOS(Err);
+  EXPECT_FALSE(llvm::verifyModule(M, &ErrOS)) << Err;
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  M.print(OS, nullptr);
+  return Out;
+}
+
+} // namespace kiln::test
+
+#endif // KILN_UNITTESTS_LOWERING_FUNCTIONPASSTESTUTIL_H
