@@ -18,6 +18,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/OptBisect.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -27,6 +28,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <optional>
 
 using namespace kiln;
 using namespace llvm;
@@ -347,7 +350,15 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   ModuleAnalysisManager MAM;
   // The TargetMachine gives TTI; without it nothing is vectorised
   // (docs/Design.md §10.1).
-  PassBuilder PB(&TM, PTO);
+  // `-time-passes` (kiln-compile and kiln-run take LLVM's options) times
+  // the optimisation passes too, not only code generation's.
+  PassInstrumentationCallbacks PIC;
+  std::optional<TimePassesHandler> PassTimes;
+  if (TimePassesIsEnabled) {
+    PassTimes.emplace(/*Enabled=*/true);
+    PassTimes->registerCallbacks(PIC);
+  }
+  PassBuilder PB(&TM, PTO, std::nullopt, &PIC);
 
   Triple TT(M.getTargetTriple());
   TargetLibraryInfoImpl TLII(TT);
