@@ -6,6 +6,7 @@
 #include "BlendScratchStores.h"
 #include "InlineExp.h"
 #include "JamUnitLoops.h"
+#include "ScalarFallbackLoops.h"
 #include "SerialProductScans.h"
 #include "StreamingUnroll.h"
 
@@ -335,6 +336,9 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
     inlineExpF32(M);
   // At every level too: the choice follows the target, not the level.
   serialiseProductScans(M, TM);
+  // After inlineExpF32: whether a guarded loop may be scalar depends on
+  // the math left in it as calls (ScalarFallbackLoops.h).
+  settleScalarFallbackLoops(M);
 
   // Explicit tuning options: buildPerModuleDefaultPipeline leaves SLP off
   // otherwise (docs/Design.md §10.2).

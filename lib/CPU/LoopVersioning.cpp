@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopVersioning.h"
+#include "ScalarFallbackLoops.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -260,24 +261,16 @@ void kiln::lowering::versionUnitLoops(
     // When every condition is a bounds check and the test above checked
     // the loop's last unit (its trip count is exact), the guarded loop runs
     // only for a cube whose last unit's index passes a buffer's end: the
-    // cubes at a buffer's end, and launches that fault. Left scalar, as
-    // LLVM's own fallback loops of runtime checks are: vectorising its
-    // masked accesses was a fifth of softmax_rows' compile time. A
-    // kernel's own condition (vadd's `if %i < %n`, a 2-D `%x < %w`) can
+    // cubes at a buffer's end, and launches that fault. It is marked to be
+    // left scalar (ScalarFallbackLoops.h decides once the target is known).
+    // A kernel's own condition (vadd's `if %i < %n`, a 2-D `%x < %w`) can
     // leave whole rows or columns of cubes on the guarded loop, and so can
     // a narrowed loop, whose test checks the last unit it could run rather
     // than the last it runs (reduce_plane's loop over 8 plane sums took
     // the guarded loop in every cube): those stay vectorised.
     bool OnlyBoundsChecks = llvm::all_of(
         Found, [](const Proven &P) { return P.Count != nullptr; });
-    if (OnlyBoundsChecks && ExactTrips) {
-      llvm::SmallVector<llvm::Metadata *, 8> Scalar(Ops.begin(), Ops.end());
-      Scalar.push_back(llvm::MDNode::get(
-          Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.enable"),
-                llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(Ctx))}));
-      llvm::MDNode *GuardedID = llvm::MDNode::getDistinct(Ctx, Scalar);
-      GuardedID->replaceOperandWith(0, GuardedID);
-      L->setLoopID(GuardedID);
-    }
+    if (OnlyBoundsChecks && ExactTrips)
+      markScalarFallback(*L);
   }
 }

@@ -7,8 +7,10 @@
 #include "StreamingUnroll.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Instructions.h"
@@ -43,9 +45,26 @@ int attributeIndex(const MDNode &ID, StringRef Name) {
 
 /// Whether \p Ptr addresses a buffer: its base object is a pointer loaded
 /// from memory (the launch's argument table), not the scratch argument, an
-/// alloca, or a choice between several bases.
-bool addressesBuffer(const Value *Ptr) {
-  return isa<LoadInst>(getUnderlyingObject(Ptr));
+/// alloca, or a choice between several bases; and the address is computed
+/// in the loop from nothing loaded there (a gather's or scatter's index is:
+/// its vector form is one scalar access per lane, which 8 copies would
+/// multiply).
+bool addressesBuffer(const Loop &L, const Value *Ptr) {
+  if (!isa<LoadInst>(getUnderlyingObject(Ptr)))
+    return false;
+  SmallVector<const Value *, 8> Work{Ptr};
+  SmallPtrSet<const Value *, 16> Seen;
+  while (!Work.empty()) {
+    const auto *I = dyn_cast<Instruction>(Work.pop_back_val());
+    if (!I || !L.contains(I) || !Seen.insert(I).second)
+      continue;
+    if (isa<LoadInst>(I) || isa<CallBase>(I))
+      return false;
+    if (isa<PHINode>(I))
+      continue; // the induction variable
+    append_range(Work, I->operands());
+  }
+  return true;
 }
 
 bool streams(const Loop &L) {
@@ -64,10 +83,10 @@ bool streams(const Loop &L) {
         continue;
       }
       if (const auto *Load = dyn_cast<LoadInst>(&I)) {
-        if (!addressesBuffer(Load->getPointerOperand()))
+        if (!addressesBuffer(L, Load->getPointerOperand()))
           return false;
       } else if (const auto *Store = dyn_cast<StoreInst>(&I)) {
-        if (!addressesBuffer(Store->getPointerOperand()))
+        if (!addressesBuffer(L, Store->getPointerOperand()))
           return false;
         ++Stores;
       } else if (I.mayReadOrWriteMemory()) {
@@ -109,9 +128,16 @@ MDNode *withCappedUnroll(const Loop &L, unsigned Count) {
 PreservedAnalyses StreamingUnrollPass::run(Function &F,
                                            FunctionAnalysisManager &AM) {
   auto &LI = AM.getResult<LoopAnalysis>(F);
+  auto &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
   bool Changed = false;
   for (Loop *L : LI.getLoopsInPreorder()) {
-    if (!L->isInnermost() || !streams(*L))
+    // A constant unit count (a whole cube's units): the vectorised loop has
+    // no remainder to run, and a count of 8 divides its iterations or
+    // unrolls it fully. A narrowed loop's variable count would leave the
+    // vectorised epilogue, which takes the same followup, 8 copies of an
+    // iteration that runs once.
+    if (!L->isInnermost() || SE.getSmallConstantTripCount(L) == 0 ||
+        !streams(*L))
       continue;
     if (MDNode *NewID = withCappedUnroll(*L, StreamingUnrollCount)) {
       L->setLoopID(NewID);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopVersioning.h"
+#include "ScalarFallbackLoops.h"
 
 #include "llvm/Analysis/ConstantFolding.h"
 #include "llvm/AsmParser/Parser.h"
@@ -222,16 +223,34 @@ llvm::MDNode *loopID(const Parsed &P, llvm::StringRef Latch) {
       llvm::LLVMContext::MD_loop);
 }
 
-/// Whether \p ID turns the vectoriser off.
-bool vectorisationOff(const llvm::MDNode *ID) {
+/// Whether \p ID carries the named loop attribute, and its value (or
+/// true when it has none).
+bool hasAttribute(const llvm::MDNode *ID, llvm::StringRef Name,
+                  bool *Value = nullptr) {
   for (const llvm::MDOperand &Op : ID->operands())
     if (auto *N = llvm::dyn_cast<llvm::MDNode>(Op.get()))
-      if (N->getNumOperands() == 2)
-        if (auto *S = llvm::dyn_cast<llvm::MDString>(N->getOperand(0)))
-          if (S->getString() == "llvm.loop.vectorize.enable")
-            return llvm::mdconst::extract<llvm::ConstantInt>(N->getOperand(1))
-                ->isZero();
+      if (N->getNumOperands() >= 1)
+        if (auto *S = llvm::dyn_cast<llvm::MDString>(N->getOperand(0));
+            S && S->getString() == Name) {
+          if (Value)
+            *Value = N->getNumOperands() < 2 ||
+                     !llvm::mdconst::extract<llvm::ConstantInt>(
+                          N->getOperand(1))
+                          ->isZero();
+          return true;
+        }
   return false;
+}
+
+/// Whether the lowering marked \p ID's loop to be left scalar.
+bool markedScalar(const llvm::MDNode *ID) {
+  return hasAttribute(ID, "kiln.loop.scalar_fallback");
+}
+
+/// Whether \p ID turns the vectoriser off.
+bool vectorisationOff(const llvm::MDNode *ID) {
+  bool On = true;
+  return hasAttribute(ID, "llvm.loop.vectorize.enable", &On) && !On;
 }
 
 TEST(LoopVersioningTest, TheEntryCheckTestsTheLastUnit) {
@@ -304,8 +323,8 @@ TEST(LoopVersioningTest, TheGuardedLoopIsScalarWhenItOnlyChecksBounds) {
     ASSERT_TRUE(P.F);
     versionUnitLoops(*P.F, {P.guard()}, {P.block("unit")});
     ASSERT_TRUE(P.valid());
-    EXPECT_FALSE(vectorisationOff(loopID(P, "latch")));
-    EXPECT_FALSE(vectorisationOff(loopID(P, "latch.inb")));
+    EXPECT_FALSE(markedScalar(loopID(P, "latch")));
+    EXPECT_FALSE(markedScalar(loopID(P, "latch.inb")));
   }
   // Without it, only the bounds check: the guarded loop runs for cubes at a
   // buffer's end, and is left scalar; the twin is not.
@@ -318,9 +337,48 @@ TEST(LoopVersioningTest, TheGuardedLoopIsScalarWhenItOnlyChecksBounds) {
   ASSERT_TRUE(P.valid());
   llvm::MDNode *Guarded = loopID(P, "latch");
   ASSERT_TRUE(Guarded);
+  EXPECT_TRUE(markedScalar(Guarded));
+  EXPECT_EQ(Guarded->getOperand(0), Guarded);
+  EXPECT_TRUE(hasAttribute(Guarded, "llvm.loop.parallel_accesses"));
+  EXPECT_FALSE(markedScalar(loopID(P, "latch.inb")));
+
+  // Settled before the pipeline: no call in it, so the mark becomes
+  // `vectorize.enable` false; the twin is left as it is.
+  EXPECT_EQ(kiln::settleScalarFallbackLoops(*P.M), 1u);
+  Guarded = loopID(P, "latch");
+  EXPECT_FALSE(markedScalar(Guarded));
   EXPECT_TRUE(vectorisationOff(Guarded));
   EXPECT_EQ(Guarded->getOperand(0), Guarded);
+  EXPECT_TRUE(hasAttribute(Guarded, "llvm.loop.parallel_accesses"));
   EXPECT_FALSE(vectorisationOff(loopID(P, "latch.inb")));
+}
+
+TEST(LoopVersioningTest, AGuardedLoopThatCallsLibmStaysVectorisable) {
+  // sinf's vector form (libmvec) rounds differently from the scalar one:
+  // the mark is removed and the loop left to the vectoriser. sqrt is exact
+  // in both forms and does not count.
+  for (const char *Call : {"call float @llvm.sin.f32(float 1.0)",
+                           "call float @sinf(float 1.0)",
+                           "call float @llvm.sqrt.f32(float 1.0)"}) {
+    std::string Text = UnitLoopIR;
+    std::string From = "br i1 %own, label %use, label %latch";
+    Text.replace(Text.find(From), From.size(), "br label %use");
+    From = "  %idx64 = zext i32 %idx to i64";
+    Text.replace(Text.find(From), From.size(),
+                 std::string("  %v = ") + Call + "\n" + From);
+    Text += "declare float @llvm.sin.f32(float)\n"
+            "declare float @llvm.sqrt.f32(float)\n"
+            "declare float @sinf(float)\n";
+    Parsed P(Text);
+    ASSERT_TRUE(P.F);
+    versionUnitLoops(*P.F, {P.guard()}, {P.block("unit")});
+    ASSERT_TRUE(P.valid());
+    EXPECT_TRUE(markedScalar(loopID(P, "latch")));
+    bool Exact = llvm::StringRef(Call).contains("sqrt");
+    EXPECT_EQ(kiln::settleScalarFallbackLoops(*P.M), Exact ? 1u : 0u) << Call;
+    EXPECT_FALSE(markedScalar(loopID(P, "latch")));
+    EXPECT_EQ(vectorisationOff(loopID(P, "latch")), Exact) << Call;
+  }
 }
 
 /// A narrowed unit loop: units [%begin, min(%end, 16)), entered when the
@@ -393,6 +451,6 @@ TEST(LoopVersioningTest, ANarrowedLoopChecksTheLastUnitItRuns) {
   EXPECT_FALSE(Twin(15, 4, 100, 0));
   EXPECT_TRUE(Twin(13, 2, 5, 8));   // units 2..4 at 10..12
   EXPECT_FALSE(Twin(12, 2, 5, 8));
-  // Exact, and only bounds checks: the guarded loop is scalar.
-  EXPECT_TRUE(vectorisationOff(loopID(P, "latch")));
+  // Exact, and only bounds checks: the guarded loop is marked scalar.
+  EXPECT_TRUE(markedScalar(loopID(P, "latch")));
 }

@@ -4,7 +4,8 @@
 // `llvm.loop.unroll.count` 8 in their followup for the vectorised loop (a
 // short loop that loads and stores buffers) and which keep LLVM's own
 // choice (scratch, an atomic, a call that touches memory, a long body, no
-// store, a loop without the followup, a count already set). The end-to-end
+// store, an address loaded in the loop, a unit count that is not a
+// constant, a loop without the followup, a count already set). The end-to-end
 // check is test/CodeGen/streaming-unroll.kiln.
 //
 //===----------------------------------------------------------------------===//
@@ -147,6 +148,27 @@ TEST(StreamingUnroll, LeavesLongBodiesAndLoopsThatOnlyRead) {
   %vx = load volatile float, ptr %px, align 4
 )";
   EXPECT_FALSE(capped(afterPass(unitLoop(ReadOnly))));
+}
+
+TEST(StreamingUnroll, LeavesGathersAndVariableCounts) {
+  // A store whose index is loaded in the loop is a scatter once vectorised:
+  // one scalar store per lane.
+  std::string Scatter = std::string(Saxpy) + R"(
+  %k = load i32, ptr %px, align 4, !llvm.access.group !4
+  %k64 = zext i32 %k to i64
+  %pk = getelementptr inbounds float, ptr %y, i64 %k64
+  store float %s, ptr %pk, align 4, !llvm.access.group !4
+)";
+  EXPECT_FALSE(capped(afterPass(unitLoop(Scatter))));
+  // A loop whose unit count is not a constant (a narrowed loop).
+  std::string Variable = unitLoop(Saxpy);
+  std::string From = "icmp eq i64 %next, 256";
+  Variable.replace(Variable.find(From), From.size(), "icmp eq i64 %next, %n");
+  From = "define void @f(ptr noalias %args, ptr noalias %scratch)";
+  Variable.replace(Variable.find(From), From.size(),
+                   "define void @f(ptr noalias %args, ptr noalias %scratch, "
+                   "i64 %n)");
+  EXPECT_FALSE(capped(afterPass(Variable)));
 }
 
 TEST(StreamingUnroll, LeavesLoopsWithoutTheFollowupOrWithACount) {
