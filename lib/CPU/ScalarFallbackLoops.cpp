@@ -19,33 +19,17 @@ namespace {
 
 constexpr StringLiteral MarkName = "kiln.loop.scalar_fallback";
 
-bool isMark(const MDOperand &Op) {
-  auto *Node = dyn_cast_or_null<MDNode>(Op.get());
-  if (!Node || Node->getNumOperands() != 1)
-    return false;
-  auto *Name = dyn_cast<MDString>(Node->getOperand(0));
-  return Name && Name->getString() == MarkName;
-}
-
 /// \p L's loop ID without the mark, with \p Extra appended when given.
-MDNode *rebuiltID(const Loop &L, Metadata *Extra) {
-  MDNode *ID = L.getLoopID();
-  LLVMContext &Ctx = L.getHeader()->getContext();
-  SmallVector<Metadata *, 8> Ops{nullptr};
-  if (ID)
-    for (unsigned I = 1; I < ID->getNumOperands(); ++I)
-      if (!isMark(ID->getOperand(I)))
-        Ops.push_back(ID->getOperand(I));
+MDNode *rebuiltID(const Loop &L, MDNode *Extra) {
+  SmallVector<MDNode *, 1> Add;
   if (Extra)
-    Ops.push_back(Extra);
-  MDNode *New = MDNode::getDistinct(Ctx, Ops);
-  New->replaceOperandWith(0, New); // the loop ID's self reference
-  return New;
+    Add.push_back(Extra);
+  return makePostTransformationMetadata(L.getHeader()->getContext(),
+                                        L.getLoopID(), {MarkName}, Add);
 }
 
 bool isMarked(const Loop &L) {
-  MDNode *ID = L.getLoopID();
-  return ID && any_of(drop_begin(ID->operands()), isMark);
+  return findOptionMDForLoopID(L.getLoopID(), MarkName) != nullptr;
 }
 
 } // namespace
@@ -111,14 +95,20 @@ bool kiln::callsInexactMath(const Loop &L) {
 unsigned kiln::settleScalarFallbackLoops(Module &M) {
   unsigned Scalar = 0;
   for (Function &F : M) {
-    if (F.isDeclaration())
+    // The loop forest only for a function with a mark on some latch.
+    bool AnyMark = any_of(F, [](const BasicBlock &BB) {
+      const Instruction *T = BB.getTerminator();
+      MDNode *ID = T ? T->getMetadata(LLVMContext::MD_loop) : nullptr;
+      return ID && findOptionMDForLoopID(ID, MarkName);
+    });
+    if (!AnyMark)
       continue;
     DominatorTree DT(F);
     LoopInfo LI(DT);
     for (Loop *L : LI.getLoopsInPreorder()) {
       if (!isMarked(*L))
         continue;
-      Metadata *NoVectors = nullptr;
+      MDNode *NoVectors = nullptr;
       if (!callsInexactMath(*L)) {
         LLVMContext &Ctx = F.getContext();
         NoVectors = MDNode::get(

@@ -30,19 +30,6 @@ constexpr StringLiteral FollowupName =
     "llvm.loop.vectorize.followup_vectorized";
 constexpr StringLiteral UnrollCountName = "llvm.loop.unroll.count";
 
-/// The attribute node of \p ID named \p Name (its operand index), or -1.
-int attributeIndex(const MDNode &ID, StringRef Name) {
-  for (unsigned I = 1; I < ID.getNumOperands(); ++I) {
-    auto *Node = dyn_cast_or_null<MDNode>(ID.getOperand(I).get());
-    if (!Node || Node->getNumOperands() == 0)
-      continue;
-    if (auto *S = dyn_cast<MDString>(Node->getOperand(0));
-        S && S->getString() == Name)
-      return int(I);
-  }
-  return -1;
-}
-
 /// Whether \p Ptr addresses a buffer: its base object is a pointer loaded
 /// from memory (the launch's argument table), not the scratch argument, an
 /// alloca, or a choice between several bases; and the address is computed
@@ -100,27 +87,28 @@ bool streams(const Loop &L) {
 /// or null when it has no such followup or the followup already sets an
 /// unroll count.
 MDNode *withCappedUnroll(const Loop &L, unsigned Count) {
-  MDNode *ID = L.getLoopID();
-  if (!ID)
+  MDNode *Followup = findOptionMDForLoopID(L.getLoopID(), FollowupName);
+  if (!Followup)
     return nullptr;
-  int At = attributeIndex(*ID, FollowupName);
-  if (At < 0)
+  // The followup's operands after its name are attribute nodes.
+  auto IsCount = [](const MDOperand &Op) {
+    auto *Node = dyn_cast<MDNode>(Op.get());
+    auto *Name = Node && Node->getNumOperands()
+                     ? dyn_cast<MDString>(Node->getOperand(0))
+                     : nullptr;
+    return Name && Name->getString() == UnrollCountName;
+  };
+  if (any_of(drop_begin(Followup->operands()), IsCount))
     return nullptr;
-  auto *Followup = cast<MDNode>(ID->getOperand(At).get());
-  if (attributeIndex(*Followup, UnrollCountName) >= 0)
-    return nullptr;
-  LLVMContext &Ctx = ID->getContext();
+  LLVMContext &Ctx = Followup->getContext();
   SmallVector<Metadata *, 4> FollowupOps(Followup->op_begin(),
                                          Followup->op_end());
   FollowupOps.push_back(MDNode::get(
       Ctx, {MDString::get(Ctx, UnrollCountName),
             ConstantAsMetadata::get(
                 ConstantInt::get(Type::getInt32Ty(Ctx), Count))}));
-  SmallVector<Metadata *, 6> Ops(ID->op_begin(), ID->op_end());
-  Ops[At] = MDNode::get(Ctx, FollowupOps);
-  MDNode *NewID = MDNode::getDistinct(Ctx, Ops);
-  NewID->replaceOperandWith(0, NewID); // the loop ID's self reference
-  return NewID;
+  return makePostTransformationMetadata(Ctx, L.getLoopID(), {FollowupName},
+                                        {MDNode::get(Ctx, FollowupOps)});
 }
 
 } // namespace
