@@ -178,7 +178,11 @@ def build_summary(data):
         for t in ("1t", "nt"):
             L[f"{name}_{t}_GBps"] = med(data, "native", f"{name}_{t}", "GBps")
     for t in ("1t", "nt"):
-        L[f"fma_peak_{t}_GFLOPs"] = med(data, "native", f"fma_peak_{t}", "GFLOPs")
+        # A peak is the best run: another tenant's work only ever lowers it
+        # (the median of one run of all threads once read 286 GFLOP/s on a
+        # Zen 5 guest where OpenBLAS's sgemm ran at 372).
+        best = vals(data, "native", f"fma_peak_{t}", "GFLOPs_best")
+        L[f"fma_peak_{t}_GFLOPs"] = max(best) if best else float("nan")
     L["fma_vector_width"] = med(data, "native", "fma_peak_nt", "vector_width")
     for k in ("vadd", "saxpy", "reduce_sum", "softmax_rows", "softmax_rows_scalar",
               "hist_atomic", "histogram", "matmul_blocked", "sgemm_openblas"):
@@ -327,7 +331,7 @@ def markdown(S, data, processes, notes, run, env):
     o.append(f"| STREAM copy, f64 (GB/s, 16 B/elem) | {fmt(L['stream_copy_1t_GBps'])} | {fmt(L['stream_copy_nt_GBps'])} |")
     o.append(f"| STREAM triad, f64 (GB/s, 24 B/elem) | {fmt(L['stream_triad_1t_GBps'])} | {fmt(L['stream_triad_nt_GBps'])} |")
     o.append(f"| triad f32, 2^24 (GB/s, 12 B/elem) | {fmt(L['triad_f32_1t_GBps'])} | {fmt(L['triad_f32_nt_GBps'])} |")
-    o.append(f"| FMA peak, {fmt(L['fma_vector_width'])}-wide (GFLOP/s) | {fmt(L['fma_peak_1t_GFLOPs'])} | {fmt(L['fma_peak_nt_GFLOPs'])} |")
+    o.append(f"| FMA peak, {fmt(L['fma_vector_width'])}-wide (GFLOP/s, the best run) | {fmt(L['fma_peak_1t_GFLOPs'])} | {fmt(L['fma_peak_nt_GFLOPs'])} |")
     o.append("")
     o.append("Native versions in that process (ms): " + ", ".join(
         f"{k} {fmt(L[k + '_ms'])}" for k in ("vadd", "saxpy", "reduce_sum", "softmax_rows",

@@ -5,6 +5,7 @@
 # Usage: bench/run.sh [--reps N] [--max-wait S] [--build DIR] [--out DIR]
 #                     [--no-install] [--iters N] [--unchecked]
 #                     [--mattr FEATURES] [--native-arch ARCH]
+#                     [--blas-core NAME]
 #
 #   --reps N       processes per mode (default 3): kiln, pocl_cold, pocl_warm,
 #                  native
@@ -22,6 +23,9 @@
 #   --native-arch A  -march of the native references and native-bench
 #                  (default native; x86-64-v3 with --mattr=-avx512f compares
 #                  AVX2 code with AVX2 code)
+#   --blas-core NAME  OpenBLAS's kernel for the sgemm reference (default:
+#                  SkylakeX for AVX-512 code, Haswell for AVX2 code); an
+#                  OPENBLAS_CORETYPE in the environment is ignored
 #
 # Steps: (a) install what is missing from Debian, (b) build kiln-bench,
 # native-bench and pocl-bench (Release: bench/kiln-bench.cpp,
@@ -45,6 +49,7 @@ ITERS=30
 UNCHECKED=0
 MATTR=
 NATIVE_ARCH=native
+BLAS_CORE=
 while (($#)); do
   case "$1" in
     --reps) REPS=$2; shift 2 ;;
@@ -58,6 +63,8 @@ while (($#)); do
     --mattr=*) MATTR=${1#--mattr=}; shift ;;
     --native-arch) NATIVE_ARCH=$2; shift 2 ;;
     --native-arch=*) NATIVE_ARCH=${1#--native-arch=}; shift ;;
+    --blas-core) BLAS_CORE=$2; shift 2 ;;
+    --blas-core=*) BLAS_CORE=${1#--blas-core=}; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: error: unknown option '$1' (see --help)" >&2; exit 1 ;;
   esac
@@ -174,15 +181,20 @@ export OMP_WAIT_POLICY=PASSIVE
 # generic "Prescott" kernel, 10x slower than its AVX-512 one) and the sgemm
 # reference would then mean nothing. AVX-512 hosts get SkylakeX, AVX2 ones
 # Haswell; so does AVX2 code (--mattr=-avx512f or x86-64-v3 natives): AVX2
-# against AVX2. OPENBLAS_CORETYPE set by the caller wins. kiln-bench and
-# native-bench print the kernel OpenBLAS runs (INFO ... blas) into raw.txt
-# and env.txt.
-if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
-  if grep -qw avx512f /proc/cpuinfo && [[ $MATTR != *-avx512f* && $NATIVE_ARCH != x86-64-v3 ]]; then
-    export OPENBLAS_CORETYPE=SkylakeX
-  elif grep -qw avx2 /proc/cpuinfo; then
-    export OPENBLAS_CORETYPE=Haswell
-  fi
+# against AVX2. --blas-core names another. An OPENBLAS_CORETYPE inherited
+# from the environment is not used (a Zen 5 guest's login environment set
+# Haswell, which made AVX-512 code look twice as close to OpenBLAS as it
+# is); it is recorded in env.txt. kiln-bench and native-bench print the
+# kernel OpenBLAS runs (INFO ... blas) into raw.txt and env.txt.
+echo "openblas_coretype_inherited: ${OPENBLAS_CORETYPE:-none} (not used)" >> "$OUT/env.txt"
+echo "openblas_other_settings: $(env | grep '^OPENBLAS_' | grep -v '^OPENBLAS_CORETYPE=' | tr '\n' ' ')" >> "$OUT/env.txt"
+unset OPENBLAS_CORETYPE
+if [[ -n $BLAS_CORE ]]; then
+  export OPENBLAS_CORETYPE=$BLAS_CORE
+elif grep -qw avx512f /proc/cpuinfo && [[ $MATTR != *-avx512f* && $NATIVE_ARCH != x86-64-v3 ]]; then
+  export OPENBLAS_CORETYPE=SkylakeX
+elif grep -qw avx2 /proc/cpuinfo; then
+  export OPENBLAS_CORETYPE=Haswell
 fi
 echo "openblas_coretype: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}" >> "$OUT/env.txt"
 # OpenBLAS's threads spin for 2^OPENBLAS_THREAD_TIMEOUT cycles after each

@@ -121,7 +121,7 @@ void limits(int T, const std::string &Suffix) {
   if (nat::fmaWidth()) {
     const long Iters = 20'000'000;
     double Flop = 0;
-    auto Ts = timeRuns(5, [&] { Flop = nat::fmaPeak(Iters, T); });
+    auto Ts = timeRuns(9, [&] { Flop = nat::fmaPeak(Iters, T); });
     report("fma_peak_" + Suffix, Ts, Flop, "GFLOPs");
     result("fma_peak_" + Suffix, "vector_width", nat::fmaWidth());
   }
