@@ -30,9 +30,14 @@ using namespace kiln;
 
 namespace {
 
-/// A body this long (before jamming) is left as it is: the jammed copy
-/// would cost compile time and registers for little gain.
-constexpr unsigned MaxBodyInstructions = 200;
+/// The most instructions the jammed body may hold (units times the body):
+/// the copies cost compile time (their registers are counted apart). A
+/// unit that keeps two tiles' accumulators (229 instructions with AVX2
+/// code) still runs two units an iteration.
+constexpr unsigned MaxJammedInstructions = 1024;
+/// A longer body is left as it is, not even its loads sunk: the memory
+/// check compares every pair of its accesses.
+constexpr unsigned MaxBodyInstructions = MaxJammedInstructions;
 /// The shortest floating-point chain worth jamming: shorter chains already
 /// overlap within the core's scheduler.
 constexpr unsigned MinChainLength = 8;
@@ -204,7 +209,11 @@ bool canSinkIntoBody(LoadInst &Load, const Loop &L,
 /// (Plan.Sink), where the jammed units share each one, when that lets more
 /// units run: matmul_tiled's 16 rows of B take all 16 registers of AVX2 as
 /// 256-bit halves, and jammed with them held the body spills every
-/// broadcast. Returns false when no factor fits.
+/// broadcast. When no factor fits but the values held from outside the
+/// loop are more than the registers and sinking the loads among them makes
+/// one unit fit, the plan is one unit an iteration with those loads sunk:
+/// no copies, but no value spilled across the loop and reloaded for every
+/// use. Returns false when neither fits.
 bool chooseFactor(JamPlan &Plan, const Loop &L, unsigned TripCount,
                   const TargetTransformInfo &TTI, AAResults &AA) {
   unsigned Budget =
@@ -244,7 +253,8 @@ bool chooseFactor(JamPlan &Plan, const Loop &L, unsigned TripCount,
     }
   }
   for (unsigned Units : {8u, 4u, 2u}) {
-    if (TripCount < 2 * Units || TripCount % Units)
+    if (TripCount < 2 * Units || TripCount % Units ||
+        Units * Plan.Body.size() > MaxJammedInstructions)
       continue;
     unsigned Working = Units * ChainRegisters + Units + 2;
     if (Held + Working <= Budget) {
@@ -256,6 +266,12 @@ bool chooseFactor(JamPlan &Plan, const Loop &L, unsigned TripCount,
       Plan.Sink.assign(Loads.begin(), Loads.end());
       return true;
     }
+  }
+  if (Held > Budget && !Loads.empty() &&
+      Held - Sinkable + ChainRegisters + 1 + 2 <= Budget) {
+    Plan.Units = 1;
+    Plan.Sink.assign(Loads.begin(), Loads.end());
+    return true;
   }
   return false;
 }
@@ -448,6 +464,8 @@ void jam(JamPlan &Plan, AAResults &AA) {
         Plan.Body.push_back(&I);
   }
   interleaveChains(Plan.Body, AA);
+  if (R == 1)
+    return; // the loads sunk, nothing to copy
   auto *Step = cast<ConstantInt>(Plan.Next->getOperand(1));
   std::array<ValueToValueMapTy, MaxJamFactor> Copies;
   Instruction *Front = &*BB->getFirstNonPHIIt();

@@ -34,8 +34,9 @@ inline constexpr unsigned MaxJamFactor = 8;
 /// operations (FMAs that the target runs as instructions, not libm calls)
 /// and passes the memory check above, by the largest factor of
 /// 8, 4 or 2 that divides the iterations (at least twice over) and whose
-/// jammed body fits the vector registers. Meant to run after vectorisation
-/// and unrolling.
+/// jammed body fits the vector registers and 1024 instructions. Where no
+/// factor fits but the loop's invariant loads would spill, they only move
+/// into the body. Meant to run after vectorisation and unrolling.
 class JamUnitLoopsPass : public llvm::PassInfoMixin<JamUnitLoopsPass> {
 public:
   llvm::PreservedAnalyses run(llvm::Function &F,

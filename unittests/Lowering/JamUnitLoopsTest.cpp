@@ -78,6 +78,58 @@ exit:
   return IR;
 }
 
+/// A unit loop of 16 units with \p Chains independent 16-deep FMA chains a
+/// unit, all reading \p Held vectors loaded before the loop (as LICM leaves
+/// a tile's rows of B), chain C's k-th FMA the vector (C + k) % Held.
+std::string heldLoop(unsigned Chains, unsigned Held) {
+  std::string IR = R"(
+declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
+define void @f(ptr noalias %acc, ptr noalias %a, ptr noalias %b) {
+entry:
+)";
+  for (unsigned H = 0; H < Held; ++H)
+    IR += "  %pb" + std::to_string(H) + " = getelementptr inbounds i8, ptr %b, i64 " +
+          std::to_string(64 * H) + "\n  %bv" + std::to_string(H) +
+          " = load <16 x float>, ptr %pb" + std::to_string(H) + ", align 64\n";
+  IR += R"(  br label %loop
+loop:
+  %iv = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %pa = getelementptr inbounds float, ptr %a, i64 %iv
+  %s = load float, ptr %pa, align 4, !llvm.access.group !2
+  %ins = insertelement <16 x float> poison, float %s, i64 0
+  %splat = shufflevector <16 x float> %ins, <16 x float> poison, <16 x i32> zeroinitializer
+)";
+  for (unsigned C = 0; C < Chains; ++C) {
+    std::string Prev = "zeroinitializer";
+    for (unsigned K = 0; K < 16; ++K) {
+      std::string Name = "%c" + std::to_string(C) + "k" + std::to_string(K);
+      IR += "  " + Name +
+            " = call <16 x float> @llvm.fma.v16f32(<16 x float> %splat, <16 x "
+            "float> %bv" +
+            std::to_string((C + K) % Held) + ", <16 x float> " + Prev + ")\n";
+      Prev = Name;
+    }
+    IR += "  %slot" + std::to_string(C) + " = mul i64 %iv, " +
+          std::to_string(Chains) + "\n  %slotc" + std::to_string(C) +
+          " = add i64 %slot" + std::to_string(C) + ", " + std::to_string(C) +
+          "\n  %q" + std::to_string(C) +
+          " = getelementptr inbounds <16 x float>, ptr %acc, i64 %slotc" +
+          std::to_string(C) + "\n  store <16 x float> " + Prev + ", ptr %q" +
+          std::to_string(C) + ", align 64, !llvm.access.group !2\n";
+  }
+  IR += R"(  %next = add nuw nsw i64 %iv, 1
+  %done = icmp eq i64 %next, 16
+  br i1 %done, label %exit, label %loop, !llvm.loop !0
+exit:
+  ret void
+}
+!0 = distinct !{!0, !1}
+!1 = !{!"llvm.loop.parallel_accesses", !2}
+!2 = distinct !{}
+)";
+  return IR;
+}
+
 /// \p IR after JamUnitLoopsPass, compiled for \p CPU.
 std::string jammed(const std::string &IR, const char *CPU) {
   LLVMContext Ctx;
@@ -188,6 +240,36 @@ TEST(JamUnitLoops, LeavesShortChainsUnparallelLoopsAndCalls) {
   // 7 units: no factor of 2, 4 or 8 divides them.
   EXPECT_EQ(jammed(unitLoop(7, 16, 0, true), "sapphirerapids").find(".jam1"),
             std::string::npos);
+}
+
+TEST(JamUnitLoops, ALongBodyRunsFewerUnits) {
+  // A 16-deep chain and 200 more FMAs: 214 instructions a unit. 8 units
+  // would be 1712 instructions, over the 1024 of a jammed body; 4 fit.
+  std::string Out = jammed(unitLoop(16, 216, 0, true), "sapphirerapids");
+  EXPECT_NE(Out.find("%iv.jam3 = add nuw nsw i64 %iv, 3"), std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find(".jam4"), std::string::npos) << Out;
+  EXPECT_EQ(count(Out, "call <16 x float> @llvm.fma.v16f32("), 216u * 4u);
+}
+
+TEST(JamUnitLoops, HeldLoadsMoveIntoTheLoopWhenNoFactorFits) {
+  // AVX2: 16 held <16 x float> are 32 registers, twice what there are.
+  // 4 chains a unit are 8 registers; two units (16, plus their operands)
+  // do not fit, so the loop is not jammed, but its loads of %b move into
+  // the body, where they fit (LLVM would spill and reload them otherwise).
+  std::string Out = jammed(heldLoop(4, 16), "znver3");
+  EXPECT_EQ(Out.find(".jam1"), std::string::npos) << Out;
+  size_t Loop = Out.find("\nloop:");
+  ASSERT_NE(Loop, std::string::npos) << Out;
+  for (unsigned H = 0; H < 16; ++H)
+    EXPECT_GT(Out.find("%bv" + std::to_string(H) + " = load"), Loop) << Out;
+  // With 512-bit code 4 units fit (16 chains, 4 operands, 2 temporaries)
+  // once the loads move in, and do not with the 16 held.
+  Out = jammed(heldLoop(4, 16), "sapphirerapids");
+  EXPECT_NE(Out.find("%iv.jam3 = add nuw nsw i64 %iv, 3"), std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find(".jam4"), std::string::npos) << Out;
+  EXPECT_GT(Out.find("%bv15 = load"), Out.find("\nloop:")) << Out;
 }
 
 } // namespace

@@ -147,6 +147,29 @@ def matmul(kf, chk):
                         acc = r32(fa[i * n + kk] * fb[kk * n + j] + fx(acc))
                     chk.eq("matmul_fma16 %s n=%d c[%d][%d]" % (" ".join(extra), n, i, j),
                            res["c"][i * n + j], acc)
+    # Several tiles of C a cube: jammed by 2, or only B's rows sunk (AVX2 x4).
+    # The same inputs for both ISAs; x4 checks the first cube column (every
+    # lane of every row of units, whose order jamming changes), not all 64.
+    for tiles, n, cols in [(2, 32, 32), (4, 64, 16)]:
+        a = [rand_f32(rng, -2, 2) for _ in range(n * n)]
+        b = [rand_f32(rng, -2, 2) for _ in range(n * n)]
+        fa = [fx(v) for v in a]
+        fb = [fx(v) for v in b]
+        want = {}
+        for i in range(n):
+            for j in range(cols):
+                acc = r32(0)
+                for kk in range(n):
+                    acc = r32(fa[i * n + kk] * fb[kk * n + j] + fx(acc))
+                want[i, j] = acc
+        name = "matmul_fma16_x%d" % tiles
+        for extra in [[], ["--mattr=-avx512f"]]:
+            res = K.run(kf, name, "%d,%d" % (n // 16, n // (16 * tiles)),
+                        {"a": K.Buf(F, a), "b": K.Buf(F, b), "c": K.Buf(F, [0] * (n * n)),
+                         "n": str(n)}, ["c"], extra=extra)
+            for (i, j), acc in want.items():
+                chk.eq("%s %s n=%d c[%d][%d]" % (name, " ".join(extra), n, i, j),
+                       res["c"][i * n + j], acc)
     for s, batches in [(4, 1), (8, 3), (12, 2)]:
         a = [K.wrap(rng.u64(), "i32") for _ in range(s * s * batches)]
         b = [K.wrap(rng.u64(), "i32") for _ in range(s * s * batches)]
