@@ -78,6 +78,22 @@ exit:
   return IR;
 }
 
+/// The end of a loop counted by %iv that exits after unit \p End - 1: its
+/// latch, the exit block, and the loop ID (!0) declaring access group !2
+/// parallel.
+std::string parallelLatch(unsigned End) {
+  return "  %next = add nuw nsw i64 %iv, 1\n  %done = icmp eq i64 %next, " +
+         std::to_string(End) + R"(
+  br i1 %done, label %exit, label %loop, !llvm.loop !0
+exit:
+  ret void
+}
+!0 = distinct !{!0, !1}
+!1 = !{!"llvm.loop.parallel_accesses", !2}
+!2 = distinct !{}
+)";
+}
+
 /// A unit loop of 16 units with \p Chains independent 16-deep FMA chains a
 /// unit, all reading \p Held vectors loaded before the loop (as LICM leaves
 /// a tile's rows of B), chain C's k-th FMA the vector (C + k) % Held.
@@ -117,17 +133,7 @@ loop:
           std::to_string(C) + "\n  store <16 x float> " + Prev + ", ptr %q" +
           std::to_string(C) + ", align 64, !llvm.access.group !2\n";
   }
-  IR += R"(  %next = add nuw nsw i64 %iv, 1
-  %done = icmp eq i64 %next, 16
-  br i1 %done, label %exit, label %loop, !llvm.loop !0
-exit:
-  ret void
-}
-!0 = distinct !{!0, !1}
-!1 = !{!"llvm.loop.parallel_accesses", !2}
-!2 = distinct !{}
-)";
-  return IR;
+  return IR + parallelLatch(16);
 }
 
 /// \p IR after JamUnitLoopsPass, compiled for \p CPU.
@@ -216,16 +222,7 @@ loop:
           std::to_string(I - 1) + ", 1.0\n";
   IR += R"(  %sp = getelementptr inbounds float, ptr %sb, i64 %iv
   store float %f8, ptr %sp, align 4, !llvm.access.group !2
-  %next = add nuw nsw i64 %iv, 1
-  %done = icmp eq i64 %next, 17
-  br i1 %done, label %exit, label %loop, !llvm.loop !0
-exit:
-  ret void
-}
-!0 = distinct !{!0, !1}
-!1 = !{!"llvm.loop.parallel_accesses", !2}
-!2 = distinct !{}
-)";
+)" + parallelLatch(17);
   EXPECT_EQ(jammed(IR, "sapphirerapids").find(".jam1"), std::string::npos);
 }
 
