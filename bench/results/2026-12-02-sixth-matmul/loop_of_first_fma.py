@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-import re, subprocess, sys
 # loop_of_first_fma.py ASM: prints the body of the innermost loop that holds
 # the first vfmadd of ASM (kiln-compile --emit=asm), for llvm-mca.
+import re
+import sys
 lines = open(sys.argv[1]).read().split('\n')
 first = next(i for i, l in enumerate(lines) if 'vfmadd' in l)
-# find backward branch after first whose target label is at or before first
+# The first branch after it back to a label at or before it closes the loop.
 for j in range(first, len(lines)):
     m = re.match(r'\s+j\w+\s+(\.LBB\w+)', lines[j])
     if m:
