@@ -240,8 +240,8 @@ TEST(JamUnitLoops, LeavesShortChainsUnparallelLoopsAndCalls) {
 }
 
 TEST(JamUnitLoops, ALongBodyRunsFewerUnits) {
-  // A 16-deep chain and 200 more FMAs: 214 instructions a unit. 8 units
-  // would be 1712 instructions, over the 1024 of a jammed body; 4 fit.
+  // A chain of 216 FMAs: 229 instructions a unit. 8 units would be 1832
+  // instructions, over the 1024 of a jammed body; 4 (916) fit.
   std::string Out = jammed(unitLoop(16, 216, 0, true), "sapphirerapids");
   EXPECT_NE(Out.find("%iv.jam3 = add nuw nsw i64 %iv, 3"), std::string::npos)
       << Out;
