@@ -252,23 +252,26 @@ bool chooseFactor(JamPlan &Plan, const Loop &L, unsigned TripCount,
       Sinkable += Regs;
     }
   }
+  // The registers \p Units units take besides the values held.
+  auto Working = [&](unsigned Units) {
+    return Units * ChainRegisters + Units + 2;
+  };
   for (unsigned Units : {8u, 4u, 2u}) {
     if (TripCount < 2 * Units || TripCount % Units ||
         Units * Plan.Body.size() > MaxJammedInstructions)
       continue;
-    unsigned Working = Units * ChainRegisters + Units + 2;
-    if (Held + Working <= Budget) {
+    if (Held + Working(Units) <= Budget) {
       Plan.Units = Units;
       return true;
     }
-    if (Held - Sinkable + Working <= Budget) {
+    if (Held - Sinkable + Working(Units) <= Budget) {
       Plan.Units = Units;
       Plan.Sink.assign(Loads.begin(), Loads.end());
       return true;
     }
   }
   if (Held > Budget && !Loads.empty() &&
-      Held - Sinkable + ChainRegisters + 1 + 2 <= Budget) {
+      Held - Sinkable + Working(1) <= Budget) {
     Plan.Units = 1;
     Plan.Sink.assign(Loads.begin(), Loads.end());
     return true;

@@ -98,15 +98,16 @@ exit:
 /// unit, all reading \p Held vectors loaded before the loop (as LICM leaves
 /// a tile's rows of B), chain C's k-th FMA the vector (C + k) % Held.
 std::string heldLoop(unsigned Chains, unsigned Held) {
+  auto N = [](unsigned V) { return std::to_string(V); };
   std::string IR = R"(
 declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
 define void @f(ptr noalias %acc, ptr noalias %a, ptr noalias %b) {
 entry:
 )";
   for (unsigned H = 0; H < Held; ++H)
-    IR += "  %pb" + std::to_string(H) + " = getelementptr inbounds i8, ptr %b, i64 " +
-          std::to_string(64 * H) + "\n  %bv" + std::to_string(H) +
-          " = load <16 x float>, ptr %pb" + std::to_string(H) + ", align 64\n";
+    IR += "  %pb" + N(H) + " = getelementptr inbounds i8, ptr %b, i64 " +
+          N(64 * H) + "\n  %bv" + N(H) + " = load <16 x float>, ptr %pb" +
+          N(H) + ", align 64\n";
   IR += R"(  br label %loop
 loop:
   %iv = phi i64 [ 0, %entry ], [ %next, %loop ]
@@ -115,23 +116,22 @@ loop:
   %ins = insertelement <16 x float> poison, float %s, i64 0
   %splat = shufflevector <16 x float> %ins, <16 x float> poison, <16 x i32> zeroinitializer
 )";
+  // Unit iv's chain C ends in %acc[iv * Chains + C].
+  IR += "  %slot = mul i64 %iv, " + N(Chains) + "\n";
   for (unsigned C = 0; C < Chains; ++C) {
     std::string Prev = "zeroinitializer";
     for (unsigned K = 0; K < 16; ++K) {
-      std::string Name = "%c" + std::to_string(C) + "k" + std::to_string(K);
+      std::string Name = "%c" + N(C) + "k" + N(K);
       IR += "  " + Name +
-            " = call <16 x float> @llvm.fma.v16f32(<16 x float> %splat, <16 x "
-            "float> %bv" +
-            std::to_string((C + K) % Held) + ", <16 x float> " + Prev + ")\n";
+            " = call <16 x float> @llvm.fma.v16f32(<16 x float> %splat, "
+            "<16 x float> %bv" +
+            N((C + K) % Held) + ", <16 x float> " + Prev + ")\n";
       Prev = Name;
     }
-    IR += "  %slot" + std::to_string(C) + " = mul i64 %iv, " +
-          std::to_string(Chains) + "\n  %slotc" + std::to_string(C) +
-          " = add i64 %slot" + std::to_string(C) + ", " + std::to_string(C) +
-          "\n  %q" + std::to_string(C) +
-          " = getelementptr inbounds <16 x float>, ptr %acc, i64 %slotc" +
-          std::to_string(C) + "\n  store <16 x float> " + Prev + ", ptr %q" +
-          std::to_string(C) + ", align 64, !llvm.access.group !2\n";
+    IR += "  %slot" + N(C) + " = add i64 %slot, " + N(C) + "\n  %q" + N(C) +
+          " = getelementptr inbounds <16 x float>, ptr %acc, i64 %slot" +
+          N(C) + "\n  store <16 x float> " + Prev + ", ptr %q" + N(C) +
+          ", align 64, !llvm.access.group !2\n";
   }
   return IR + parallelLatch(16);
 }
