@@ -57,6 +57,24 @@ Value *MemoryEmitter::loadSlot(ValueId Id, Value *U) {
   return Types.fromMem(L, T);
 }
 
+Value *MemoryEmitter::loadSlotLane(ValueId Id, Value *U, unsigned Lane) {
+  Type T = Cx.K.value(Id).Ty;
+  Type E = T.elementType();
+  llvm::Type *ElemMem = Types.memType(E);
+  const llvm::DataLayout &DL = Cx.M->getDataLayout();
+  uint64_t ElemBytes = DL.getTypeStoreSize(ElemMem);
+  if (!T.isLine() || Lane >= T.lanes() ||
+      DL.getTypeSizeInBits(ElemMem) != ElemBytes * 8 ||
+      ElemBytes * T.lanes() != T.storeSize())
+    return nullptr;
+  Value *Slot = slotPtr(Cx.Layout.Of[Id].Offset, T.storeSize(), U);
+  auto *L = Cx.B.CreateAlignedLoad(
+      ElemMem, Cx.B.CreateConstInBoundsGEP1_64(Cx.I8, Slot, Lane * ElemBytes),
+      llvm::Align(byteSize(E.elementKind())));
+  tagAccess(L, ValueKind::Plain, Id, U == Pos.Unit);
+  return Types.fromMem(L, E);
+}
+
 void MemoryEmitter::storeSlot(ValueId Id, Value *U, Value *V) {
   if (!U) {
     Cx.fail({}, "internal error: a per-unit value is stored outside a "

@@ -321,11 +321,14 @@ Value *ScalarEmitter::lowerValueOp(const Operation &Op) {
     if (!Need(Ins ? 3 : 2))
       return nullptr;
     Type LT = OpTy(0);
+    const Operand &Idx = Op.Operands[1];
+    if (!Ins && LT.isLine() && Idx.isLiteral() && Idx.Lit.Bits < LT.lanes())
+      if (Value *Lane = Values.slotLane(Op.Operands[0], Idx.Lit.Bits))
+        return Lane;
     Value *V = Opd(0);
     unsigned N = LT.lanes();
     if (!LT.isLine()) // a scalar is a line of one lane for indexing
       return Ins ? Opd(2) : V;
-    const Operand &Idx = Op.Operands[1];
     if (Idx.isLiteral()) {
       uint64_t I = Idx.Lit.Bits;
       if (I >= N) // out of range: extract gives 0, insert changes nothing

@@ -51,3 +51,13 @@ llvm::Value *ValueTable::value(const Operand &O, llvm::Value *AtUnit) {
                      "' is used where it is not available");
   return llvm::PoisonValue::get(Types.valueType(Cx.K.value(Id).Ty));
 }
+
+llvm::Value *ValueTable::slotLane(const Operand &O, unsigned Lane) {
+  if (O.isLiteral() || O.Value >= Cx.K.Values.size())
+    return nullptr;
+  ValueId Id = O.Value;
+  if (SegValues.count(Id) || CubeValues.count(Id) || !Pos.Unit ||
+      !Cx.Live[Id].NeedsSlot)
+    return nullptr;
+  return Memory.loadSlotLane(Id, Pos.Unit, Lane);
+}

@@ -263,6 +263,14 @@ public:
   llvm::Value *operand(const Operation &Op, unsigned I) {
     return value(Op.Operands[I]);
   }
+  /// Lane \p Lane of the line \p O where value() would load the whole
+  /// line from its per-unit slot: a load of that one element, tagged as a
+  /// slot access. Null elsewhere (the caller extracts from value()). LLVM
+  /// 19's VectorCombine turns a line load feeding one extract into such a
+  /// load itself, but drops its alias scopes, and the vectoriser then
+  /// guards the unit loop with a runtime overlap check and a scalar copy
+  /// (docs/Lowering.md §5).
+  llvm::Value *slotLane(const Operand &O, unsigned Lane);
   Type operandType(const Operand &O) const {
     return O.isLiteral() ? O.Lit.Ty : Cx.K.value(O.Value).Ty;
   }
@@ -350,6 +358,9 @@ public:
   llvm::Value *memCount(ValueId Mem);
   llvm::Value *scratchPtr(uint64_t Offset);
   llvm::Value *loadSlot(ValueId Id, llvm::Value *Unit);
+  /// Lane \p Lane of the line in \p Id's slot for \p Unit, alone; null
+  /// when the line's lanes are not whole bytes each.
+  llvm::Value *loadSlotLane(ValueId Id, llvm::Value *Unit, unsigned Lane);
   void storeSlot(ValueId Id, llvm::Value *Unit, llvm::Value *V);
   /// The slots of \p Id for units [First, First + N) as one vector of
   /// memory values (<N x memType>, <N*L x elem> for lines of L lanes), for

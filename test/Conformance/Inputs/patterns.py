@@ -828,7 +828,8 @@ def scratch(kf, chk):
             h = K.bits_to_float(K.round_to_bits(b8, "f16"), "f16")
             want = [None if o[0] is None else a[partner], int(h + h) & 0xffffffffffffffff
                     if h + h >= 0 else 0, b8 if b8 >= 0 else 0,
-                    int(flag) | 2 * int(flag) | 4 * int(not flag) | 8 | 16 * int(flag)]
+                    int(flag) | 2 * int(flag) | 4 * int(not flag) | 8 | 16 * int(flag)
+                    | (x & 255) << 8 | u << 16 | (x & 0xffff) << 24 | 4 << 40]
             chk.eq("keep (%s) unit %d" % (tag, i), o, want)
             chk.eq("keep (%s) unit %d line" % (tag, i), res["lines"][3 * i:3 * i + 3],
                    [r32(2 * u)] * 3)
