@@ -60,17 +60,16 @@ Value *MemoryEmitter::loadSlot(ValueId Id, Value *U) {
 Value *MemoryEmitter::loadSlotLane(ValueId Id, Value *U, unsigned Lane) {
   Type T = Cx.K.value(Id).Ty;
   Type E = T.elementType();
+  unsigned ElemBytes = byteSize(E.elementKind());
   llvm::Type *ElemMem = Types.memType(E);
-  const llvm::DataLayout &DL = Cx.M->getDataLayout();
-  uint64_t ElemBytes = DL.getTypeStoreSize(ElemMem);
+  // Lanes narrower than a byte are packed and have no address of their own.
   if (!T.isLine() || Lane >= T.lanes() ||
-      DL.getTypeSizeInBits(ElemMem) != ElemBytes * 8 ||
-      ElemBytes * T.lanes() != T.storeSize())
+      Cx.M->getDataLayout().getTypeSizeInBits(ElemMem) != ElemBytes * 8)
     return nullptr;
   Value *Slot = slotPtr(Cx.Layout.Of[Id].Offset, T.storeSize(), U);
   auto *L = Cx.B.CreateAlignedLoad(
       ElemMem, Cx.B.CreateConstInBoundsGEP1_64(Cx.I8, Slot, Lane * ElemBytes),
-      llvm::Align(byteSize(E.elementKind())));
+      llvm::Align(ElemBytes));
   tagAccess(L, ValueKind::Plain, Id, U == Pos.Unit);
   return Types.fromMem(L, E);
 }

@@ -359,7 +359,7 @@ public:
   llvm::Value *scratchPtr(uint64_t Offset);
   llvm::Value *loadSlot(ValueId Id, llvm::Value *Unit);
   /// Lane \p Lane of the line in \p Id's slot for \p Unit, alone; null
-  /// when the line's lanes are not whole bytes each.
+  /// when the line's lanes are narrower than a byte.
   llvm::Value *loadSlotLane(ValueId Id, llvm::Value *Unit, unsigned Lane);
   void storeSlot(ValueId Id, llvm::Value *Unit, llvm::Value *V);
   /// The slots of \p Id for units [First, First + N) as one vector of
