@@ -11,6 +11,7 @@
 #include "StreamingUnroll.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
@@ -412,27 +413,45 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
 }
 
 namespace {
-/// Leaves loop strength reduction out of code generation while it lives. On
-/// the unit loops' nested address recurrences the pass spends 5-15 ms of
-/// SCEV work on each larger kernel (a quarter of plane_ops29's and
-/// softmax_rows' code generation), and the kernels run as fast without it:
-/// x86 addressing modes take the scaled indices it would rewrite
-/// (docs/Performance.md, "Code generation without LSR"). The gate is the
-/// context's only while it lives; the one installed before
-/// (-opt-bisect-limit) still decides every other pass (docs/Design.md
-/// §10.13: no process-wide -disable-lsr from a library).
-class NoLoopStrengthReduction final : public OptPassGate {
+/// Leaves two passes out of code generation while it lives; the gate is the
+/// context's only then, and the one installed before (-opt-bisect-limit)
+/// still decides every other pass (docs/Design.md §10.13: no process-wide
+/// -disable-lsr or -post-RA-scheduler from a library).
+///  - Loop strength reduction, everywhere. On the unit loops' nested
+///    address recurrences it spends 5-15 ms of SCEV work on each larger
+///    kernel (a quarter of plane_ops29's and softmax_rows' code
+///    generation), and the kernels run as fast without it: x86 addressing
+///    modes take the scaled indices it would rewrite (docs/Performance.md,
+///    "Code generation without LSR").
+///  - Post-RA list scheduling, in functions of more than
+///    PostRASchedulingLimit IR instructions. Its dependence graph adds a
+///    chain edge between every pair of memory operations in a region that
+///    may alias, so its cost grows with the square of a region's memory
+///    operations (6-9 % of plane_ops29's compile), while on out-of-order
+///    x86 cores the reordering it makes is worth a few percent either way.
+///    Small kernels keep it: their graphs are cheap and their code stays
+///    as it was measured (docs/Performance.md, "Large functions without
+///    post-RA scheduling").
+class CodeGenerationGate final : public OptPassGate {
 public:
-  explicit NoLoopStrengthReduction(LLVMContext &Ctx)
-      : Ctx(Ctx), Previous(Ctx.getOptPassGate()) {
+  CodeGenerationGate(Module &M)
+      : Ctx(M.getContext()), Previous(Ctx.getOptPassGate()) {
+    for (const Function &F : M)
+      if (!F.isDeclaration() &&
+          F.getInstructionCount() > PostRASchedulingLimit)
+        // FunctionPass::skipFunction describes a function this way.
+        LargeFunctions.insert("function (" + F.getName().str() + ")");
     Ctx.setOptPassGate(*this);
   }
-  ~NoLoopStrengthReduction() override { Ctx.setOptPassGate(Previous); }
-  NoLoopStrengthReduction(const NoLoopStrengthReduction &) = delete;
-  NoLoopStrengthReduction &operator=(const NoLoopStrengthReduction &) = delete;
+  ~CodeGenerationGate() override { Ctx.setOptPassGate(Previous); }
+  CodeGenerationGate(const CodeGenerationGate &) = delete;
+  CodeGenerationGate &operator=(const CodeGenerationGate &) = delete;
 
   bool shouldRunPass(StringRef PassName, StringRef IRDescription) override {
     if (PassName == "Loop Strength Reduction")
+      return false;
+    if (PassName == "Post RA top-down list latency scheduler" &&
+        LargeFunctions.contains(IRDescription))
       return false;
     return !Previous.isEnabled() ||
            Previous.shouldRunPass(PassName, IRDescription);
@@ -442,6 +461,7 @@ public:
 private:
   LLVMContext &Ctx;
   OptPassGate &Previous;
+  StringSet<> LargeFunctions;
 };
 } // namespace
 
@@ -453,7 +473,7 @@ static Error emit(Module &M, TargetMachine &TM, raw_pwrite_stream &OS,
   if (TM.addPassesToEmitFile(PM, OS, nullptr, Kind))
     return makeError("the target cannot emit this kind of file");
   {
-    NoLoopStrengthReduction NoLSR(M.getContext());
+    CodeGenerationGate Gate(M);
     PM.run(M);
   }
   return Diags.take("in code generation");

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
 #include <thread>
 
 using namespace kiln;
@@ -182,7 +184,7 @@ TEST(CodeGen, RejectsBadLevelsAndModules) {
 
 /// a[3i] = 1: loop strength reduction would replace the scaled index by a
 /// pointer stepping 12 bytes (`addq $12`); code generation leaves it out
-/// (CodeGen.cpp, NoLoopStrengthReduction), so the store keeps the index.
+/// (CodeGen.cpp, CodeGenerationGate), so the store keeps the index.
 /// Also checks that the context's own gate is back afterwards.
 TEST(CodeGen, CodeGenerationLeavesOutLoopStrengthReduction) {
   const char *StrideIR = R"(
@@ -213,6 +215,70 @@ done:
   EXPECT_EQ(Asm->find("addq\t$12"), std::string::npos) << *Asm;
   EXPECT_NE(Asm->find(",4)"), std::string::npos) << *Asm; // scaled index
   EXPECT_EQ(&Ctx.getOptPassGate(), &Before);
+}
+
+/// Records every pass the context's gate is asked about, and lets it run.
+class RecordingGate final : public OptPassGate {
+public:
+  bool shouldRunPass(StringRef PassName, StringRef IRDescription) override {
+    Asked.insert((PassName + " @ " + IRDescription).str());
+    return true;
+  }
+  bool isEnabled() const override { return true; }
+  bool asked(StringRef PassName, StringRef Function) const {
+    return Asked.count((PassName + " @ function (" + Function + ")").str());
+  }
+  std::set<std::string> Asked;
+};
+
+/// A function of \p Adds dependent adds on loaded values, stored back.
+std::string chainIR(StringRef Name, unsigned Adds) {
+  std::string IR = ("define void @" + Name + "(ptr %p) {\n").str();
+  IR += "  %v0 = load i32, ptr %p\n";
+  for (unsigned I = 1; I <= Adds; ++I) {
+    IR += "  %q" + std::to_string(I) + " = getelementptr i32, ptr %p, i64 " +
+          std::to_string(I % 64) + "\n";
+    IR += "  %w" + std::to_string(I) + " = load i32, ptr %q" +
+          std::to_string(I) + "\n";
+    IR += "  %v" + std::to_string(I) + " = add i32 %v" + std::to_string(I - 1) +
+          ", %w" + std::to_string(I) + "\n";
+    IR += "  store i32 %v" + std::to_string(I) + ", ptr %q" +
+          std::to_string(I) + "\n";
+  }
+  return IR + "  ret void\n}\n";
+}
+
+/// Post-RA list scheduling is left out of functions of more than
+/// PostRASchedulingLimit IR instructions and kept for smaller ones. The gate
+/// installed before (here one that records what it is asked) still decides
+/// every other pass, and is the context's again afterwards.
+TEST(CodeGen, PostRASchedulingOnlyForFunctionsUpToTheLimit) {
+  // 4 instructions an add: `small` stays under the limit, `large` exceeds it.
+  unsigned SmallAdds = PostRASchedulingLimit / 4 - 2;
+  unsigned LargeAdds = PostRASchedulingLimit / 4 + 2;
+  LLVMContext Ctx;
+  RecordingGate Recorder;
+  Ctx.setOptPassGate(Recorder);
+  SMDiagnostic Diag;
+  auto M = parseAssemblyString(
+      chainIR("small", SmallAdds) + chainIR("large", LargeAdds), Diag, Ctx);
+  ASSERT_TRUE(M) << Diag.getMessage().str();
+  ASSERT_LE(M->getFunction("small")->getInstructionCount(),
+            PostRASchedulingLimit);
+  ASSERT_GT(M->getFunction("large")->getInstructionCount(),
+            PostRASchedulingLimit);
+  auto TM = createTargetMachine({});
+  ASSERT_TRUE(!!TM) << toString(TM.takeError());
+  auto Asm = emitAssembly(*M, **TM);
+  ASSERT_TRUE(!!Asm) << toString(Asm.takeError());
+  const char *PostRA = "Post RA top-down list latency scheduler";
+  EXPECT_TRUE(Recorder.asked(PostRA, "small"));
+  EXPECT_FALSE(Recorder.asked(PostRA, "large"));
+  // Both functions went through code generation, asking the recorder.
+  const char *Cleanup = "Machine Copy Propagation Pass";
+  EXPECT_TRUE(Recorder.asked(Cleanup, "small"));
+  EXPECT_TRUE(Recorder.asked(Cleanup, "large"));
+  EXPECT_EQ(&Ctx.getOptPassGate(), &Recorder);
 }
 
 TEST(CodeGen, ConcurrentCompilationsWithOwnMachines) {

@@ -80,6 +80,13 @@ llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
 /// default handler would print them and exit the process), and drop its
 /// warnings and remarks: the library never prints.
 
+/// emitObject and emitAssembly leave loop strength reduction out of every
+/// function, and post-RA list scheduling out of each function of more IR
+/// instructions than this: that scheduler's cost grows with the square of a
+/// region's memory operations, its benefit on out-of-order x86 cores is a
+/// few percent either way (docs/Performance.md).
+inline constexpr unsigned PostRASchedulingLimit = 512;
+
 /// Emits \p M as a relocatable object for \p TM, in memory.
 llvm::Expected<llvm::SmallVector<char, 0>> emitObject(llvm::Module &M,
                                                       llvm::TargetMachine &TM);
