@@ -341,7 +341,9 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
   // its lanes.
   llvm::Align Al(byteSize(T.elementKind()));
   bool Global = VI.Kind == ValueKind::Buffer;
-  if (VI.Kind == ValueKind::Shared && Pos.Unit)
+  // A read-modify-write that one thread may own (shared memory, or a
+  // privatisable buffer's private copy) keeps its unit loop scalar.
+  if ((VI.Kind == ValueKind::Shared || (Global && A.PrivPtr)) && Pos.Unit)
     Pos.SharedRMW = true;
   if (Global && T.isLine() && Op.opClass() != OpClass::AtomicCas)
     return guarded(A.InBounds,
