@@ -434,7 +434,7 @@ namespace {
 ///    post-RA scheduling").
 class CodeGenerationGate final : public OptPassGate {
 public:
-  CodeGenerationGate(Module &M)
+  explicit CodeGenerationGate(Module &M)
       : Ctx(M.getContext()), Previous(Ctx.getOptPassGate()) {
     for (const Function &F : M)
       if (!F.isDeclaration() &&

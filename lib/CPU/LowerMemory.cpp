@@ -344,7 +344,7 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
   // A read-modify-write that one thread may own (shared memory, or a
   // privatisable buffer's private copy) keeps its unit loop scalar.
   if ((VI.Kind == ValueKind::Shared || (Global && A.PrivPtr)) && Pos.Unit)
-    Pos.SharedRMW = true;
+    Pos.ScalarRMW = true;
   if (Global && T.isLine() && Op.opClass() != OpClass::AtomicCas)
     return guarded(A.InBounds,
                    Op.opClass() != OpClass::AtomicStore ? Op.ResultType : T,

@@ -107,7 +107,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   assert((!Begin || (Cx.K.CubeDim[1] <= 1 && Cx.K.CubeDim[2] <= 1)) &&
          "a narrowed unit loop needs a one-dimensional cube");
   AccessGroup = llvm::MDNode::getDistinct(Cx.Ctx, {});
-  SharedRMW = false;
+  ScalarRMW = false;
   // One loop per dimension of size > 1, z outermost, x innermost, so that
   // the loop the vectoriser sees runs over consecutive unit_pos.x (and
   // absolute_pos.x) with no division in the way.
@@ -191,7 +191,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
       Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.unroll.count"),
                llvm::ConstantAsMetadata::get(B.getInt32(SerialUnrollCount))});
   for (auto It = Levels.rbegin(); It != Levels.rend(); ++It) {
-    bool Serial = SharedRMW && It == Levels.rbegin();
+    bool Serial = ScalarRMW && It == Levels.rbegin();
     if (!Cx.terminated())
       B.CreateBr(It->Latch);
     B.SetInsertPoint(It->Latch);
@@ -216,7 +216,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   Unit = nullptr;
   UnitLatch = nullptr;
   AccessGroup = nullptr;
-  SharedRMW = false;
+  ScalarRMW = false;
   UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
 }
 

@@ -232,10 +232,12 @@ public:
   llvm::Value *UnitXYZ[3] = {};
   llvm::BasicBlock *UnitLatch = nullptr;
   llvm::MDNode *AccessGroup = nullptr;
-  /// Set while a nest is emitted when its body has a read-modify-write of
-  /// shared memory (an atomic): the vectoriser keeps such a loop scalar, so
-  /// its innermost loop is unrolled by a fixed count instead (§13).
-  bool SharedRMW = false;
+  /// Set while a nest is emitted when its body has an atomic on shared
+  /// memory or on a privatisable buffer (a plain read-modify-write at a
+  /// loaded index, or a real atomic): the vectoriser keeps such a loop
+  /// scalar, so its innermost loop is unrolled by a fixed count instead
+  /// (§13).
+  bool ScalarRMW = false;
   /// Set while an interchanged loop's rounds are emitted: absolute_pos is
   /// then computed with nuw (UnitLoops::emitBuiltin, §13 fix 6).
   bool NoWrapPositions = false;
