@@ -428,7 +428,8 @@ namespace {
 ///    chain edge between every pair of memory operations in a region that
 ///    may alias, so its cost grows with the square of a region's memory
 ///    operations (6-9 % of plane_ops29's compile), while on out-of-order
-///    x86 cores the reordering it makes is worth a few percent either way.
+///    x86 cores the reordering it makes is worth a few percent either way
+///    (of the x86 tunings, AMD's Zen models are the ones that ask for it).
 ///    Small kernels keep it: their graphs are cheap and their code stays
 ///    as it was measured (docs/Performance.md, "Large functions without
 ///    post-RA scheduling").
