@@ -256,29 +256,36 @@ TEST(CodeGen, PostRASchedulingOnlyForFunctionsUpToTheLimit) {
   // 4 instructions an add: `small` stays under the limit, `large` exceeds it.
   unsigned SmallAdds = PostRASchedulingLimit / 4 - 2;
   unsigned LargeAdds = PostRASchedulingLimit / 4 + 2;
-  LLVMContext Ctx;
-  RecordingGate Recorder;
-  Ctx.setOptPassGate(Recorder);
-  SMDiagnostic Diag;
-  auto M = parseAssemblyString(
-      chainIR("small", SmallAdds) + chainIR("large", LargeAdds), Diag, Ctx);
-  ASSERT_TRUE(M) << Diag.getMessage().str();
-  ASSERT_LE(M->getFunction("small")->getInstructionCount(),
-            PostRASchedulingLimit);
-  ASSERT_GT(M->getFunction("large")->getInstructionCount(),
-            PostRASchedulingLimit);
-  auto TM = createTargetMachine({});
-  ASSERT_TRUE(!!TM) << toString(TM.takeError());
-  auto Asm = emitAssembly(*M, **TM);
-  ASSERT_TRUE(!!Asm) << toString(Asm.takeError());
-  const char *PostRA = "Post RA top-down list latency scheduler";
-  EXPECT_TRUE(Recorder.asked(PostRA, "small"));
-  EXPECT_FALSE(Recorder.asked(PostRA, "large"));
-  // Both functions went through code generation, asking the recorder.
-  const char *Cleanup = "Machine Copy Propagation Pass";
-  EXPECT_TRUE(Recorder.asked(Cleanup, "small"));
-  EXPECT_TRUE(Recorder.asked(Cleanup, "large"));
-  EXPECT_EQ(&Ctx.getOptPassGate(), &Recorder);
+  // A tuning that schedules after register allocation (Zen) and one that
+  // does not (Skylake): the gate is asked the same on both.
+  for (const char *CPU : {"znver3", "skylake"}) {
+    SCOPED_TRACE(CPU);
+    LLVMContext Ctx;
+    RecordingGate Recorder;
+    Ctx.setOptPassGate(Recorder);
+    SMDiagnostic Diag;
+    auto M = parseAssemblyString(
+        chainIR("small", SmallAdds) + chainIR("large", LargeAdds), Diag, Ctx);
+    ASSERT_TRUE(M) << Diag.getMessage().str();
+    ASSERT_LE(M->getFunction("small")->getInstructionCount(),
+              PostRASchedulingLimit);
+    ASSERT_GT(M->getFunction("large")->getInstructionCount(),
+              PostRASchedulingLimit);
+    CodeGenOptions Opts;
+    Opts.CPU = CPU;
+    auto TM = createTargetMachine(Opts);
+    ASSERT_TRUE(!!TM) << toString(TM.takeError());
+    auto Asm = emitAssembly(*M, **TM);
+    ASSERT_TRUE(!!Asm) << toString(Asm.takeError());
+    const char *PostRA = "Post RA top-down list latency scheduler";
+    EXPECT_TRUE(Recorder.asked(PostRA, "small"));
+    EXPECT_FALSE(Recorder.asked(PostRA, "large"));
+    // Both functions went through code generation, asking the recorder.
+    const char *Cleanup = "Machine Copy Propagation Pass";
+    EXPECT_TRUE(Recorder.asked(Cleanup, "small"));
+    EXPECT_TRUE(Recorder.asked(Cleanup, "large"));
+    EXPECT_EQ(&Ctx.getOptPassGate(), &Recorder);
+  }
 }
 
 TEST(CodeGen, ConcurrentCompilationsWithOwnMachines) {
