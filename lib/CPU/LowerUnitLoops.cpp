@@ -12,8 +12,8 @@
 
 #include <cassert>
 
-/// How many times an innermost unit loop with a shared-memory atomic is
-/// unrolled (docs/Lowering.md §13).
+/// How many times an innermost unit loop with an atomic on shared memory or
+/// on a privatisable buffer is unrolled (docs/Lowering.md §4, §13).
 static constexpr unsigned SerialUnrollCount = 4;
 
 using namespace kiln;
