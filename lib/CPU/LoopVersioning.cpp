@@ -123,6 +123,9 @@ void kiln::lowering::versionUnitLoops(
       Value *Count;            ///< i64 bound, dominating the loop, or null
       const llvm::SCEV *Bound; ///< else the i32 bound, expanded before it
       bool Signed;
+      /// For a wrap condition (Count 2^32): the zero extension of the index
+      /// that the twin computes in 64 bits instead.
+      llvm::ZExtInst *Widen = nullptr;
     };
     llvm::SCEVExpander Exp(SE, DL, "bounds");
     auto affine = [&](Value *Index, const llvm::SCEV *&Start, uint64_t &Step) {
@@ -181,6 +184,41 @@ void kiln::lowering::versionUnitLoops(
           SE.isLoopInvariant(Bound, L) && Exp.isSafeToExpandAt(Bound, At))
         Found.push_back({Cmp, Start, Step, nullptr, Bound, false});
     }
+    // Addresses whose 64-bit offset is the zero extension of a 32-bit index
+    // that rises with the unit (every `u32` index: the kernel's arithmetic
+    // wraps). The vectoriser can only prove that such an index does not wrap
+    // inside a vector with a check of its own before every run of the loop
+    // (one for each address, every row of a 2-D cube). The twin computes
+    // these offsets in 64 bits instead, under the same condition as a
+    // bounds check against 2^32: then no unit's index wraps.
+    // Only where the loop gets a twin anyway, or runs once for each row of
+    // a 2-D cube: a 1-D loop's own check runs once for the whole segment,
+    // and a twin for it would cost compile time only (softmax_rows'
+    // unchecked variant: +16 % of its compile's instructions).
+    Value *Wrap = llvm::ConstantInt::get(I64, 1ull << 32);
+    bool WidenHere = !Found.empty() ||
+                     (L->getParentLoop() && isUnitLoop(L->getParentLoop()));
+    for (llvm::BasicBlock *BB : L->blocks()) {
+      if (!WidenHere || LI.getLoopFor(BB) != L)
+        continue;
+      for (llvm::Instruction &I : *BB) {
+        auto *Z = llvm::dyn_cast<llvm::ZExtInst>(&I);
+        if (!Z || !Z->getSrcTy()->isIntegerTy(32) ||
+            !Z->getDestTy()->isIntegerTy(64) ||
+            llvm::none_of(Z->users(), [](const llvm::User *U) {
+              return llvm::isa<llvm::GetElementPtrInst>(U);
+            }))
+          continue;
+        const llvm::SCEV *Wide = SE.getSCEV(Z);
+        if (llvm::isa<llvm::SCEVAddRecExpr>(Wide) ||
+            SE.isLoopInvariant(Wide, L))
+          continue; // affine in 64 bits already, or the same for every unit
+        const llvm::SCEV *Start;
+        uint64_t Step;
+        if (affine(Z->getOperand(0), Start, Step) && Step != 0)
+          Found.push_back({nullptr, Start, Step, Wrap, nullptr, false, Z});
+      }
+    }
     if (Found.empty())
       continue;
 
@@ -205,23 +243,92 @@ void kiln::lowering::versionUnitLoops(
     // i32 index of unit k is (Start + Step*k) mod 2^32, at most that sum,
     // which does not overflow 64 bits (the terms are below 2^32 and 2^64
     // - 2^33). A signed index is in bounds below min(Count, 2^31).
+    //
+    // In a 2-D cube the loop runs once for every row, and so would the
+    // test. A condition whose Start is affine in the enclosing unit loop,
+    // {S0, +, Outer step} over the rows (matmul's `row * N + t * 16`), is
+    // tested once for all rows there instead: S0 + Outer step * last row +
+    // Step * last unit < Bound, in 64 bits, bounds every row's sum. (Both
+    // loops run at most 2^16 units, so the sum stays below 2^49.)
+    llvm::Loop *Outer = L->getParentLoop();
+    llvm::BasicBlock *OuterPre =
+        Outer && isUnitLoop(Outer) ? Outer->getLoopPreheader() : nullptr;
+    unsigned OuterTrips = OuterPre ? SE.getSmallConstantMaxTripCount(Outer) : 0;
+    unsigned InnerTrips = SE.getSmallConstantTripCount(L);
+    constexpr unsigned MaxHoistedTrips = 1u << 16;
+    bool CanHoist = OuterTrips && OuterTrips <= MaxHoistedTrips &&
+                    InnerTrips && InnerTrips <= MaxHoistedTrips;
+    llvm::Instruction *AtOuter = OuterPre ? OuterPre->getTerminator() : nullptr;
+    auto dominatesOuter = [&](Value *V) {
+      auto *I = llvm::dyn_cast<llvm::Instruction>(V);
+      return !I || DT.dominates(I, AtOuter);
+    };
+    llvm::IRBuilder<> OB(At);
+    Value *NestIn = nullptr;
     Value *AllIn = IB.getTrue();
+    llvm::DenseMap<const llvm::ZExtInst *, Value *> WideStart;
     for (const Proven &P : Found) {
-      Value *Start = Exp.expandCodeFor(P.Start, I32, At);
-      Value *Bound = P.Count;
-      if (!Bound)
-        Bound = Exp.expandCodeFor(P.Bound, I32, At);
-      IB.SetInsertPoint(At);
-      Value *Last =
-          IB.CreateAdd(IB.CreateZExt(Start, I64),
-                       IB.CreateMul(IB.getInt64(P.Step), LastUnit, "",
-                                    /*HasNUW=*/true));
-      Bound = IB.CreateZExt(Bound, I64);
+      const llvm::SCEV *S0 = nullptr, *OuterStep = nullptr;
+      if (CanHoist && (P.Count ? dominatesOuter(P.Count)
+                               : SE.isLoopInvariant(P.Bound, Outer) &&
+                                     Exp.isSafeToExpandAt(P.Bound, AtOuter))) {
+        if (SE.isLoopInvariant(P.Start, Outer)) {
+          S0 = P.Start;
+          OuterStep = SE.getZero(P.Start->getType());
+        } else if (auto *AR = llvm::dyn_cast<llvm::SCEVAddRecExpr>(P.Start);
+                   AR && AR->getLoop() == Outer && AR->isAffine() &&
+                   SE.isLoopInvariant(AR->getStepRecurrence(SE), Outer)) {
+          S0 = AR->getStart();
+          OuterStep = AR->getStepRecurrence(SE);
+        }
+        if (S0 && (!Exp.isSafeToExpandAt(S0, AtOuter) ||
+                   !Exp.isSafeToExpandAt(OuterStep, AtOuter)))
+          S0 = nullptr;
+      }
+      Value *Last, *Bound = P.Count;
+      if (S0) {
+        Value *S0V = Exp.expandCodeFor(S0, I32, AtOuter);
+        Value *StepV = Exp.expandCodeFor(OuterStep, I32, AtOuter);
+        if (!Bound)
+          Bound = Exp.expandCodeFor(P.Bound, I32, AtOuter);
+        OB.SetInsertPoint(AtOuter);
+        Last = OB.CreateAdd(
+            OB.CreateAdd(OB.CreateZExt(S0V, I64),
+                         OB.CreateMul(OB.CreateZExt(StepV, I64),
+                                      OB.getInt64(OuterTrips - 1), "",
+                                      /*HasNUW=*/true),
+                         "", /*HasNUW=*/true),
+            OB.getInt64(P.Step * uint64_t(InnerTrips - 1)), "",
+            /*HasNUW=*/true);
+      } else {
+        Value *Start = Exp.expandCodeFor(P.Start, I32, At);
+        if (!Bound)
+          Bound = Exp.expandCodeFor(P.Bound, I32, At);
+        OB.SetInsertPoint(At);
+        Last = OB.CreateAdd(OB.CreateZExt(Start, I64),
+                            OB.CreateMul(OB.getInt64(P.Step), LastUnit, "",
+                                         /*HasNUW=*/true));
+      }
+      Bound = OB.CreateZExt(Bound, I64);
       if (P.Signed)
-        Bound = IB.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Bound,
-                                         IB.getInt64(1ull << 31));
-      AllIn = IB.CreateAnd(AllIn, IB.CreateICmpULT(Last, Bound));
+        Bound = OB.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Bound,
+                                         OB.getInt64(1ull << 31));
+      Value *Holds = OB.CreateICmpULT(Last, Bound);
+      if (S0)
+        NestIn = NestIn ? OB.CreateAnd(NestIn, Holds) : Holds;
+      else
+        AllIn = IB.CreateAnd(AllIn, Holds);
+      // The twin's 64-bit offsets start from the index of the loop's first
+      // unit, computed once before it.
+      if (P.Widen) {
+        Value *Start = Exp.expandCodeFor(P.Start, I32, At);
+        IB.SetInsertPoint(At);
+        WideStart[P.Widen] = IB.CreateZExt(Start, I64, "wide.start");
+      }
+      IB.SetInsertPoint(At);
     }
+    if (NestIn)
+      AllIn = IB.CreateAnd(AllIn, NestIn);
 
     // Pre now ends in the check; the loop gets a preheader of its own, and
     // the twin is cloned before it.
@@ -245,8 +352,26 @@ void kiln::lowering::versionUnitLoops(
         if (!InTwin.count(Succ))
           DT.insertEdge(BB, Succ);
     for (const Proven &P : Found)
-      llvm::cast<llvm::Instruction>(VMap[P.Check])
-          ->replaceAllUsesWith(IB.getTrue());
+      if (P.Check)
+        llvm::cast<llvm::Instruction>(VMap[P.Check])
+            ->replaceAllUsesWith(IB.getTrue());
+    // The twin's offsets in 64 bits: {zext(Start), +, Step} over the twin,
+    // which equals the zero extension there, as no index wraps.
+    if (!WideStart.empty()) {
+      llvm::ScalarEvolution TwinSE(*F, TLI, AC, DT, LI);
+      llvm::SCEVExpander TwinExp(TwinSE, DL, "wide");
+      for (const Proven &P : Found) {
+        if (!P.Widen)
+          continue;
+        auto *Z = llvm::cast<llvm::ZExtInst>(VMap[P.Widen]);
+        const llvm::SCEV *Offset = TwinSE.getAddRecExpr(
+            TwinSE.getUnknown(WideStart[P.Widen]),
+            TwinSE.getConstant(I64, P.Step), Twin, llvm::SCEV::FlagNUW);
+        Value *W = TwinExp.expandCodeFor(Offset, I64, Z);
+        Z->replaceAllUsesWith(W);
+        Z->eraseFromParent();
+      }
+    }
 
     // Its own loop ID: two loops must not share one.
     llvm::MDNode *ID = L->getLoopID();
@@ -268,9 +393,14 @@ void kiln::lowering::versionUnitLoops(
     // a narrowed loop, whose test checks the last unit it could run rather
     // than the last it runs (reduce_plane's loop over 8 plane sums took
     // the guarded loop in every cube): those stay vectorised.
+    // A test of wrap conditions alone fails only for indices within a
+    // cube's units of 2^32, exact trip count or not; there the vectoriser's
+    // own overflow check would have chosen its scalar loop as well.
     bool OnlyBoundsChecks = llvm::all_of(
         Found, [](const Proven &P) { return P.Count != nullptr; });
-    if (OnlyBoundsChecks && ExactTrips)
+    bool OnlyWrapChecks = llvm::all_of(
+        Found, [](const Proven &P) { return P.Widen != nullptr; });
+    if ((OnlyBoundsChecks && ExactTrips) || OnlyWrapChecks)
       markScalarFallback(*L);
   }
 }

@@ -97,6 +97,7 @@ JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
   llvm::raw_string_ostream OS(Out.LLVMIR);
   L.Module->print(OS, nullptr);
   Out.Metadata = L.Metadata;
+  Out.BufferAlignment = Variant.BufferAlignment;
   if (OptimiseO3) {
     optimiseFor(*L.Module, Target);
     llvm::raw_string_ostream OptOS(Out.OptimisedIR);
@@ -143,6 +144,29 @@ void JitKernel::launch(std::vector<KernelArg> Args,
   size_t Bytes = (std::max<uint64_t>(Metadata.ScratchBytes, 64) + 63) / 64 * 64;
   void *Scratch = std::aligned_alloc(64, Bytes);
   std::memset(Scratch, 0xCD, Bytes);
+  // Buffers the code may not assume aligned (a std::vector's storage) run
+  // on aligned copies, written back afterwards: a64 code vectorised with
+  // aligned accesses faults on a misaligned buffer, and the runtime never
+  // gives it one.
+  struct AlignedCopy {
+    void *Original;
+    void *Copy;
+    size_t Bytes;
+  };
+  std::vector<AlignedCopy> Copies;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const ParamMetadata &P = Metadata.Params[I];
+    uint32_t Align = std::max<uint32_t>(BufferAlignment, 1);
+    if (!P.IsBuffer || P.IsTensorMap || !Args[I].Data ||
+        reinterpret_cast<uintptr_t>(Args[I].Data) % Align == 0)
+      continue;
+    size_t Bytes = Args[I].Count * P.Ty.storeSize();
+    size_t Rounded = (std::max<size_t>(Bytes, 1) + Align - 1) / Align * Align;
+    void *Copy = std::aligned_alloc(std::max<uint32_t>(Align, 8), Rounded);
+    std::memcpy(Copy, Args[I].Data, Bytes);
+    Copies.push_back({Args[I].Data, Copy, Bytes});
+    Args[I].Data = Copy;
+  }
   LaunchArgs LA{Args.data(), {Count[0], Count[1], Count[2]}, 0, nullptr};
   LA.Tensors = Tensors;
   uint32_t Total = Count[0] * Count[1] * Count[2];
@@ -153,6 +177,10 @@ void JitKernel::launch(std::vector<KernelArg> Args,
     Fn(&LA, 0, Total, Scratch);
   }
   std::free(Scratch);
+  for (const AlignedCopy &C : Copies) {
+    std::memcpy(C.Original, C.Copy, C.Bytes);
+    std::free(C.Copy);
+  }
 }
 
 static uint16_t toSmall(float F, const llvm::fltSemantics &S) {

@@ -78,6 +78,10 @@ struct JitKernel {
   CubeFunction Fn = nullptr;
   std::string LLVMIR; ///< the lowered module, before any optimisation
   std::string OptimisedIR; ///< after the O3 pipeline, when it ran
+  /// The alignment the code assumes of every buffer (the variant's): a
+  /// launch binds a buffer that is not aligned so through an aligned copy,
+  /// as the runtime runs such code only on aligned bindings.
+  uint32_t BufferAlignment = 64;
 
   /// Runs cubes [0, X*Y*Z) with \p Args; when \p OneCubePerCall, one call
   /// per cube (checks CubeBegin/CubeEnd handling).

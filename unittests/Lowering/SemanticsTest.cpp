@@ -654,6 +654,69 @@ kernel @edge cube_dim(8) (%a: buffer<i32, read>, %o: buffer<i32, write>,
   }
 }
 
+/// A 2-D cube reads `%a[%base + row * %pitch + col]` (u32, wrapping): the
+/// unit loop over a row of units is versioned once for all rows of the cube
+/// (bounds and no wrap, its offsets computed in 64 bits in the twin), and
+/// the guarded loop must still give every unit its own answer when the test
+/// fails: the buffer's end inside a cube, indices that wrap past 2^32 back
+/// into the buffer.
+TEST(LoweringSemantics, VersionedRowLoopsOfTwoDimensionalCubes) {
+  const char *Text = R"(
+kernel @rows cube_dim(8, 4) (%a: buffer<f32, read>, %o: buffer<f32, write>,
+                             %base: u32, %pitch: u32, %w: u32) {
+  %col = absolute_pos.x : u32
+  %row = absolute_pos.y : u32
+  %r0 = mul %row, %pitch : u32
+  %r1 = add %base, %r0 : u32
+  %i = add %r1, %col : u32
+  %v = load %a[%i] : f32
+  %o0 = mul %row, %w : u32
+  %oi = add %o0, %col : u32
+  store %o[%oi], %v
+}
+)";
+  const uint32_t CubesX = 3, CubesY = 5, W = CubesX * 8, H = CubesY * 4;
+  struct Case {
+    const char *Name;
+    uint32_t Base, Pitch, N;
+    bool Checked; ///< only the checked variant may read out of bounds
+  };
+  const Case Cases[] = {
+      {"in bounds", 5, 40, 5 + 40 * H, false},
+      {"in bounds, pitch below the row", 3, 7, 3 + 7 * H + W, false},
+      {"the end inside a cube", 0, 32, 32 * 9 + 13, true},
+      // Rows from 2^32 - 100 on: a cube's first rows lie past the end, its
+      // later ones wrap back to the buffer's start.
+      {"wrapping rows", 0xffffffffu - 100, 30, 600, true},
+  };
+  for (bool O3 : {false, true})
+    for (bool Checked : {true, false}) {
+      JitKernel K = compile(Text, CpuVariant{Checked, 64}, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      EXPECT_NE(K.LLVMIR.find("wide.start"), std::string::npos)
+          << "the row loop has no twin with 64-bit offsets";
+      for (const Case &C : Cases) {
+        if (C.Checked && !Checked)
+          continue;
+        SCOPED_TRACE(std::string(C.Name) + (Checked ? " checked" : "") +
+                     (O3 ? " O3" : " O0"));
+        std::vector<float> A(C.N), O(size_t(W) * H, -1.0f);
+        for (uint32_t I = 0; I < C.N; ++I)
+          A[I] = float(I) + 0.5f;
+        uint32_t Base = C.Base, Pitch = C.Pitch, Wv = W;
+        K.launch({buf(A), buf(O), val(Base), val(Pitch), val(Wv)},
+                 {CubesX, CubesY, 1});
+        for (uint32_t R = 0; R < H; ++R)
+          for (uint32_t X = 0; X < W; ++X) {
+            uint32_t I = Base + R * Pitch + X; // wraps as the kernel's u32
+            float Want = I < C.N ? A[I] : 0.0f;
+            ASSERT_EQ(O[size_t(R) * W + X], Want)
+                << "row " << R << " col " << X << " index " << I;
+          }
+      }
+    }
+}
+
 TEST(LoweringSemantics, ConstantsBoolLinesAndIndices) {
   const char *Text = R"(
 kernel @misc cube_dim(4) (%o: buffer<vec<4 x f32>, write>, %b: buffer<vec<4 x bool>, read_write>,
