@@ -4,6 +4,7 @@
 #include "kiln/CPU/HostInfo.h"
 
 #include "BlendScratchStores.h"
+#include "ExpandBlockCopies.h"
 #include "InlineExp.h"
 #include "JamUnitLoops.h"
 #include "ScalarFallbackLoops.h"
@@ -389,13 +390,15 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   // After vectorisation and unrolling: unit loops that are one long
   // floating-point chain run several units per iteration, interleaved
   // (JamUnitLoops.h, from O2 on); then microcoded masked stores into the
-  // scratch area become blends (BlendScratchStores.h).
+  // scratch area become blends (BlendScratchStores.h), and block copies
+  // and fills vector loops (ExpandBlockCopies.h).
   PB.registerOptimizerLastEPCallback(
       [&TM](ModulePassManager &MPM, OptimizationLevel Level) {
         FunctionPassManager FPM;
         if (Level.getSpeedupLevel() >= 2)
           FPM.addPass(JamUnitLoopsPass());
         FPM.addPass(BlendScratchStoresPass(TM));
+        FPM.addPass(ExpandBlockCopiesPass());
         MPM.addPass(createModuleToFunctionPassAdaptor(std::move(FPM)));
       });
 

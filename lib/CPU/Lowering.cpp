@@ -124,13 +124,11 @@ llvm::Error KernelLowering::emitEntry() {
   F->addParamAttr(3, llvm::Attribute::NoCapture);
   F->addParamAttr(3,
                   llvm::Attribute::getWithAlignment(Cx.Ctx, llvm::Align(64)));
-  // No library calls for copies and fills: LoopIdiomRecognize would turn a
-  // unit loop copying a buffer's block into shared memory into a call of
-  // memcpy for every cube (1 KiB in reduce_sum), slower than the vector
-  // loop, and its byte stores then stall the vector loads that read them.
-  for (const char *Builtin :
-       {"no-builtin-memcpy", "no-builtin-memmove", "no-builtin-memset"})
-    F->addFnAttr(Builtin);
+  // No library calls for overlapping copies: LoopIdiomRecognize would turn
+  // a unit loop moving a block within shared memory into a call of memmove
+  // for every cube. Copies and fills stay allowed: ExpandBlockCopies.h
+  // makes them vector loops after optimisation.
+  F->addFnAttr("no-builtin-memmove");
   // The area only this cube's thread uses (BlendScratchStores.h).
   if (Cx.Layout.Bytes)
     F->addFnAttr(ScratchBytesAttr, std::to_string(Cx.Layout.Bytes));

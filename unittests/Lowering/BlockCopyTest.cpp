@@ -1,0 +1,120 @@
+//===- BlockCopyTest.cpp - Block copies and fills as vector loops ---------===//
+//
+// A unit loop that copies a buffer's block into shared memory, or zeroes a
+// shared array, becomes `llvm.memcpy` / `llvm.memset` in LLVM's loop
+// idiom pass; after optimisation ExpandBlockCopies.h makes each one a loop
+// of full-width vector moves and a shorter tail. The tests check that the
+// loops are made, with the target's vector width, that no library call is
+// left, and that every unit reads what the kernel says, for a block that is
+// not a whole number of vectors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExpandBlockCopies.h"
+#include "LoweringHarness.h"
+
+#include "kiln/CPU/HostInfo.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+/// 300 units: a 1200-byte copy and fill, 37.5 vectors of 32 bytes and 18.75
+/// of 64, so the loops have tails.
+const char *CopyAndFill = R"(
+kernel @blocks cube_dim(300) (%in: buffer<f32, read>, %out: buffer<f32, write>) {
+  %s = shared f32[300]
+  %z = shared f32[300]
+  %lid = unit_pos : u32
+  %gid = absolute_pos : u32
+  store %z[%lid], 0.0:f32
+  sync_cube
+  %x = load %in[%gid] : f32
+  store %s[%lid], %x
+  sync_cube
+  %r = sub 299:u32, %lid : u32
+  %y = load %s[%r] : f32
+  %w = load %z[%r] : f32
+  %l1 = add %lid, 1:u32 : u32
+  %lf = cast %l1 : f32
+  %t = add %w, %lf : f32
+  store %z[%r], %t
+  sync_cube
+  %v = load %z[%lid] : f32
+  %o = mul %y, %v : f32
+  store %out[%gid], %o
+}
+)";
+
+size_t count(const std::string &Text, const std::string &What) {
+  size_t N = 0;
+  for (size_t P = Text.find(What); P != std::string::npos;
+       P = Text.find(What, P + 1))
+    ++N;
+  return N;
+}
+
+void runAndCheck(const CodeGenOptions &Target, unsigned VectorBytes) {
+  for (bool Checked : {true, false}) {
+    SCOPED_TRACE(Target.CPU + " " + Target.Features +
+                 (Checked ? " checked" : " unchecked"));
+    CpuVariant V;
+    V.BoundsChecked = Checked;
+    JitKernel K = compile(CopyAndFill, V, {}, /*OptimiseO3=*/true, Target);
+    ASSERT_TRUE(K.Fn);
+    const std::string &IR = K.OptimisedIR;
+    // Library copies and fills are gone; the inline tails stay.
+    EXPECT_EQ(count(IR, "call void @llvm.memcpy.p0"), 0u) << IR;
+    EXPECT_EQ(count(IR, "call void @llvm.memset.p0"), 0u) << IR;
+    std::string Vec = "<" + std::to_string(VectorBytes) + " x i8>";
+    EXPECT_GE(count(IR, "store " + Vec + " zeroinitializer"), 1u)
+        << "no fill loop\n"
+        << IR;
+    // The unchecked variant's copy is fused into the unit loop that reads
+    // the input; the checked one's is LoopIdiomRecognize's memcpy.
+    if (Checked) {
+      EXPECT_GE(count(IR, "load " + Vec), 1u) << "no copy loop\n" << IR;
+    }
+
+    constexpr uint32_t Cubes = 3, Units = 300;
+    std::vector<float> In(Cubes * Units), Out(Cubes * Units, -7.0f);
+    for (uint32_t I = 0; I < In.size(); ++I)
+      In[I] = float(I % 97) + 0.25f;
+    K.launch({buf(In), buf(Out)}, {Cubes, 1, 1});
+    for (uint32_t C = 0; C < Cubes; ++C)
+      for (uint32_t U = 0; U < Units; ++U) {
+        // Unit U reads s[299 - U] and z[U], which unit 299 - U wrote as
+        // 0 + (299 - U + 1).
+        float Want = In[C * Units + 299 - U] * float(300 - U);
+        ASSERT_EQ(Out[C * Units + U], Want) << "cube " << C << " unit " << U;
+      }
+  }
+}
+
+bool hostHas(const char *Feature) { return hostInfo().hasFeature(Feature); }
+
+TEST(ExpandBlockCopies, HostVectors) {
+  runAndCheck({}, hostHas("avx512f") ? 64 : hostHas("avx2") ? 32 : 16);
+}
+
+TEST(ExpandBlockCopies, AVX2Vectors) {
+  if (!hostHas("avx2"))
+    GTEST_SKIP() << "the host cannot run AVX2 code";
+  CodeGenOptions O;
+  O.Features = "-avx512f";
+  runAndCheck(O, 32);
+}
+
+TEST(ExpandBlockCopies, SSEVectors) {
+  CodeGenOptions O;
+  O.CPU = "x86-64-v2";
+  runAndCheck(O, 16);
+}
+
+} // namespace
