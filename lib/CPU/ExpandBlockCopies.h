@@ -1,7 +1,7 @@
 //===- ExpandBlockCopies.h - Fixed-size copies and fills as loops -*- C++ -*-===//
 //
 // LoopIdiomRecognize turns a unit loop that copies a block into the scratch
-// area (a per-unit slot into shared memory, 1 KiB in reduce_sum and
+// area (a per-unit slot into shared memory, 1 KiB twice in
 // softmax_rows) or fills one into `llvm.memcpy`/`llvm.memset`, which code
 // generation makes a call of the C library for every cube. The call is
 // slower than a vector loop, and the stores a library copy makes may not

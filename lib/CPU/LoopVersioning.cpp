@@ -191,13 +191,14 @@ void kiln::lowering::versionUnitLoops(
     // (one for each address, every row of a 2-D cube). The twin computes
     // these offsets in 64 bits instead, under the same condition as a
     // bounds check against 2^32: then no unit's index wraps.
-    // Only where the loop gets a twin anyway, or runs once for each row of
-    // a 2-D cube: a 1-D loop's own check runs once for the whole segment,
-    // and a twin for it would cost compile time only (softmax_rows'
-    // unchecked variant: +16 % of its compile's instructions).
+    // Only where the loop runs once for each row of a 2-D cube. A 1-D
+    // loop's own check runs once for the whole segment, and a twin for it
+    // would cost compile time only (softmax_rows' unchecked variant: +16 %
+    // of its compile's instructions); and where a 1-D loop gets a twin for
+    // its bounds anyway, 64-bit offsets made softmax_rows' AVX2 code run
+    // about a tenth slower (docs/Performance.md, "Block copies as loops").
     Value *Wrap = llvm::ConstantInt::get(I64, 1ull << 32);
-    bool WidenHere = !Found.empty() ||
-                     (L->getParentLoop() && isUnitLoop(L->getParentLoop()));
+    bool WidenHere = L->getParentLoop() && isUnitLoop(L->getParentLoop());
     for (llvm::BasicBlock *BB : L->blocks()) {
       if (!WidenHere || LI.getLoopFor(BB) != L)
         continue;

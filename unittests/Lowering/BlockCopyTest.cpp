@@ -1,7 +1,7 @@
 //===- BlockCopyTest.cpp - Block copies and fills as vector loops ---------===//
 //
-// A unit loop that copies a buffer's block into shared memory, or zeroes a
-// shared array, becomes `llvm.memcpy` / `llvm.memset` in LLVM's loop
+// A unit loop that copies a per-unit var's slots into a shared array, or
+// zeroes a shared array, becomes `llvm.memcpy` / `llvm.memset` in LLVM's loop
 // idiom pass; after optimisation ExpandBlockCopies.h makes each one a loop
 // of full-width vector moves and a shorter tail. The tests check that the
 // loops are made, with the target's vector width, that no library call is
@@ -25,18 +25,26 @@ using namespace kiln::test;
 
 namespace {
 
-/// 300 units: a 1200-byte copy and fill, 37.5 vectors of 32 bytes and 18.75
-/// of 64, so the loops have tails.
+/// 300 units: a per-unit var copied into a shared array (1200 bytes, from
+/// the var's slots) and a shared array zeroed, 37.5 vectors of 32 bytes
+/// and 18.75 of 64, so the loops have tails.
 const char *CopyAndFill = R"(
-kernel @blocks cube_dim(300) (%in: buffer<f32, read>, %out: buffer<f32, write>) {
+kernel @blocks cube_dim(300) (%in: buffer<f32, read>, %out: buffer<f32, write>, %n: u32) {
   %s = shared f32[300]
   %z = shared f32[300]
   %lid = unit_pos : u32
   %gid = absolute_pos : u32
   store %z[%lid], 0.0:f32
-  sync_cube
-  %x = load %in[%gid] : f32
-  store %s[%lid], %x
+  %m = var f32
+  set %m, 0.0:f32
+  for %j = %lid to %n step 300:u32 {
+    %x = load %in[%j] : f32
+    %c = get %m : f32
+    %d = add %c, %x : f32
+    set %m, %d
+  }
+  %ml = get %m : f32
+  store %s[%lid], %ml
   sync_cube
   %r = sub 299:u32, %lid : u32
   %y = load %s[%r] : f32
@@ -76,22 +84,23 @@ void runAndCheck(const CodeGenOptions &Target, unsigned VectorBytes) {
     EXPECT_GE(count(IR, "store " + Vec + " zeroinitializer"), 1u)
         << "no fill loop\n"
         << IR;
-    // The unchecked variant's copy is fused into the unit loop that reads
-    // the input; the checked one's is LoopIdiomRecognize's memcpy.
-    if (Checked) {
-      EXPECT_GE(count(IR, "load " + Vec), 1u) << "no copy loop\n" << IR;
-    }
+    EXPECT_GE(count(IR, "load " + Vec), 1u) << "no copy loop\n" << IR;
 
-    constexpr uint32_t Cubes = 3, Units = 300;
-    std::vector<float> In(Cubes * Units), Out(Cubes * Units, -7.0f);
-    for (uint32_t I = 0; I < In.size(); ++I)
+    constexpr uint32_t Cubes = 3, Units = 300, N = 700;
+    std::vector<float> In(N), Out(Cubes * Units, -7.0f);
+    for (uint32_t I = 0; I < N; ++I)
       In[I] = float(I % 97) + 0.25f;
-    K.launch({buf(In), buf(Out)}, {Cubes, 1, 1});
+    uint32_t NV = N;
+    K.launch({buf(In), buf(Out), val(NV)}, {Cubes, 1, 1});
     for (uint32_t C = 0; C < Cubes; ++C)
       for (uint32_t U = 0; U < Units; ++U) {
-        // Unit U reads s[299 - U] and z[U], which unit 299 - U wrote as
+        // Unit U reads s[299 - U] (unit 299 - U's sum of in[j], j = 299 - U
+        // step 300 below N) and z[U], which unit 299 - U wrote as
         // 0 + (299 - U + 1).
-        float Want = In[C * Units + 299 - U] * float(300 - U);
+        float Sum = 0;
+        for (uint32_t J = 299 - U; J < N; J += 300)
+          Sum += In[J];
+        float Want = Sum * float(300 - U);
         ASSERT_EQ(Out[C * Units + U], Want) << "cube " << C << " unit " << U;
       }
   }
