@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExpandBlockCopies.h"
+#include "FunctionPassTestUtil.h"
 #include "LoweringHarness.h"
 
 #include "kiln/CPU/HostInfo.h"
@@ -60,14 +61,6 @@ kernel @blocks cube_dim(300) (%in: buffer<f32, read>, %out: buffer<f32, write>, 
 }
 )";
 
-size_t count(const std::string &Text, const std::string &What) {
-  size_t N = 0;
-  for (size_t P = Text.find(What); P != std::string::npos;
-       P = Text.find(What, P + 1))
-    ++N;
-  return N;
-}
-
 void runAndCheck(const CodeGenOptions &Target, unsigned VectorBytes) {
   for (bool Checked : {true, false}) {
     SCOPED_TRACE(Target.CPU + " " + Target.Features +
@@ -78,13 +71,13 @@ void runAndCheck(const CodeGenOptions &Target, unsigned VectorBytes) {
     ASSERT_TRUE(K.Fn);
     const std::string &IR = K.OptimisedIR;
     // Library copies and fills are gone; the inline tails stay.
-    EXPECT_EQ(count(IR, "call void @llvm.memcpy.p0"), 0u) << IR;
-    EXPECT_EQ(count(IR, "call void @llvm.memset.p0"), 0u) << IR;
+    EXPECT_EQ(countOf(IR, "call void @llvm.memcpy.p0"), 0u) << IR;
+    EXPECT_EQ(countOf(IR, "call void @llvm.memset.p0"), 0u) << IR;
     std::string Vec = "<" + std::to_string(VectorBytes) + " x i8>";
-    EXPECT_GE(count(IR, "store " + Vec + " zeroinitializer"), 1u)
+    EXPECT_GE(countOf(IR, "store " + Vec + " zeroinitializer"), 1u)
         << "no fill loop\n"
         << IR;
-    EXPECT_GE(count(IR, "load " + Vec), 1u) << "no copy loop\n" << IR;
+    EXPECT_GE(countOf(IR, "load " + Vec), 1u) << "no copy loop\n" << IR;
 
     constexpr uint32_t Cubes = 3, Units = 300, N = 700;
     std::vector<float> In(N), Out(Cubes * Units, -7.0f);

@@ -50,6 +50,15 @@ std::string runFunctionPass(llvm::Module &M, llvm::StringRef Name, PassT Pass,
   return Out;
 }
 
+/// How many times \p What occurs in \p Text (printed IR).
+inline size_t countOf(const std::string &Text, const std::string &What) {
+  size_t N = 0;
+  for (size_t P = Text.find(What); P != std::string::npos;
+       P = Text.find(What, P + 1))
+    ++N;
+  return N;
+}
+
 } // namespace kiln::test
 
 #endif // KILN_UNITTESTS_LOWERING_FUNCTIONPASSTESTUTIL_H

@@ -156,14 +156,6 @@ std::string jammed(const std::string &IR, const char *CPU) {
   return test::runFunctionPass(*M, "f", JamUnitLoopsPass(), TM->get());
 }
 
-size_t count(const std::string &Text, const std::string &What) {
-  size_t N = 0;
-  for (size_t P = Text.find(What); P != std::string::npos;
-       P = Text.find(What, P + 1))
-    ++N;
-  return N;
-}
-
 TEST(JamUnitLoops, JamsAParallelLoopWithALongChain) {
   // 512-bit code: the invariant %bv and 8 units' accumulators fit 32
   // registers, so 8 units run per iteration.
@@ -174,7 +166,7 @@ TEST(JamUnitLoops, JamsAParallelLoopWithALongChain) {
             std::string::npos)
       << Out;
   EXPECT_NE(Out.find("icmp eq i64 %next.jam7, 16"), std::string::npos) << Out;
-  EXPECT_EQ(count(Out, "call <16 x float> @llvm.fma.v16f32("), 16u * 8u);
+  EXPECT_EQ(test::countOf(Out, "call <16 x float> @llvm.fma.v16f32("), 16u * 8u);
   // Interleaved: the first FMA of every unit before any unit's second.
   size_t Second = Out.find("%f1 = call");
   ASSERT_NE(Second, std::string::npos);
@@ -246,7 +238,7 @@ TEST(JamUnitLoops, ALongBodyRunsFewerUnits) {
   EXPECT_NE(Out.find("%iv.jam3 = add nuw nsw i64 %iv, 3"), std::string::npos)
       << Out;
   EXPECT_EQ(Out.find(".jam4"), std::string::npos) << Out;
-  EXPECT_EQ(count(Out, "call <16 x float> @llvm.fma.v16f32("), 216u * 4u);
+  EXPECT_EQ(test::countOf(Out, "call <16 x float> @llvm.fma.v16f32("), 216u * 4u);
 }
 
 TEST(JamUnitLoops, HeldLoadsMoveIntoTheLoopWhenNoFactorFits) {
