@@ -416,7 +416,7 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
 }
 
 namespace {
-/// Leaves two passes out of code generation while it lives; the gate is the
+/// Leaves three passes out of code generation while it lives; the gate is the
 /// context's only then, and the one installed before (-opt-bisect-limit)
 /// still decides every other pass (docs/Design.md §10.13: no process-wide
 /// -disable-lsr or -post-RA-scheduler from a library).
@@ -436,6 +436,14 @@ namespace {
 ///    Small kernels keep it: their graphs are cheap and their code stays
 ///    as it was measured (docs/Performance.md, "Large functions without
 ///    post-RA scheduling").
+///  - X86 domain reassignment, everywhere. With AVX-512 it looks for
+///    integer logic it could move into mask registers and spent 2.5 % of
+///    softmax_rows' 512-bit compile (11 M instructions) doing so, while on
+///    every kernel of bench/kernels, test/ and examples/ (69, 512-bit code)
+///    the assembly came out byte for byte the same without it: the lowering
+///    builds masks from vector compares, which select to mask registers
+///    directly (docs/Performance.md, "Cold compile: the domain
+///    reassignment pass").
 class CodeGenerationGate final : public OptPassGate {
 public:
   explicit CodeGenerationGate(Module &M)
@@ -452,7 +460,8 @@ public:
   CodeGenerationGate &operator=(const CodeGenerationGate &) = delete;
 
   bool shouldRunPass(StringRef PassName, StringRef IRDescription) override {
-    if (PassName == "Loop Strength Reduction")
+    if (PassName == "Loop Strength Reduction" ||
+        PassName == "X86 Domain Reassignment Pass")
       return false;
     if (PassName == "Post RA top-down list latency scheduler" &&
         LargeFunctions.contains(IRDescription))

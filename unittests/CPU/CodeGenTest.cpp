@@ -288,6 +288,30 @@ TEST(CodeGen, PostRASchedulingOnlyForFunctionsUpToTheLimit) {
   }
 }
 
+/// X86 domain reassignment is left out on AVX-512 targets (the only ones
+/// where it does anything): the gate refuses it before the recorder installed
+/// before is asked, while the recorder still sees the other passes.
+TEST(CodeGen, DomainReassignmentLeftOut) {
+  for (const char *CPU : {"znver4", "skylake-avx512"}) {
+    SCOPED_TRACE(CPU);
+    LLVMContext Ctx;
+    RecordingGate Recorder;
+    Ctx.setOptPassGate(Recorder);
+    SMDiagnostic Diag;
+    auto M = parseAssemblyString(chainIR("f", 8), Diag, Ctx);
+    ASSERT_TRUE(M) << Diag.getMessage().str();
+    CodeGenOptions Opts;
+    Opts.CPU = CPU;
+    auto TM = createTargetMachine(Opts);
+    ASSERT_TRUE(!!TM) << toString(TM.takeError());
+    auto Asm = emitAssembly(*M, **TM);
+    ASSERT_TRUE(!!Asm) << toString(Asm.takeError());
+    EXPECT_FALSE(Recorder.asked("X86 Domain Reassignment Pass", "f"));
+    EXPECT_TRUE(Recorder.asked("Machine Copy Propagation Pass", "f"));
+    EXPECT_EQ(&Ctx.getOptPassGate(), &Recorder);
+  }
+}
+
 TEST(CodeGen, ConcurrentCompilationsWithOwnMachines) {
   std::vector<std::thread> Threads;
   std::vector<size_t> Sizes(4);
