@@ -248,6 +248,17 @@ std::string chainIR(StringRef Name, unsigned Adds) {
   return IR + "  ret void\n}\n";
 }
 
+/// Emits \p M as assembly for \p CPU (the gates see every pass).
+Error emitFor(const char *CPU, Module &M) {
+  CodeGenOptions Opts;
+  Opts.CPU = CPU;
+  auto TM = createTargetMachine(Opts);
+  if (!TM)
+    return TM.takeError();
+  auto Asm = emitAssembly(M, **TM);
+  return Asm ? Error::success() : Asm.takeError();
+}
+
 /// Post-RA list scheduling is left out of functions of more than
 /// PostRASchedulingLimit IR instructions and kept for smaller ones. The gate
 /// installed before (here one that records what it is asked) still decides
@@ -271,12 +282,8 @@ TEST(CodeGen, PostRASchedulingOnlyForFunctionsUpToTheLimit) {
               PostRASchedulingLimit);
     ASSERT_GT(M->getFunction("large")->getInstructionCount(),
               PostRASchedulingLimit);
-    CodeGenOptions Opts;
-    Opts.CPU = CPU;
-    auto TM = createTargetMachine(Opts);
-    ASSERT_TRUE(!!TM) << toString(TM.takeError());
-    auto Asm = emitAssembly(*M, **TM);
-    ASSERT_TRUE(!!Asm) << toString(Asm.takeError());
+    Error E = emitFor(CPU, *M);
+    ASSERT_FALSE(!!E) << toString(std::move(E));
     const char *PostRA = "Post RA top-down list latency scheduler";
     EXPECT_TRUE(Recorder.asked(PostRA, "small"));
     EXPECT_FALSE(Recorder.asked(PostRA, "large"));
@@ -300,12 +307,8 @@ TEST(CodeGen, DomainReassignmentLeftOut) {
     SMDiagnostic Diag;
     auto M = parseAssemblyString(chainIR("f", 8), Diag, Ctx);
     ASSERT_TRUE(M) << Diag.getMessage().str();
-    CodeGenOptions Opts;
-    Opts.CPU = CPU;
-    auto TM = createTargetMachine(Opts);
-    ASSERT_TRUE(!!TM) << toString(TM.takeError());
-    auto Asm = emitAssembly(*M, **TM);
-    ASSERT_TRUE(!!Asm) << toString(Asm.takeError());
+    Error E = emitFor(CPU, *M);
+    ASSERT_FALSE(!!E) << toString(std::move(E));
     EXPECT_FALSE(Recorder.asked("X86 Domain Reassignment Pass", "f"));
     EXPECT_TRUE(Recorder.asked("Machine Copy Propagation Pass", "f"));
     EXPECT_EQ(&Ctx.getOptPassGate(), &Recorder);
