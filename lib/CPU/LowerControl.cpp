@@ -519,12 +519,8 @@ void ControlEmitter::lowerLoop(const Operation &Op, Level L) {
 
 /// Whether case label \p Label is a value of the selector type \p T; a label
 /// outside the type's range never matches (it is not truncated).
-static bool labelFits(int64_t Label, Type T) {
-  unsigned W = bitWidth(T.elementKind());
-  if (T.isSigned())
-    return W >= 64 || (Label >= -(int64_t(1) << (W - 1)) &&
-                       Label < (int64_t(1) << (W - 1)));
-  return Label >= 0 && (W >= 64 || uint64_t(Label) < (uint64_t(1) << W));
+static bool labelFits(CaseLabel Label, Type T) {
+  return Label.fits(bitWidth(T.elementKind()), T.isSigned());
 }
 
 /// Emits the dispatch of a switch on \p V; returns the case blocks (the
@@ -542,10 +538,10 @@ static std::vector<BasicBlock *> beginSwitch(LoweringContext &L,
   auto *IT = llvm::cast<llvm::IntegerType>(V->getType());
   for (size_t I = 0; I < Cases; ++I) {
     // Every label of a case (`case 1, 3, 5`) branches to its one block.
-    for (int64_t Label : switchCaseLabels(Op, I)) {
+    for (CaseLabel Label : switchCaseLabels(Op, I)) {
       if (!labelFits(Label, SelTy))
         continue; // never matches
-      auto *C = llvm::ConstantInt::get(IT, static_cast<uint64_t>(Label));
+      auto *C = llvm::ConstantInt::get(IT, Label.bits());
       if (SI->findCaseValue(C) == SI->case_default()) // first label wins
         SI->addCase(C, Blocks[I]);
     }

@@ -692,9 +692,18 @@ void KernelBuilder::beginSwitch(Arg Selector) {
   Open.push_back(std::move(F));
 }
 
-void KernelBuilder::addCase(int64_t Value) { addCase(llvm::ArrayRef(Value)); }
+void KernelBuilder::addCase(int64_t Value) { addCase(CaseLabel(Value)); }
+
+void KernelBuilder::addCase(CaseLabel Value) {
+  addCaseLabels(llvm::ArrayRef(Value));
+}
 
 void KernelBuilder::addCase(llvm::ArrayRef<int64_t> Labels) {
+  std::vector<CaseLabel> AsLabels(Labels.begin(), Labels.end());
+  addCaseLabels(AsLabels);
+}
+
+void KernelBuilder::addCaseLabels(llvm::ArrayRef<CaseLabel> Labels) {
   if (checkArgs({}))
     return;
   if (Open.empty() || Open.back()->Op.Kind != OpKind::Switch) {
@@ -713,7 +722,7 @@ void KernelBuilder::addCase(llvm::ArrayRef<int64_t> Labels) {
   for (size_t I = 0; I < Labels.size(); ++I)
     if (llvm::is_contained(Op.CaseValues, Labels[I]) ||
         llvm::is_contained(Labels.take_front(I), Labels[I])) {
-      fail("duplicate case value " + llvm::Twine(Labels[I]));
+      fail("duplicate case value " + Labels[I].str());
       return;
     }
   addSwitchCase(Op, Labels);

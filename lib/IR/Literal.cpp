@@ -244,17 +244,21 @@ llvm::Expected<uint64_t> kiln::parseLiteral(llvm::StringRef Text,
   return Value & widthMask(Bits);
 }
 
-llvm::Expected<int64_t> kiln::parseCaseValue(llvm::StringRef Text) {
+llvm::Expected<CaseLabel> kiln::parseCaseValue(llvm::StringRef Text) {
   if (Text.size() > MaxLiteralLength)
     return literalError("case value longer than " +
                         llvm::Twine(MaxLiteralLength) + " characters");
-  llvm::Expected<uint64_t> Bits = parseLiteral(Text, ScalarKind::I64);
-  if (!Bits) {
-    llvm::consumeError(Bits.takeError());
+  // Any value of i64 or u64: -2^63 up to 2^64 - 1.
+  bool Negative, Overflow;
+  uint64_t Mag;
+  bool Valid = readInteger(Text, Negative, Mag, Overflow) &&
+               (!Negative || Mag <= (uint64_t(1) << 63));
+  if (!Valid)
     return literalError("invalid case value '" + Text +
-                        "': expected a 64-bit signed integer");
-  }
-  return static_cast<int64_t>(*Bits);
+                        "': expected an integer from -2^63 to 2^64-1");
+  if (Negative)
+    return CaseLabel(static_cast<int64_t>(uint64_t(0) - Mag));
+  return CaseLabel::fromUnsigned(Mag);
 }
 
 /// shortestFloatText for a minifloat: the shortest decimal that is the

@@ -898,18 +898,18 @@ bool Parser::parseSwitch(Kernel &K, Operation &Op) {
     if (isWord("case")) {
       consume();
       // `case 1, 3, 5 {`: one or more labels, comma-separated (issue 11).
-      std::vector<int64_t> Labels;
+      std::vector<CaseLabel> Labels;
       do {
         if (!Labels.empty())
           consume(); // the ','
         if (!is(TokenKind::Word))
           return errorHere("expected a case value, found " + describeToken());
-        llvm::Expected<int64_t> Value = parseCaseValue(Tok.Text);
+        llvm::Expected<CaseLabel> Value = parseCaseValue(Tok.Text);
         if (!Value)
           return errorHere(llvm::toString(Value.takeError()));
         if (llvm::is_contained(Op.CaseValues, *Value) ||
             llvm::is_contained(Labels, *Value))
-          return errorHere("duplicate case value " + llvm::Twine(*Value));
+          return errorHere("duplicate case value " + Value->str());
         consume();
         Labels.push_back(*Value);
       } while (is(TokenKind::Comma));

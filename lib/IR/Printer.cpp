@@ -185,7 +185,7 @@ void Printer::printOperation(const Operation &Op) {
       indent();
       OS << "case ";
       llvm::ListSeparator Comma(", ");
-      for (int64_t Label : switchCaseLabels(Op, I))
+      for (CaseLabel Label : switchCaseLabels(Op, I))
         OS << Comma << Label;
       OS << ' ';
       printRegion(Op, I);

@@ -31,11 +31,11 @@ size_t kiln::switchCaseCount(const Operation &Op) {
                                     : Op.CaseLabelCounts.size();
 }
 
-llvm::ArrayRef<int64_t> kiln::switchCaseLabels(const Operation &Op,
-                                               size_t Case) {
+llvm::ArrayRef<CaseLabel> kiln::switchCaseLabels(const Operation &Op,
+                                                 size_t Case) {
   if (Case >= switchCaseCount(Op))
     return {};
-  llvm::ArrayRef<int64_t> All(Op.CaseValues);
+  llvm::ArrayRef<CaseLabel> All(Op.CaseValues);
   if (Op.CaseLabelCounts.empty())
     return All.slice(Case, 1);
   size_t First = 0;
@@ -44,7 +44,7 @@ llvm::ArrayRef<int64_t> kiln::switchCaseLabels(const Operation &Op,
   return All.slice(First, Op.CaseLabelCounts[Case]);
 }
 
-void kiln::addSwitchCase(Operation &Op, llvm::ArrayRef<int64_t> Labels) {
+void kiln::addSwitchCase(Operation &Op, llvm::ArrayRef<CaseLabel> Labels) {
   bool Counted = !Op.CaseLabelCounts.empty() || Labels.size() != 1;
   if (Counted) {
     // The cases so far had one label each (CaseValues.size() of them).

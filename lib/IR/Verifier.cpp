@@ -1451,10 +1451,10 @@ void KernelVerifier::verifyControl(const Operation &Op) {
         // A label outside the selector's range is legal and never matches
         // (the grammar allows any INT); it must not be truncated onto
         // another value.
-        std::set<int64_t> Seen;
-        for (int64_t V : Op.CaseValues)
+        std::set<CaseLabel> Seen;
+        for (CaseLabel V : Op.CaseValues)
           if (!Seen.insert(V).second)
-            error(Op.Loc, "case " + llvm::Twine(V) + " appears twice");
+            error(Op.Loc, "case " + V.str() + " appears twice");
       }
     }
     if (!switchLabelsWellFormed(Op))

@@ -262,11 +262,11 @@ TEST(BuilderTest, SwitchCasesWithSeveralLabels) {
   B.end();
   Kernel K = finishOk(B);
   const Operation &Sw = K.Body.Ops[0];
-  EXPECT_EQ(Sw.CaseValues, (std::vector<int64_t>{1, 3, -5, 2}));
+  EXPECT_EQ(Sw.CaseValues, (std::vector<CaseLabel>{1, 3, -5, 2}));
   EXPECT_EQ(Sw.CaseLabelCounts, (std::vector<uint32_t>{3, 1}));
   ASSERT_EQ(switchCaseCount(Sw), 2u);
-  EXPECT_EQ(switchCaseLabels(Sw, 0).vec(), (std::vector<int64_t>{1, 3, -5}));
-  EXPECT_EQ(switchCaseLabels(Sw, 1).vec(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(switchCaseLabels(Sw, 0).vec(), (std::vector<CaseLabel>{1, 3, -5}));
+  EXPECT_EQ(switchCaseLabels(Sw, 1).vec(), (std::vector<CaseLabel>{2}));
   expectRoundTrip(K);
   EXPECT_NE(printKernel(K).find("  case 1, 3, -5 {\n"), std::string::npos)
       << printKernel(K);
@@ -280,7 +280,7 @@ TEST(BuilderTest, SwitchCasesWithSeveralLabels) {
   One.end();
   Kernel K1 = finishOk(One);
   EXPECT_TRUE(K1.Body.Ops[0].CaseLabelCounts.empty());
-  EXPECT_EQ(K1.Body.Ops[0].CaseValues, (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(K1.Body.Ops[0].CaseValues, (std::vector<CaseLabel>{7, 8}));
 
   // A label repeated within a case or across cases is a misuse.
   for (bool Across : {false, true}) {
@@ -301,6 +301,37 @@ TEST(BuilderTest, SwitchCasesWithSeveralLabels) {
   E.addCase(llvm::ArrayRef<int64_t>{});
   E.end();
   EXPECT_EQ(finishError(E), "kernel 'empty': addCase() needs at least one label");
+}
+
+TEST(BuilderTest, SwitchLabelsAboveInt64) {
+  KernelBuilder B("wide");
+  ValueId Sel = B.addScalar("sel", Type::scalar(ScalarKind::U64));
+  CaseLabel Max = CaseLabel::fromUnsigned(~uint64_t(0));
+  B.beginSwitch(Sel);
+  B.addCase(Max);
+  B.addCase(-1); // not the same label as 2^64 - 1
+  B.addCaseLabels({CaseLabel::fromUnsigned(uint64_t(1) << 63), CaseLabel(3)});
+  B.end();
+  Kernel K = finishOk(B);
+  const Operation &Sw = K.Body.Ops[0];
+  EXPECT_EQ(Sw.CaseValues,
+            (std::vector<CaseLabel>{Max, -1,
+                                    CaseLabel::fromUnsigned(uint64_t(1) << 63),
+                                    3}));
+  std::string Text = printKernel(K);
+  EXPECT_NE(Text.find("  case 18446744073709551615 {\n"), std::string::npos)
+      << Text;
+  EXPECT_NE(Text.find("  case 9223372036854775808, 3 {\n"), std::string::npos)
+      << Text;
+  expectRoundTrip(K);
+
+  KernelBuilder D("dup");
+  D.beginSwitch(D.addScalar("s", Type::scalar(ScalarKind::U64)));
+  D.addCase(Max);
+  D.addCaseLabels({CaseLabel(5), Max});
+  D.end();
+  EXPECT_EQ(finishError(D),
+            "kernel 'dup': duplicate case value 18446744073709551615");
 }
 
 TEST(BuilderTest, GeneratedNamesSkipGivenOnes) {

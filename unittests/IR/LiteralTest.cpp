@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
 #include <random>
 
 using namespace kiln;
@@ -101,13 +102,55 @@ TEST(LiteralTest, EveryPrintedFloatReadsBack) {
 }
 
 TEST(LiteralTest, CaseValues) {
-  EXPECT_EQ(*parseCaseValue("-2"), -2);
-  EXPECT_EQ(*parseCaseValue("0x10"), 16);
-  llvm::Expected<int64_t> Bad = parseCaseValue("9223372036854775808");
-  ASSERT_FALSE(Bad);
-  EXPECT_EQ(llvm::toString(Bad.takeError()),
-            "invalid case value '9223372036854775808': expected a 64-bit "
-            "signed integer");
+  EXPECT_EQ(*parseCaseValue("-2"), CaseLabel(-2));
+  EXPECT_EQ(*parseCaseValue("0x10"), CaseLabel(16));
+  EXPECT_EQ(*parseCaseValue("-0"), CaseLabel(0));
+  // Every value of i64 and of u64 is a label.
+  EXPECT_EQ(*parseCaseValue("-9223372036854775808"),
+            CaseLabel(std::numeric_limits<int64_t>::min()));
+  EXPECT_EQ(*parseCaseValue("9223372036854775808"),
+            CaseLabel::fromUnsigned(uint64_t(1) << 63));
+  EXPECT_EQ(*parseCaseValue("18446744073709551615"),
+            CaseLabel::fromUnsigned(~uint64_t(0)));
+  EXPECT_EQ(*parseCaseValue("0xffffffffffffffff"),
+            CaseLabel::fromUnsigned(~uint64_t(0)));
+  EXPECT_NE(*parseCaseValue("18446744073709551615"), CaseLabel(-1));
+  for (const char *Text : {"18446744073709551616", "-9223372036854775809",
+                           "1.5", "0x", "--1"}) {
+    llvm::Expected<CaseLabel> Bad = parseCaseValue(Text);
+    ASSERT_FALSE(Bad) << Text;
+    EXPECT_EQ(llvm::toString(Bad.takeError()),
+              std::string("invalid case value '") + Text +
+                  "': expected an integer from -2^63 to 2^64-1");
+  }
+}
+
+TEST(LiteralTest, CaseLabelRangeAndText) {
+  CaseLabel MaxU64 = CaseLabel::fromUnsigned(~uint64_t(0));
+  CaseLabel MinusOne(-1);
+  EXPECT_EQ(MaxU64.str(), "18446744073709551615");
+  EXPECT_EQ(MinusOne.str(), "-1");
+  EXPECT_EQ(CaseLabel(std::numeric_limits<int64_t>::min()).str(),
+            "-9223372036854775808");
+  EXPECT_TRUE(MinusOne < CaseLabel(0));
+  EXPECT_TRUE(CaseLabel(std::numeric_limits<int64_t>::max()) <
+              CaseLabel::fromUnsigned(uint64_t(1) << 63));
+  // Both are the same 64 bits; each fits one signedness only.
+  EXPECT_EQ(MaxU64.bits(), MinusOne.bits());
+  EXPECT_TRUE(MaxU64.fits(64, /*Signed=*/false));
+  EXPECT_FALSE(MaxU64.fits(64, /*Signed=*/true));
+  EXPECT_FALSE(MinusOne.fits(64, /*Signed=*/false));
+  EXPECT_TRUE(MinusOne.fits(64, /*Signed=*/true));
+  EXPECT_TRUE(MinusOne.fits(8, /*Signed=*/true));
+  EXPECT_FALSE(MaxU64.fits(32, /*Signed=*/false));
+  EXPECT_TRUE(CaseLabel(4294967295).fits(32, /*Signed=*/false));
+  EXPECT_FALSE(CaseLabel(4294967296).fits(32, /*Signed=*/false));
+  EXPECT_TRUE(CaseLabel(-128).fits(8, /*Signed=*/true));
+  EXPECT_FALSE(CaseLabel(-129).fits(8, /*Signed=*/true));
+  EXPECT_TRUE(CaseLabel(127).fits(8, /*Signed=*/true));
+  EXPECT_FALSE(CaseLabel(128).fits(8, /*Signed=*/true));
+  EXPECT_FALSE(CaseLabel::fromUnsigned(uint64_t(1) << 63).fits(64, true));
+  EXPECT_TRUE(CaseLabel(std::numeric_limits<int64_t>::min()).fits(64, true));
 }
 
 } // namespace

@@ -148,7 +148,7 @@ TEST(ParserTest, SwitchAndConstants) {
 })");
   ASSERT_EQ(M.Kernels.size(), 1u);
   const Operation &Sw = M.Kernels[0].Body.Ops[0];
-  EXPECT_EQ(Sw.CaseValues, (std::vector<int64_t>{1, -2}));
+  EXPECT_EQ(Sw.CaseValues, (std::vector<CaseLabel>{1, -2}));
   EXPECT_TRUE(Sw.HasDefault);
   ASSERT_EQ(Sw.Regions.size(), 3u);
   const Operation &C = Sw.Regions[2].Ops[0];
@@ -167,7 +167,7 @@ TEST(ParserTest, SwitchCaseWithSeveralLabels) {
   }
 })");
   const Operation &Sw = M.Kernels[0].Body.Ops[0];
-  EXPECT_EQ(Sw.CaseValues, (std::vector<int64_t>{1, -3, 16, 2}));
+  EXPECT_EQ(Sw.CaseValues, (std::vector<CaseLabel>{1, -3, 16, 2}));
   EXPECT_EQ(Sw.CaseLabelCounts, (std::vector<uint32_t>{2 + 1, 1}));
   EXPECT_EQ(Sw.Regions.size(), 2u);
   EXPECT_EQ(parseError("kernel @k cube_dim(1) (%s: i32) {\n  switch %s {\n"

@@ -220,9 +220,13 @@ public:
   void beginSwitch(Arg Selector);
   /// Starts the block of `case Value` of the innermost open switch.
   void addCase(int64_t Value);
+  /// The same for any label, u64 values from 2^63 up included
+  /// (`addCase(CaseLabel::fromUnsigned(~0ull))`).
+  void addCase(CaseLabel Value);
   /// Starts the block of a case with several labels, `case 1, 3, 5`: it runs
   /// when the selector equals any of them (issue 11).
   void addCase(llvm::ArrayRef<int64_t> Labels);
+  void addCaseLabels(llvm::ArrayRef<CaseLabel> Labels);
   /// Starts the default block (last) of the innermost open switch.
   void addDefault();
   void end();

@@ -9,6 +9,7 @@
 #ifndef KILN_IR_LITERAL_H
 #define KILN_IR_LITERAL_H
 
+#include "kiln/IR/CaseLabel.h"
 #include "kiln/IR/Type.h"
 
 #include "llvm/Support/Error.h"
@@ -46,8 +47,9 @@ std::string printLiteral(uint64_t Bits, ScalarKind Kind);
 /// printLiteral and kiln-run's output both start from it.
 std::string shortestFloatText(uint64_t Bits, ScalarKind Kind);
 
-/// A switch case label: a signed 64-bit integer, decimal or `0x` hex.
-llvm::Expected<int64_t> parseCaseValue(llvm::StringRef Text);
+/// A switch case label: an integer from -2^63 to 2^64 - 1, decimal or `0x`
+/// hex.
+llvm::Expected<CaseLabel> parseCaseValue(llvm::StringRef Text);
 
 } // namespace kiln
 

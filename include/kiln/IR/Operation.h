@@ -10,6 +10,7 @@
 #ifndef KILN_IR_OPERATION_H
 #define KILN_IR_OPERATION_H
 
+#include "kiln/IR/CaseLabel.h"
 #include "kiln/IR/Matrix.h"
 #include "kiln/IR/Type.h"
 
@@ -197,7 +198,7 @@ struct Operation {
   uint64_t ArraySize = 0;
   std::vector<uint64_t> ConstBits;
   std::vector<Block> Regions;
-  std::vector<int64_t> CaseValues;
+  std::vector<CaseLabel> CaseValues;
   std::vector<uint32_t> CaseLabelCounts;
   bool HasElse = false;    ///< If: Regions[1] is the else block
   bool HasDefault = false; ///< Switch: the last region is the default
@@ -214,12 +215,12 @@ struct Operation {
 /// not add up to CaseValues.size()) has no cases here; the verifier
 /// reports it.
 size_t switchCaseCount(const Operation &Op);
-llvm::ArrayRef<int64_t> switchCaseLabels(const Operation &Op, size_t Case);
+llvm::ArrayRef<CaseLabel> switchCaseLabels(const Operation &Op, size_t Case);
 /// Whether switch \p Op's CaseLabelCounts and CaseValues agree.
 bool switchLabelsWellFormed(const Operation &Op);
 /// Appends a case region labelled \p Labels (at least one) to switch \p Op,
 /// keeping CaseLabelCounts empty while every case has one label.
-void addSwitchCase(Operation &Op, llvm::ArrayRef<int64_t> Labels);
+void addSwitchCase(Operation &Op, llvm::ArrayRef<CaseLabel> Labels);
 
 /// A scalar literal operand of a lane-wise operation whose other data
 /// operands are lines of the literal's type stands for that line with the
