@@ -222,8 +222,14 @@ Expected<BufferSpec> kiln::parseBufferSpec(StringRef Spec) {
   StringRef Rest = Spec.drop_front(Close + 1);
   if (!Rest.consume_front(":"))
     return specError("bad buffer '" + Spec + "': expected ':' after ']'");
-  if (llvm::Error E = takeTensorSuffixes(Spec, Rest, S))
-    return E;
+  // `file=PATH` is the contract's form, and PATH may end in something that
+  // reads as a tensor suffix (`file=run:shape=4`): a PATH that names an
+  // existing file is taken whole.
+  bool WholeFilePath = Rest.starts_with("file=") &&
+                       llvm::sys::fs::exists(Rest.drop_front(5));
+  if (!WholeFilePath)
+    if (llvm::Error E = takeTensorSuffixes(Spec, Rest, S))
+      return E;
   if (Rest == "zeros") {
     S.Init = BufferSpec::InitKind::Zeros;
   } else if (Rest == "iota") {

@@ -139,6 +139,23 @@ TEST(ArgSpec, FillIotaAndFile) {
       << Msg;
   Msg = errorOf(createBuffer(*parseBufferSpec("u32[4]:file=/no/such/file")));
   EXPECT_NE(Msg.find("cannot read '/no/such/file'"), std::string::npos) << Msg;
+
+  // A PATH that ends like a tensor suffix is taken whole when it names an
+  // existing file; otherwise the suffix is a tensor binding's.
+  std::string Odd = (Path + ":shape=3").str();
+  ASSERT_FALSE(llvm::sys::fs::copy_file(Path, Odd));
+  auto Whole = parseBufferSpec("u32[3]:file=" + Odd);
+  ASSERT_TRUE(!!Whole) << errorOf(Whole.takeError());
+  EXPECT_TRUE(Whole->Shape.empty());
+  EXPECT_EQ(Whole->Operand, Odd);
+  auto OddBuffer = createBuffer(*Whole);
+  ASSERT_TRUE(!!OddBuffer) << errorOf(OddBuffer.takeError());
+  EXPECT_EQ(OddBuffer->as<uint32_t>()[0], 7u);
+  llvm::sys::fs::remove(Odd);
+  auto Tensor = parseBufferSpec("u32[3]:file=" + Odd);
+  ASSERT_TRUE(!!Tensor) << errorOf(Tensor.takeError());
+  EXPECT_EQ(Tensor->Shape, (std::vector<uint64_t>{3}));
+  EXPECT_EQ(Tensor->Operand, Path.str().str());
   llvm::sys::fs::remove(Path);
 }
 
