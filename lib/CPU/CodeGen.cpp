@@ -10,6 +10,7 @@
 #include "ScalarFallbackLoops.h"
 #include "SerialProductScans.h"
 #include "StreamingUnroll.h"
+#include "UnitLoopWidth.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -383,9 +384,14 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
 
   // Before the vectoriser: streaming unit loops ask for at most 8 vectors
   // an iteration after it (StreamingUnroll.h).
+  // Unit loops whose vector width is certain are given it, so that they
+  // get no vector epilogue (UnitLoopWidth.h); below O2 nothing is
+  // vectorised.
   PB.registerVectorizerStartEPCallback(
-      [](FunctionPassManager &FPM, OptimizationLevel) {
+      [](FunctionPassManager &FPM, OptimizationLevel Level) {
         FPM.addPass(StreamingUnrollPass());
+        if (Level.getSpeedupLevel() >= 2)
+          FPM.addPass(UnitLoopWidthPass());
       });
   // After vectorisation and unrolling: unit loops that are one long
   // floating-point chain run several units per iteration, interleaved

@@ -1,0 +1,151 @@
+//===- UnitLoopWidth.cpp - The vector width of simple unit loops ----------===//
+//
+// See UnitLoopWidth.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "UnitLoopWidth.h"
+
+#include "llvm/Analysis/LoopAccessAnalysis.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
+
+using namespace llvm;
+using namespace kiln;
+
+namespace {
+
+/// A longer body may hold what makes the cost model choose a narrower
+/// factor; such loops are left to it.
+constexpr unsigned MaxBodyInstructions = 64;
+
+constexpr StringLiteral FollowupName =
+    "llvm.loop.vectorize.followup_vectorized";
+constexpr StringLiteral WidthName = "llvm.loop.vectorize.width";
+
+/// Whether \p Ptr, the address of a \p Accessed, is invariant in \p L or
+/// consecutive in its induction variable, as the vectoriser asks it
+/// (`LoopVectorizationLegality::isConsecutivePtr`: run-time no-wrap
+/// predicates allowed).
+bool consecutiveOrInvariant(PredicatedScalarEvolution &PSE, const Loop &L,
+                            Type *Accessed, Value *Ptr) {
+  if (PSE.getSE()->isLoopInvariant(PSE.getSCEV(Ptr), &L))
+    return true;
+  std::optional<int64_t> Stride =
+      getPtrStride(PSE, Accessed, Ptr, &L, DenseMap<Value *, const SCEV *>(),
+                   /*Assume=*/true, /*ShouldCheckWrap=*/false);
+  return Stride && *Stride == 1;
+}
+
+/// The widest scalar type \p L loads or stores, in bits; 0 when the loop is
+/// not one whose factor is certain (see UnitLoopWidth.h).
+unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
+                          const Loop &L) {
+  PredicatedScalarEvolution PSE(SE, const_cast<Loop &>(L));
+  unsigned Count = 0, Widest = 0;
+  for (BasicBlock *BB : L.blocks())
+    for (Instruction &I : *BB) {
+      if (I.isTerminator() || I.isDebugOrPseudoInst())
+        continue;
+      if (auto *Phi = dyn_cast<PHINode>(&I)) {
+        // The induction variable only: a value carried from one unit to
+        // the next is a recurrence the cost model weighs on its own.
+        if (Phi->getParent() != L.getHeader() || !Phi->getType()->isIntegerTy())
+          return 0;
+        const SCEV *S = SE.getSCEV(Phi);
+        if (!isa<SCEVAddRecExpr>(S))
+          return 0;
+        continue;
+      }
+      if (++Count > MaxBodyInstructions)
+        return 0;
+      if (I.isAtomic() || isa<FenceInst>(I))
+        return 0;
+      if (const auto *Call = dyn_cast<CallBase>(&I)) {
+        if (!isa<IntrinsicInst>(Call) || Call->mayReadOrWriteMemory())
+          return 0;
+        continue;
+      }
+      Type *Accessed = nullptr;
+      Value *Ptr = nullptr;
+      if (auto *Load = dyn_cast<LoadInst>(&I)) {
+        Accessed = Load->getType();
+        Ptr = Load->getPointerOperand();
+      } else if (auto *Store = dyn_cast<StoreInst>(&I)) {
+        Accessed = Store->getValueOperand()->getType();
+        Ptr = Store->getPointerOperand();
+      } else if (I.mayReadOrWriteMemory()) {
+        return 0;
+      } else {
+        continue;
+      }
+      if (!Accessed->isIntegerTy() && !Accessed->isFloatingPointTy())
+        return 0;
+      uint64_t Bytes = DL.getTypeStoreSize(Accessed);
+      if (Bytes != DL.getTypeAllocSize(Accessed) ||
+          !consecutiveOrInvariant(PSE, L, Accessed, Ptr))
+        return 0;
+      Widest = std::max<unsigned>(Widest, Bytes * 8);
+    }
+  return Widest;
+}
+
+/// Whether \p L's ID already says something about its vectorisation other
+/// than the followup: a loop kept scalar, or a width someone gave.
+bool vectorisationDecided(const Loop &L) {
+  MDNode *ID = L.getLoopID();
+  return findOptionMDForLoopID(ID, "llvm.loop.vectorize.enable") ||
+         findOptionMDForLoopID(ID, WidthName) ||
+         findOptionMDForLoopID(ID, "llvm.loop.isvectorized");
+}
+
+} // namespace
+
+PreservedAnalyses UnitLoopWidthPass::run(Function &F,
+                                         FunctionAnalysisManager &AM) {
+  auto &LI = AM.getResult<LoopAnalysis>(F);
+  auto &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
+  const TargetTransformInfo &TTI = AM.getResult<TargetIRAnalysis>(F);
+  const DataLayout &DL = F.getDataLayout();
+  unsigned RegisterBits =
+      TTI.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector)
+          .getFixedValue();
+  bool Changed = false;
+  for (Loop *L : LI.getLoopsInPreorder()) {
+    // Unit loops carry a followup for their vectorised form; a constant
+    // trip count leaves LLVM nothing to decide about a remainder.
+    if (!L->isInnermost() || !L->getLoopID() ||
+        !findOptionMDForLoopID(L->getLoopID(), FollowupName) ||
+        vectorisationDecided(*L) || SE.getSmallConstantTripCount(L) != 0)
+      continue;
+    unsigned Widest = widestAccessBits(SE, DL, *L);
+    if (Widest == 0 || RegisterBits / Widest < EpilogueMinLanes)
+      continue;
+    unsigned Lanes = RegisterBits / Widest;
+    // LLVM narrows the factor to a short loop's largest trip count.
+    unsigned MaxTrips = SE.getSmallConstantMaxTripCount(L);
+    if (MaxTrips != 0 && MaxTrips < Lanes)
+      continue;
+    LLVMContext &Ctx = F.getContext();
+    MDNode *Width = MDNode::get(
+        Ctx, {MDString::get(Ctx, WidthName),
+              ConstantAsMetadata::get(
+                  ConstantInt::get(Type::getInt32Ty(Ctx), Lanes))});
+    L->setLoopID(
+        makePostTransformationMetadata(Ctx, L->getLoopID(), {}, {Width}));
+    Changed = true;
+  }
+  if (!Changed)
+    return PreservedAnalyses::all();
+  PreservedAnalyses PA; // only metadata changed
+  PA.preserveSet<CFGAnalyses>();
+  return PA;
+}
