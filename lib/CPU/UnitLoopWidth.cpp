@@ -6,6 +6,8 @@
 
 #include "UnitLoopWidth.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/LoopAccessAnalysis.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
@@ -45,12 +47,36 @@ bool consecutiveOrInvariant(PredicatedScalarEvolution &PSE, const Loop &L,
   return Stride && *Stride == 1;
 }
 
+/// Whether integer \p I of \p L only feeds addresses, compares and the
+/// induction variable, directly or through other such integers.
+bool indexesOnly(const Loop &L, const Instruction &I) {
+  SmallVector<const Instruction *, 8> Work{&I};
+  SmallPtrSet<const Instruction *, 16> Seen{&I};
+  while (!Work.empty()) {
+    const Instruction *V = Work.pop_back_val();
+    for (const User *U : V->users()) {
+      const auto *UI = dyn_cast<Instruction>(U);
+      if (!UI || !L.contains(UI))
+        return false; // used after the loop
+      if (isa<GetElementPtrInst>(UI) || isa<ICmpInst>(UI) ||
+          isa<PHINode>(UI))
+        continue;
+      if (!UI->getType()->isIntegerTy() || isa<CallBase>(UI))
+        return false;
+      if (Seen.insert(UI).second)
+        Work.push_back(UI);
+    }
+  }
+  return true;
+}
+
 /// The widest scalar type \p L loads or stores, in bits; 0 when the loop is
 /// not one whose factor is certain (see UnitLoopWidth.h).
 unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
                           const Loop &L) {
   PredicatedScalarEvolution PSE(SE, const_cast<Loop &>(L));
   unsigned Count = 0, Widest = 0;
+  SmallVector<Instruction *, 32> Computed;
   for (BasicBlock *BB : L.blocks())
     for (Instruction &I : *BB) {
       if (I.isTerminator() || I.isDebugOrPseudoInst())
@@ -85,6 +111,7 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
       } else if (I.mayReadOrWriteMemory()) {
         return 0;
       } else {
+        Computed.push_back(&I);
         continue;
       }
       if (!Accessed->isIntegerTy() && !Accessed->isFloatingPointTy())
@@ -95,6 +122,20 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
         return 0;
       Widest = std::max<unsigned>(Widest, Bytes * 8);
     }
+  // The cost model's bound comes from the accessed types alone; a loop that
+  // computes in a wider type (f32 data in f64, i8 data in i32) may be
+  // cheaper at a narrower factor, so its choice is left to it. Integers
+  // that only index memory or count units stay scalar and do not count.
+  for (Instruction *I : Computed) {
+    Type *T = I->getType();
+    if (T->isVoidTy() || T->isPointerTy() || T->isIntegerTy(1))
+      continue;
+    if (!T->isIntegerTy() && !T->isFloatingPointTy())
+      return 0;
+    if (T->getScalarSizeInBits() > Widest &&
+        (T->isFloatingPointTy() || !indexesOnly(L, *I)))
+      return 0;
+  }
   return Widest;
 }
 

@@ -2,20 +2,21 @@
 //
 // LLVM's loop vectoriser gives a loop whose vector factor is 16 lanes or
 // more (f32 and i32 with 512-bit code) a second, narrower vector loop for
-// the remainder of a run-time trip count: the epilogue. Its code is a
-// sixth of softmax_rows' 512-bit compile and runs for at most 15 of a
-// round's units. LLVM 19 has no switch for it but a process-wide option;
+// the remainder of a run-time trip count: the epilogue. Its code was 12 %
+// of softmax_rows' 512-bit compile and runs for at most 15 of a round's
+// units. LLVM 19 has no switch for it but a process-wide option;
 // a loop whose width is given by `llvm.loop.vectorize.width` gets none.
 //
 // So the pass gives that width to the unit loops where it is the width the
 // vectoriser's cost model picks in any case: loops of at most 64
 // instructions, with a run-time trip count, whose every load and store is
 // of a scalar integer or float, consecutive in the induction variable or
-// invariant, and whose calls are intrinsics that touch no memory. Their
-// width is the vector register's over the widest type accessed (LLVM's
-// own upper bound for the factor, which such a loop reaches), and it is
-// only given when it is 16 lanes or more: narrower loops get no epilogue
-// anyway. Everything else the vectoriser decides as before (the unroll
+// invariant, whose arithmetic is no wider than the data (index
+// arithmetic aside), and whose calls are intrinsics that touch no memory.
+// Their width is the vector register's over the widest type accessed
+// (LLVM's own upper bound for the factor, which such a loop reaches), and
+// it is only given when it is 16 lanes or more: narrower loops get no
+// epilogue anyway. Everything else the vectoriser decides as before (the unroll
 // and interleave counts, the runtime checks). docs/Lowering.md §11, "Unit
 // loops without a vector epilogue".
 //

@@ -2,10 +2,10 @@
 //
 // UnitLoopWidthPass alone on hand-written unit loops with a run-time unit
 // count: which loops get `llvm.loop.vectorize.width` (consecutive f32
-// accesses, 16 lanes with 512-bit code) and which keep the vectoriser's own
-// choice (8 lanes or fewer, a gather, a call that touches memory, a value
-// carried from unit to unit, a constant count, no followup, a loop left
-// scalar). The end-to-end check is test/CodeGen/unit-loop-width.kiln.
+// accesses, 16 lanes with 512-bit code; i8, 64) and which keep the
+// vectoriser's own choice (8 lanes or fewer, a gather, a stride, a call
+// that touches memory, a value carried from unit to unit, arithmetic wider
+// than the data, a constant count, no followup, a loop left scalar). The end-to-end check is test/CodeGen/unit-loop-width.kiln.
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,6 +115,24 @@ TEST(UnitLoopWidth, GivesSixteenLanesOfF32With512BitCode) {
   EXPECT_EQ(test::countOf(afterPass(unitLoop(Uniform)), Width16), 1u);
 }
 
+TEST(UnitLoopWidth, CountsTheAccessedTypeNotTheIndexArithmetic) {
+  // i8 data computed in i8, indexed through a 32-bit offset made 64-bit:
+  // 512 / 8 lanes.
+  std::string Bytes =
+      "  %o = trunc i64 %i to i32\n"
+      "  %o2 = add nuw i32 %o, 7\n"
+      "  %oi = zext i32 %o2 to i64\n"
+      "  %px = getelementptr inbounds i8, ptr %x, i64 %oi\n"
+      "  %vx = load i8, ptr %px, align 1\n"
+      "  %m = mul i8 %vx, 3\n"
+      "  %py = getelementptr inbounds i8, ptr %y, i64 %oi\n"
+      "  store i8 %m, ptr %py, align 1\n";
+  std::string Out = afterPass(unitLoop(Bytes));
+  EXPECT_EQ(test::countOf(Out, "!{!\"llvm.loop.vectorize.width\", i32 64}"),
+            1u)
+      << Out;
+}
+
 TEST(UnitLoopWidth, LeavesLoopsOfFewerThanSixteenLanes) {
   // f64 with 512-bit code and f32 with AVX2 code: 8 lanes, no epilogue.
   EXPECT_EQ(test::countOf(afterPass(unitLoop(scale("double"))),
@@ -142,8 +160,27 @@ TEST(UnitLoopWidth, LeavesLoopsWhoseWidthTheCostModelDecides) {
       "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
       "  store float %vx, ptr %py, align 4\n";
   std::string Carried = "  %s = phi float [ 0.0, %entry ], [ %m, %loop ]\n";
+  // f32 data computed in f64, and i8 data computed in i32: the cost model
+  // may prefer fewer lanes than the accessed type allows.
+  std::string Wider =
+      "  %px = getelementptr inbounds float, ptr %x, i64 %i\n"
+      "  %vx = load float, ptr %px, align 4\n"
+      "  %d = fpext float %vx to double\n"
+      "  %m = fmul double %d, 3.0\n"
+      "  %t = fptrunc double %m to float\n"
+      "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
+      "  store float %t, ptr %py, align 4\n";
+  std::string WiderInt =
+      "  %px = getelementptr inbounds i8, ptr %x, i64 %i\n"
+      "  %vx = load i8, ptr %px, align 1\n"
+      "  %w = zext i8 %vx to i32\n"
+      "  %m = mul i32 %w, 3\n"
+      "  %t = trunc i32 %m to i8\n"
+      "  %py = getelementptr inbounds i8, ptr %y, i64 %i\n"
+      "  store i8 %t, ptr %py, align 1\n";
   for (const std::string &IR :
-       {unitLoop(Gather), unitLoop(Call), unitLoop(Strided),
+       {unitLoop(Gather), unitLoop(Call), unitLoop(Strided), unitLoop(Wider),
+        unitLoop(WiderInt),
         unitLoop(scale("float"), "!0", "%n", Carried)})
     EXPECT_EQ(test::countOf(afterPass(IR), "llvm.loop.vectorize.width"), 0u)
         << IR;
