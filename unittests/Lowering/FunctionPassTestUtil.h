@@ -10,9 +10,14 @@
 #ifndef KILN_UNITTESTS_LOWERING_FUNCTIONPASSTESTUTIL_H
 #define KILN_UNITTESTS_LOWERING_FUNCTIONPASSTESTUTIL_H
 
+#include "kiln/CPU/CodeGen.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -48,6 +53,33 @@ std::string runFunctionPass(llvm::Module &M, llvm::StringRef Name, PassT Pass,
   llvm::raw_string_ostream OS(Out);
   M.print(OS, nullptr);
   return Out;
+}
+
+/// Parses \p IR and runs \p Pass on its function `f`: with \p CPU's target
+/// machine, the module prepared as optimizeModule prepares it, when \p CPU
+/// is given. Returns the module printed; "" (and a test failure) when the
+/// IR does not parse or the CPU is unknown.
+template <typename PassT>
+std::string runOnParsedIR(const std::string &IR, PassT Pass,
+                          const char *CPU = nullptr) {
+  llvm::LLVMContext Ctx;
+  llvm::SMDiagnostic Diag;
+  std::unique_ptr<llvm::Module> M = llvm::parseAssemblyString(IR, Diag, Ctx);
+  if (!M) {
+    ADD_FAILURE() << Diag.getMessage().str() << "\n" << IR;
+    return "";
+  }
+  if (!CPU)
+    return runFunctionPass(*M, "f", std::move(Pass));
+  CodeGenOptions Opts;
+  Opts.CPU = CPU;
+  auto TM = createTargetMachine(Opts);
+  if (!TM) {
+    ADD_FAILURE() << llvm::toString(TM.takeError());
+    return "";
+  }
+  prepareModule(*M, **TM);
+  return runFunctionPass(*M, "f", std::move(Pass), TM->get());
 }
 
 /// How many times \p What occurs in \p Text (printed IR).

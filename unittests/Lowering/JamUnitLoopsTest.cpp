@@ -138,22 +138,7 @@ loop:
 
 /// \p IR after JamUnitLoopsPass, compiled for \p CPU.
 std::string jammed(const std::string &IR, const char *CPU) {
-  LLVMContext Ctx;
-  SMDiagnostic Diag;
-  std::unique_ptr<Module> M = parseAssemblyString(IR, Diag, Ctx);
-  if (!M) {
-    ADD_FAILURE() << Diag.getMessage().str();
-    return "";
-  }
-  CodeGenOptions Opts;
-  Opts.CPU = CPU;
-  auto TM = createTargetMachine(Opts);
-  if (!TM) {
-    ADD_FAILURE() << toString(TM.takeError());
-    return "";
-  }
-  prepareModule(*M, **TM);
-  return test::runFunctionPass(*M, "f", JamUnitLoopsPass(), TM->get());
+  return test::runOnParsedIR(IR, JamUnitLoopsPass(), CPU);
 }
 
 TEST(JamUnitLoops, JamsAParallelLoopWithALongChain) {

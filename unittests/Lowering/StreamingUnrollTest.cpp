@@ -78,14 +78,7 @@ const char *Saxpy = R"(
 
 /// \p IR after StreamingUnrollPass, printed.
 std::string afterPass(const std::string &IR) {
-  LLVMContext Ctx;
-  SMDiagnostic Diag;
-  std::unique_ptr<Module> M = parseAssemblyString(IR, Diag, Ctx);
-  if (!M) {
-    ADD_FAILURE() << Diag.getMessage().str() << "\n" << IR;
-    return "";
-  }
-  return test::runFunctionPass(*M, "f", StreamingUnrollPass());
+  return test::runOnParsedIR(IR, StreamingUnrollPass());
 }
 
 bool capped(const std::string &Out) {

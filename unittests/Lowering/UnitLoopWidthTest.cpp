@@ -13,14 +13,6 @@
 
 #include "FunctionPassTestUtil.h"
 
-#include "kiln/CPU/CodeGen.h"
-
-#include "llvm/AsmParser/Parser.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Target/TargetMachine.h"
-
 #include "gtest/gtest.h"
 
 #include <string>
@@ -80,22 +72,7 @@ std::string scale(const std::string &Type) {
 
 /// \p IR after UnitLoopWidthPass with \p CPU's target information.
 std::string afterPass(const std::string &IR, const char *CPU = "znver4") {
-  LLVMContext Ctx;
-  SMDiagnostic Diag;
-  std::unique_ptr<Module> M = parseAssemblyString(IR, Diag, Ctx);
-  if (!M) {
-    ADD_FAILURE() << Diag.getMessage().str() << "\n" << IR;
-    return "";
-  }
-  CodeGenOptions Opts;
-  Opts.CPU = CPU;
-  auto TM = createTargetMachine(Opts);
-  if (!TM) {
-    ADD_FAILURE() << toString(TM.takeError());
-    return "";
-  }
-  prepareModule(*M, **TM);
-  return test::runFunctionPass(*M, "f", UnitLoopWidthPass(), TM->get());
+  return test::runOnParsedIR(IR, UnitLoopWidthPass(), CPU);
 }
 
 const char *Width16 = "!{!\"llvm.loop.vectorize.width\", i32 16}";
