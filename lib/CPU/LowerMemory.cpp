@@ -17,6 +17,8 @@
 
 #include "llvm/IR/Intrinsics.h"
 
+#include <limits>
+
 using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
@@ -489,7 +491,13 @@ Value *MemoryEmitter::lowerMemoryOp(const Operation &Op) {
     ValueId Mem = MemOperand(0);
     if (Mem == NoValue)
       return nullptr;
-    return B.CreateTrunc(memCount(Mem), Cx.I32);
+    // A buffer of 2^32 elements or more has len 2^32 - 1, not its count
+    // modulo 2^32: every u32 index below it is in bounds (docs/LangRef.md
+    // §5.1).
+    Value *Count = B.CreateIntrinsic(
+        llvm::Intrinsic::umin, {Cx.I64},
+        {memCount(Mem), B.getInt64(std::numeric_limits<uint32_t>::max())});
+    return B.CreateTrunc(Count, Cx.I32);
   }
   case OpClass::Get:
   case OpClass::Set: {

@@ -8,6 +8,8 @@
 
 #include <thread>
 
+#include <sys/mman.h>
+
 using namespace kiln;
 
 namespace {
@@ -97,6 +99,45 @@ TEST_F(DeviceTest, LaunchChecksTheVariantsAlignment) {
   ASSERT_TRUE(!!E);
   EXPECT_NE(llvm::toString(std::move(E)).find("(%a): the buffer is not aligned to 64 bytes"),
             std::string::npos);
+}
+
+// `len` of a buffer bound with 2^32 elements or more saturates at 2^32 - 1
+// instead of wrapping (2^32 would read as 0, and a guard `i < len` would
+// skip the whole buffer). The buffers are address space only: nothing
+// touches them.
+TEST(Device, LenSaturatesAtTheLargestU32) {
+  DeviceOptions Opts;
+  Opts.Threads = 1;
+  Opts.StoreMode = DeviceStoreMode::Off;
+  auto D = Device::create(Opts);
+  ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
+  Module M = test::parseAndVerify(
+      "kernel @lens cube_dim(1) (%b: buffer<u8, read>, %o: buffer<u32, "
+      "write>) {\n  %n = len %b : u32\n  store %o[0:u32], %n\n}\n",
+      Opts.Limits, "lens.kiln");
+  const uint64_t Bytes = (uint64_t(1) << 32) + 4096;
+  void *Space = mmap(nullptr, Bytes, PROT_READ,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(Space, MAP_FAILED);
+  const Type U8 = Type::scalar(ScalarKind::U8);
+  for (bool Checked : {true, false}) {
+    CpuVariant V;
+    V.BoundsChecked = Checked;
+    auto K = (*D)->getKernel(M.Kernels.front(), V);
+    ASSERT_TRUE(!!K) << llvm::toString(K.takeError());
+    for (uint64_t Count : {uint64_t(5), (uint64_t(1) << 32) - 1,
+                           uint64_t(1) << 32, Bytes}) {
+      alignas(64) uint32_t Out = 7;
+      ArgBinding Args[] = {
+          ArgBinding::buffer(Space, U8, Count, AccessKind::Read),
+          ArgBinding::buffer(&Out, Type::scalar(ScalarKind::U32), 1)};
+      llvm::Error E = (*D)->launch(*K, {1, 1, 1}, Args);
+      ASSERT_FALSE(!!E) << llvm::toString(std::move(E));
+      EXPECT_EQ(Out, Count == 5 ? 5u : 0xffffffffu)
+          << Count << " elements, checked " << Checked;
+    }
+  }
+  munmap(Space, Bytes);
 }
 
 TEST(Device, RejectsBadOptions) {
