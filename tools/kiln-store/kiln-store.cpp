@@ -30,6 +30,7 @@
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -371,6 +372,8 @@ static int run(int argc, char **argv) {
       "The remote tier is the one --remote/--remote-key name, else "
       "KILN_REMOTE/KILN_REMOTE_KEY.\n");
 
+  if (StoreDir.getNumOccurrences() && StoreDir.empty())
+    fail("--store: empty folder name");
   std::string Root = StoreDir;
   if (Root.empty()) {
     std::optional<std::string> R = defaultStoreRoot();
@@ -380,6 +383,10 @@ static int run(int argc, char **argv) {
   }
   while (Root.size() > 1 && Root.back() == '/')
     Root.pop_back();
+  // A missing store is an empty one (import makes it); a file is a mistake.
+  struct stat RootStat;
+  if (::stat(Root.c_str(), &RootStat) == 0 && !S_ISDIR(RootStat.st_mode))
+    fail("store '" + Root + "': it is not a folder");
 
   if (Purge && Command != "verify")
     fail("--purge applies to verify only");
