@@ -300,14 +300,21 @@ private:
     }
     case OpClass::For: {
       int Root = -1;
-      for (size_t I = 0; I < Op.Operands.size() && Root < 0; ++I)
+      size_t Divergent = 0; // the first divergent operand: lo, hi or step
+      for (size_t I = 0; I < Op.Operands.size() && Root < 0; ++I) {
         Root = operandRoot(Op, I);
+        Divergent = I;
+      }
       mark(Op.Result, Root);
       Frame F(&Op, /*IsLoop=*/true);
       if (Root >= 0) {
         F.Root = Root;
-        F.Explanation = "the bounds of the for at " + where(Op, Op.Loc) +
-                        " depend on " + Info.Roots[Root];
+        bool Step = Divergent == 2;
+        F.Explanation = (Step ? "the step of the for at "
+                              : "the bounds of the for at ") +
+                        where(Op, Op.Loc) +
+                        (Step ? " depends on " : " depend on ") +
+                        Info.Roots[Root];
       } else {
         applyLoopExit(F);
       }
