@@ -541,7 +541,8 @@ static std::vector<BasicBlock *> beginSwitch(LoweringContext &L,
     for (CaseLabel Label : switchCaseLabels(Op, I)) {
       if (!labelFits(Label, SelTy))
         continue; // never matches
-      auto *C = llvm::ConstantInt::get(IT, Label.bits());
+      auto *C = llvm::ConstantInt::get(IT, Label.bits(),
+                                       /*IsSigned=*/Label.isNegative());
       if (SI->findCaseValue(C) == SI->case_default()) // first label wins
         SI->addCase(C, Blocks[I]);
     }

@@ -15,6 +15,7 @@
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Metadata.h"
@@ -70,10 +71,47 @@ bool indexesOnly(const Loop &L, const Instruction &I) {
   return true;
 }
 
+/// Whether call \p Call is an intrinsic that every x86 vector width does
+/// lane by lane in a few instructions. Math that LLVM maps to a vector
+/// library (sin, log, exp, pow: libmvec has 4 and 8 lanes of f32 only) or
+/// scalarises is left to the cost model, as is anything unknown.
+bool cheapLaneWise(const CallBase &Call) {
+  const auto *II = dyn_cast<IntrinsicInst>(&Call);
+  if (!II)
+    return false;
+  if (II->isAssumeLikeIntrinsic())
+    return true;
+  switch (II->getIntrinsicID()) {
+  case Intrinsic::fabs:
+  case Intrinsic::fma:
+  case Intrinsic::fmuladd:
+  case Intrinsic::minnum:
+  case Intrinsic::maxnum:
+  case Intrinsic::minimum:
+  case Intrinsic::maximum:
+  case Intrinsic::copysign:
+  case Intrinsic::sqrt:
+  case Intrinsic::floor:
+  case Intrinsic::ceil:
+  case Intrinsic::trunc:
+  case Intrinsic::rint:
+  case Intrinsic::nearbyint:
+  case Intrinsic::roundeven:
+  case Intrinsic::smin:
+  case Intrinsic::smax:
+  case Intrinsic::umin:
+  case Intrinsic::umax:
+  case Intrinsic::abs:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// The widest scalar type \p L loads or stores, in bits; 0 when the loop is
 /// not one whose factor is certain (see UnitLoopWidth.h).
-unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
-                          const Loop &L) {
+unsigned widestAccessBits(ScalarEvolution &SE, const DominatorTree &DT,
+                          const DataLayout &DL, const Loop &L) {
   PredicatedScalarEvolution PSE(SE, const_cast<Loop &>(L));
   unsigned Count = 0, Widest = 0;
   SmallVector<Instruction *, 32> Computed;
@@ -96,10 +134,17 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
       if (I.isAtomic() || isa<FenceInst>(I))
         return 0;
       if (const auto *Call = dyn_cast<CallBase>(&I)) {
-        if (!isa<IntrinsicInst>(Call) || Call->mayReadOrWriteMemory())
+        if (!cheapLaneWise(*Call))
           return 0;
         continue;
       }
+      // Division by a value is one lane at a time.
+      if ((I.getOpcode() == Instruction::UDiv ||
+           I.getOpcode() == Instruction::SDiv ||
+           I.getOpcode() == Instruction::URem ||
+           I.getOpcode() == Instruction::SRem) &&
+          !isa<Constant>(I.getOperand(1)))
+        return 0;
       Type *Accessed = nullptr;
       Value *Ptr = nullptr;
       if (auto *Load = dyn_cast<LoadInst>(&I)) {
@@ -116,6 +161,10 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
       }
       if (!Accessed->isIntegerTy() && !Accessed->isFloatingPointTy())
         return 0;
+      // A conditional access is a masked one, which not every width and
+      // type has (no masked byte stores without AVX-512).
+      if (!DT.dominates(BB, L.getLoopLatch()))
+        return 0;
       uint64_t Bytes = DL.getTypeStoreSize(Accessed);
       if (Bytes != DL.getTypeAllocSize(Accessed) ||
           !consecutiveOrInvariant(PSE, L, Accessed, Ptr))
@@ -126,14 +175,24 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DataLayout &DL,
   // computes in a wider type (f32 data in f64, i8 data in i32) may be
   // cheaper at a narrower factor, so its choice is left to it. Integers
   // that only index memory or count units stay scalar and do not count.
+  // Operands count as well as results: a cast from the 64-bit induction
+  // variable to i8 or f32 data works on 64-bit lanes.
+  auto Wider = [&](Type *T) {
+    return !T->isVoidTy() && !T->isPointerTy() && !T->isIntegerTy(1) &&
+           (!(T->isIntegerTy() || T->isFloatingPointTy()) ||
+            T->getScalarSizeInBits() > Widest);
+  };
   for (Instruction *I : Computed) {
     Type *T = I->getType();
     if (T->isVoidTy() || T->isPointerTy() || T->isIntegerTy(1))
       continue;
     if (!T->isIntegerTy() && !T->isFloatingPointTy())
       return 0;
-    if (T->getScalarSizeInBits() > Widest &&
-        (T->isFloatingPointTy() || !indexesOnly(L, *I)))
+    if (T->isIntegerTy() && indexesOnly(L, *I))
+      continue;
+    if (Wider(T) || any_of(I->operands(), [&](const Use &Op) {
+          return Wider(Op->getType());
+        }))
       return 0;
   }
   return Widest;
@@ -154,6 +213,7 @@ PreservedAnalyses UnitLoopWidthPass::run(Function &F,
                                          FunctionAnalysisManager &AM) {
   auto &LI = AM.getResult<LoopAnalysis>(F);
   auto &SE = AM.getResult<ScalarEvolutionAnalysis>(F);
+  auto &DT = AM.getResult<DominatorTreeAnalysis>(F);
   const TargetTransformInfo &TTI = AM.getResult<TargetIRAnalysis>(F);
   const DataLayout &DL = F.getDataLayout();
   unsigned RegisterBits =
@@ -163,11 +223,13 @@ PreservedAnalyses UnitLoopWidthPass::run(Function &F,
   for (Loop *L : LI.getLoopsInPreorder()) {
     // Unit loops carry a followup for their vectorised form; a constant
     // trip count leaves LLVM nothing to decide about a remainder.
-    if (!L->isInnermost() || !L->getLoopID() ||
+    // Parallel loops only: a given width also lets LLVM add up to 128
+    // run-time alias checks instead of 8 (the may-alias variant's loops).
+    if (!L->isInnermost() || !L->getLoopID() || !L->isAnnotatedParallel() ||
         !findOptionMDForLoopID(L->getLoopID(), FollowupName) ||
         vectorisationDecided(*L) || SE.getSmallConstantTripCount(L) != 0)
       continue;
-    unsigned Widest = widestAccessBits(SE, DL, *L);
+    unsigned Widest = widestAccessBits(SE, DT, DL, *L);
     if (Widest == 0 || RegisterBits / Widest < EpilogueMinLanes)
       continue;
     unsigned Lanes = RegisterBits / Widest;

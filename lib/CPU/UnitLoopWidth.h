@@ -8,11 +8,13 @@
 // a loop whose width is given by `llvm.loop.vectorize.width` gets none.
 //
 // So the pass gives that width to the unit loops where it is the width the
-// vectoriser's cost model picks in any case: loops of at most 64
+// vectoriser's cost model picks in any case: parallel loops of at most 64
 // instructions, with a run-time trip count, whose every load and store is
-// of a scalar integer or float, consecutive in the induction variable or
-// invariant, whose arithmetic is no wider than the data (index
-// arithmetic aside), and whose calls are intrinsics that touch no memory.
+// of a scalar integer or float, unconditional, and consecutive in the
+// induction variable or invariant, whose arithmetic is no wider than the
+// data in its results and operands (index arithmetic aside), with no
+// division by a value, and whose calls are cheap lane-wise intrinsics
+// (fabs, fma, min/max, sqrt, rounding; not the math LLVM maps to libmvec).
 // Their width is the vector register's over the widest type accessed
 // (LLVM's own upper bound for the factor, which such a loop reaches), and
 // it is only given when it is 16 lanes or more: narrower loops get no

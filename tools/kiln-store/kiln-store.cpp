@@ -385,8 +385,12 @@ static int run(int argc, char **argv) {
     Root.pop_back();
   // A missing store is an empty one (import makes it); a file is a mistake.
   struct stat RootStat;
-  if (::stat(Root.c_str(), &RootStat) == 0 && !S_ISDIR(RootStat.st_mode))
+  if (::stat(Root.c_str(), &RootStat) != 0) {
+    if (errno != ENOENT) // a parent that is a file, a folder not searchable
+      fail("store '" + Root + "': " + std::strerror(errno));
+  } else if (!S_ISDIR(RootStat.st_mode)) {
     fail("store '" + Root + "': it is not a folder");
+  }
 
   if (Purge && Command != "verify")
     fail("--purge applies to verify only");

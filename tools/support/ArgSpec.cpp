@@ -224,9 +224,10 @@ Expected<BufferSpec> kiln::parseBufferSpec(StringRef Spec) {
     return specError("bad buffer '" + Spec + "': expected ':' after ']'");
   // `file=PATH` is the contract's form, and PATH may end in something that
   // reads as a tensor suffix (`file=run:shape=4`): a PATH that names an
-  // existing file is taken whole.
+  // existing file (not a folder) is taken whole.
   bool WholeFilePath = Rest.starts_with("file=") &&
-                       llvm::sys::fs::exists(Rest.drop_front(5));
+                       llvm::sys::fs::exists(Rest.drop_front(5)) &&
+                       !llvm::sys::fs::is_directory(Rest.drop_front(5));
   if (!WholeFilePath)
     if (llvm::Error E = takeTensorSuffixes(Spec, Rest, S))
       return E;

@@ -30,6 +30,7 @@ std::string unitLoop(const std::string &Body, const std::string &LoopID = "!0",
   return R"(
 declare void @opaque(ptr)
 declare float @llvm.fabs.f32(float)
+declare float @llvm.sin.f32(float)
 define void @f(ptr noalias %args, ptr noalias %scratch, i64 %n) {
 entry:
   %xp = getelementptr inbounds ptr, ptr %args, i64 1
@@ -41,8 +42,10 @@ entry:
   %go = icmp sgt i64 %n, 0
   br i1 %go, label %loop, label %exit
 loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %i = phi i64 [ 0, %entry ], [ %next, %latch ]
 )" + Phis + Body + R"(
+  br label %latch
+latch:
   %next = add nuw nsw i64 %i, 1
   %done = icmp eq i64 %next, )" +
          Count + R"(
@@ -85,10 +88,11 @@ TEST(UnitLoopWidth, GivesSixteenLanesOfF32With512BitCode) {
             std::string::npos)
       << Out;
   // A uniform load and an intrinsic that touches no memory are fine too.
-  std::string Uniform = "  %u = load float, ptr %x, align 4\n"
-                        "  %a = call float @llvm.fabs.f32(float %u)\n"
-                        "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
-                        "  store float %a, ptr %py, align 4\n";
+  std::string Uniform =
+      "  %u = load float, ptr %x, align 4, !llvm.access.group !4\n"
+      "  %a = call float @llvm.fabs.f32(float %u)\n"
+      "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
+      "  store float %a, ptr %py, align 4, !llvm.access.group !4\n";
   EXPECT_EQ(test::countOf(afterPass(unitLoop(Uniform)), Width16), 1u);
 }
 
@@ -100,10 +104,10 @@ TEST(UnitLoopWidth, CountsTheAccessedTypeNotTheIndexArithmetic) {
       "  %o2 = add nuw i32 %o, 7\n"
       "  %oi = zext i32 %o2 to i64\n"
       "  %px = getelementptr inbounds i8, ptr %x, i64 %oi\n"
-      "  %vx = load i8, ptr %px, align 1\n"
+      "  %vx = load i8, ptr %px, align 1, !llvm.access.group !4\n"
       "  %m = mul i8 %vx, 3\n"
       "  %py = getelementptr inbounds i8, ptr %y, i64 %oi\n"
-      "  store i8 %m, ptr %py, align 1\n";
+      "  store i8 %m, ptr %py, align 1, !llvm.access.group !4\n";
   std::string Out = afterPass(unitLoop(Bytes));
   EXPECT_EQ(test::countOf(Out, "!{!\"llvm.loop.vectorize.width\", i32 64}"),
             1u)
@@ -136,7 +140,38 @@ TEST(UnitLoopWidth, LeavesLoopsWhoseWidthTheCostModelDecides) {
       "  %vx = load float, ptr %px, align 4\n"
       "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
       "  store float %vx, ptr %py, align 4\n";
-  std::string Carried = "  %s = phi float [ 0.0, %entry ], [ %m, %loop ]\n";
+  std::string Carried = "  %s = phi float [ 0.0, %entry ], [ %m, %latch ]\n";
+  // Math LLVM maps to a vector library or scalarises, a division by a
+  // value, a cast from the 64-bit unit index to the data.
+  auto Mapped = [](const std::string &Compute) {
+    return "  %px = getelementptr inbounds float, ptr %x, i64 %i\n"
+           "  %vx = load float, ptr %px, align 4, !llvm.access.group !4\n" +
+           Compute +
+           "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
+           "  store float %m, ptr %py, align 4, !llvm.access.group !4\n";
+  };
+  std::string Sin = Mapped("  %m = call float @llvm.sin.f32(float %vx)\n");
+  std::string Div = Mapped("  %b = bitcast float %vx to i32\n"
+                           "  %q = udiv i32 %b, %b\n"
+                           "  %m = bitcast i32 %q to float\n");
+  std::string FromIndex = Mapped("  %c = uitofp i64 %i to float\n"
+                                 "  %m = fadd float %vx, %c\n");
+  // A store under a condition is a masked one.
+  std::string Conditional =
+      "  %px = getelementptr inbounds float, ptr %x, i64 %i\n"
+      "  %vx = load float, ptr %px, align 4, !llvm.access.group !4\n"
+      "  %pos = fcmp ogt float %vx, 0.0\n"
+      "  br i1 %pos, label %then, label %latch\n"
+      "then:\n"
+      "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
+      "  store float %vx, ptr %py, align 4, !llvm.access.group !4\n";
+  // Accesses outside the loop's access group: not annotated parallel (the
+  // may-alias variant), where a given width would allow 128 alias checks.
+  std::string NotParallel =
+      "  %px = getelementptr inbounds float, ptr %x, i64 %i\n"
+      "  %vx = load float, ptr %px, align 4\n"
+      "  %py = getelementptr inbounds float, ptr %y, i64 %i\n"
+      "  store float %vx, ptr %py, align 4\n";
   // f32 data computed in f64, and i8 data computed in i32: the cost model
   // may prefer fewer lanes than the accessed type allows.
   std::string Wider =
@@ -157,7 +192,8 @@ TEST(UnitLoopWidth, LeavesLoopsWhoseWidthTheCostModelDecides) {
       "  store i8 %t, ptr %py, align 1\n";
   for (const std::string &IR :
        {unitLoop(Gather), unitLoop(Call), unitLoop(Strided), unitLoop(Wider),
-        unitLoop(WiderInt),
+        unitLoop(WiderInt), unitLoop(Sin), unitLoop(Div), unitLoop(FromIndex),
+        unitLoop(Conditional), unitLoop(NotParallel),
         unitLoop(scale("float"), "!0", "%n", Carried)})
     EXPECT_EQ(test::countOf(afterPass(IR), "llvm.loop.vectorize.width"), 0u)
         << IR;
