@@ -493,7 +493,7 @@ Value *MemoryEmitter::lowerMemoryOp(const Operation &Op) {
       return nullptr;
     // A buffer of 2^32 elements or more has len 2^32 - 1, not its count
     // modulo 2^32: every u32 index below it is in bounds (docs/LangRef.md
-    // §5.1).
+    // §5.2).
     Value *Count = B.CreateIntrinsic(
         llvm::Intrinsic::umin, {Cx.I64},
         {memCount(Mem), B.getInt64(std::numeric_limits<uint32_t>::max())});

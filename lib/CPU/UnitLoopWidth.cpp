@@ -139,11 +139,7 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DominatorTree &DT,
         continue;
       }
       // Division by a value is one lane at a time.
-      if ((I.getOpcode() == Instruction::UDiv ||
-           I.getOpcode() == Instruction::SDiv ||
-           I.getOpcode() == Instruction::URem ||
-           I.getOpcode() == Instruction::SRem) &&
-          !isa<Constant>(I.getOperand(1)))
+      if (I.isIntDivRem() && !isa<Constant>(I.getOperand(1)))
         return 0;
       Type *Accessed = nullptr;
       Value *Ptr = nullptr;
@@ -184,15 +180,11 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DominatorTree &DT,
   };
   for (Instruction *I : Computed) {
     Type *T = I->getType();
-    if (T->isVoidTy() || T->isPointerTy() || T->isIntegerTy(1))
+    if (T->isVoidTy() || T->isPointerTy() || T->isIntegerTy(1) ||
+        (T->isIntegerTy() && indexesOnly(L, *I)))
       continue;
-    if (!T->isIntegerTy() && !T->isFloatingPointTy())
-      return 0;
-    if (T->isIntegerTy() && indexesOnly(L, *I))
-      continue;
-    if (Wider(T) || any_of(I->operands(), [&](const Use &Op) {
-          return Wider(Op->getType());
-        }))
+    auto WiderOperand = [&](const Use &Op) { return Wider(Op->getType()); };
+    if (Wider(T) || any_of(I->operands(), WiderOperand))
       return 0;
   }
   return Widest;

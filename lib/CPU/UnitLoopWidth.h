@@ -18,9 +18,9 @@
 // Their width is the vector register's over the widest type accessed
 // (LLVM's own upper bound for the factor, which such a loop reaches), and
 // it is only given when it is 16 lanes or more: narrower loops get no
-// epilogue anyway. Everything else the vectoriser decides as before (the unroll
-// and interleave counts, the runtime checks). docs/Lowering.md §11, "Unit
-// loops without a vector epilogue".
+// epilogue anyway. Everything else the vectoriser decides as before (the
+// unroll and interleave counts, the runtime checks). docs/Lowering.md §11,
+// "Unit loops without a vector epilogue".
 //
 //===----------------------------------------------------------------------===//
 

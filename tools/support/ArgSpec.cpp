@@ -225,9 +225,11 @@ Expected<BufferSpec> kiln::parseBufferSpec(StringRef Spec) {
   // `file=PATH` is the contract's form, and PATH may end in something that
   // reads as a tensor suffix (`file=run:shape=4`): a PATH that names an
   // existing file (not a folder) is taken whole.
-  bool WholeFilePath = Rest.starts_with("file=") &&
-                       llvm::sys::fs::exists(Rest.drop_front(5)) &&
-                       !llvm::sys::fs::is_directory(Rest.drop_front(5));
+  llvm::sys::fs::file_status PathStatus;
+  bool WholeFilePath =
+      Rest.starts_with("file=") &&
+      !llvm::sys::fs::status(Rest.drop_front(5), PathStatus) &&
+      PathStatus.type() != llvm::sys::fs::file_type::directory_file;
   if (!WholeFilePath)
     if (llvm::Error E = takeTensorSuffixes(Spec, Rest, S))
       return E;

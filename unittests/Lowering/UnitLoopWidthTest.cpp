@@ -4,8 +4,11 @@
 // count: which loops get `llvm.loop.vectorize.width` (consecutive f32
 // accesses, 16 lanes with 512-bit code; i8, 64) and which keep the
 // vectoriser's own choice (8 lanes or fewer, a gather, a stride, a call
-// that touches memory, a value carried from unit to unit, arithmetic wider
-// than the data, a constant count, no followup, a loop left scalar). The end-to-end check is test/CodeGen/unit-loop-width.kiln.
+// that touches memory or maps to libmvec, a division by a value, a cast
+// from the unit index, a conditional store, a loop not annotated parallel,
+// a value carried from unit to unit, arithmetic wider than the data, a
+// constant count, no followup, a loop left scalar). The end-to-end check
+// is test/CodeGen/unit-loop-width.kiln.
 //
 //===----------------------------------------------------------------------===//
 
