@@ -3,9 +3,11 @@
 // LLVM's loop vectoriser gives a loop whose vector factor is 16 lanes or
 // more (f32 and i32 with 512-bit code) a second, narrower vector loop for
 // the remainder of a run-time trip count: the epilogue. Its code was 12 %
-// of softmax_rows' 512-bit compile and runs for at most 15 of a round's
-// units. LLVM 19 has no switch for it but a process-wide option;
-// a loop whose width is given by `llvm.loop.vectorize.width` gets none.
+// of softmax_rows' 512-bit compile, and it runs only for the units past
+// the last full main-loop iteration of a round (at most 16 x the
+// interleave count - 1). LLVM 19 has no switch for it but a process-wide
+// option; a loop whose width is given by `llvm.loop.vectorize.width` gets
+// none.
 //
 // So the pass gives that width to the unit loops where it is the width the
 // vectoriser's cost model picks in any case: parallel loops of at most 64
