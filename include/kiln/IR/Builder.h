@@ -226,6 +226,8 @@ public:
   /// Starts the block of a case with several labels, `case 1, 3, 5`: it runs
   /// when the selector equals any of them (issue 11).
   void addCase(llvm::ArrayRef<int64_t> Labels);
+  /// The same for labels of any value (a distinct name: `addCase({1, 2})`
+  /// must stay unambiguous).
   void addCaseLabels(llvm::ArrayRef<CaseLabel> Labels);
   /// Starts the default block (last) of the innermost open switch.
   void addDefault();
