@@ -131,6 +131,13 @@ int fail(Error E) {
   return fail(Msg);
 }
 
+/// A diagnostic about a whole input file, in the form kiln-compile uses:
+/// "FILE: error: MESSAGE".
+int failInFile(StringRef File, const Twine &Message) {
+  errs() << File << ": error: " << Message << "\n";
+  return 1;
+}
+
 /// --timeout's SECONDS as microseconds: a positive decimal of at most a
 /// year (more is surely a mistake), at least a microsecond.
 Expected<std::chrono::microseconds> parseTimeout(StringRef Text) {
@@ -231,7 +238,7 @@ int run() {
   StringRef FileName = InputFile == "-" ? StringRef("<stdin>") : InputFile;
   Expected<std::string> Text = kiln::readInputFile(InputFile);
   if (!Text)
-    return fail(FileName + ": " + toString(Text.takeError()));
+    return failInFile(FileName, toString(Text.takeError()));
   Expected<kiln::Module> M = kiln::parseModule(*Text, FileName);
   if (!M)
     return fail(M.takeError());
@@ -249,8 +256,9 @@ int run() {
     std::string Known;
     for (const kiln::Kernel &Each : M->Kernels)
       Known += (Known.empty() ? "@" : ", @") + Each.Name;
-    return fail(FileName + ": no kernel named '" + KernelName +
-                "' (kernels: " + (Known.empty() ? "none" : Known) + ")");
+    return failInFile(FileName, "no kernel named '" + KernelName +
+                                    "' (kernels: " +
+                                    (Known.empty() ? "none" : Known) + ")");
   }
 
   // Every argument is checked, and every input read, before compiling.
