@@ -89,6 +89,15 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef) {
       NS.Owner = DirSt.st_uid;
       NS.Description =
           readFingerprintText(NDir + "/" + FingerprintFileName, NS.Owner);
+      // The folder is named after the text's hash; a text that does not
+      // hash to it would describe another CPU (and make exported bundles
+      // of this namespace refused on import).
+      if (!NS.Description.empty() && fingerprintHex(NS.Description) != Hex) {
+        NS.DescriptionFault = "its text hashes to " +
+                              fingerprintHex(NS.Description) +
+                              ", not to the folder's name " + Hex;
+        NS.Description.clear();
+      }
       NS.Dictionaries = std::make_shared<NamespaceDictionaries>(NDir);
       for (const std::string &Name : listFolder(NDir)) {
         if (!keyFromEntryFileName(Name))

@@ -148,7 +148,11 @@ static int runStats(StringRef Root) {
                "  corrupt entries purged: {}\n"
                "  dictionary: {}\n",
                NS.Backend, NS.Hex,
-               NS.Description.empty() ? "(unknown)" : NS.Description, Count,
+               !NS.Description.empty() ? NS.Description
+               : NS.DescriptionFault.empty()
+                   ? std::string("(unknown)")
+                   : "(unknown: fingerprint.txt: " + NS.DescriptionFault + ")",
+               Count,
                Disk, Before, C.Hits, C.Misses, C.Writes, C.Refusals,
                C.CorruptPurged, Dict);
     if (Bad)
@@ -192,7 +196,8 @@ static int runList(StringRef Root) {
 
 static int runVerify(StringRef Root) {
   size_t Checked = 0, Bad = 0, Removed = 0;
-  for (const NamespaceDir &NS : scanStore(Root))
+  std::vector<NamespaceDir> All = scanStore(Root);
+  for (const NamespaceDir &NS : All)
     for (const EntryFile &E : NS.Entries) {
       ++Checked;
       if (Error Err = verifyEntryFile(NS, E)) {
@@ -211,9 +216,27 @@ static int runVerify(StringRef Root) {
         fmt::print("{}: bad: {}{}\n", E.Path, toString(std::move(Err)), Note);
       }
     }
+  // A fingerprint.txt that names another CPU than its folder: not an entry,
+  // but a bad file of the store (stats would show the wrong CPU, export
+  // would write a namespace import refuses). The store writes a fresh one
+  // the next time it opens the namespace for writing.
+  size_t BadFingerprints = 0;
+  for (const NamespaceDir &NS : All) {
+    if (NS.DescriptionFault.empty())
+      continue;
+    ++BadFingerprints;
+    std::string Path = NS.Path + "/" + FingerprintFileName;
+    std::string Note;
+    if (Purge)
+      Note = ::unlink(Path.c_str()) == 0 || errno == ENOENT
+                 ? std::string(" (removed)")
+                 : std::string(" (cannot remove it: ") +
+                       std::strerror(errno) + ")";
+    fmt::print("{}: bad: {}{}\n", Path, NS.DescriptionFault, Note);
+  }
   fmt::print("checked {} entries: {} bad{}\n", Checked, Bad,
              Purge ? fmt::format(", {} removed", Removed) : "");
-  return Bad ? 1 : 0;
+  return Bad || BadFingerprints ? 1 : 0;
 }
 
 static int runPrune(StringRef Root) {

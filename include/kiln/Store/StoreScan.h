@@ -43,9 +43,14 @@ struct NamespaceDir {
   std::string Backend;
   std::string Hex; ///< the folder's name: fingerprintHex(Description)
   std::string Path;
-  /// fingerprint.txt, "" when missing or not a regular file of the
-  /// folder's owner within FingerprintMaxFileSize.
+  /// fingerprint.txt, "" when missing, not a regular file of the folder's
+  /// owner within FingerprintMaxFileSize, or not the text the folder is
+  /// named after.
   std::string Description;
+  /// Why a fingerprint.txt that could be read was not taken as the
+  /// Description: its text does not hash to the folder's name (a damaged
+  /// or hand-edited file). "" otherwise.
+  std::string DescriptionFault;
   uid_t Owner = 0; ///< the folder's owner: its files' expected owner
   std::vector<EntryFile> Entries; ///< sorted by name
   /// The folder's dictionaries, loaded when first asked for; shared by the
