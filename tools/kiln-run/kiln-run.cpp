@@ -389,7 +389,11 @@ int run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  InitLLVM X(argc, argv);
+  // A reader that goes away (`| head`) makes a write fail with EPIPE, which
+  // the tool reports as any failed write (exit status 1), instead of a
+  // SIGPIPE death or LLVM's silent exit 74.
+  InitLLVM X(argc, argv, /*InstallPipeSignalExitHandler=*/false);
+  std::signal(SIGPIPE, SIG_IGN);
   kiln::installFatalErrorHandlers(Tool);
   // Over a file size limit a write must fail (EFBIG) and the store warn,
   // not kill the process: InitLLVM made SIGXFSZ a crash.

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -32,6 +33,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <system_error>
 
 using namespace llvm;
 using namespace kiln;
@@ -491,11 +493,17 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  InitLLVM X(argc, argv);
+  // A reader that goes away (`| head`) makes a write fail with EPIPE, which
+  // the tool reports as any failed write (exit status 1), instead of a
+  // SIGPIPE death or LLVM's silent exit 74.
+  InitLLVM X(argc, argv, /*InstallPipeSignalExitHandler=*/false);
+  std::signal(SIGPIPE, SIG_IGN);
   int Status;
   try {
     Status = run(argc, argv);
-  } catch (const std::exception &E) { // fmt reports a failed write so
+  } catch (const std::system_error &E) { // fmt reports a failed write so
+    fail(Twine("cannot write the output: ") + E.code().message());
+  } catch (const std::exception &E) {
     fail(Twine("cannot write the output: ") + E.what());
   }
   // A report that did not reach its reader (a full disk, a closed pipe) is
