@@ -545,12 +545,28 @@ bool FileStore::resolveAgain() {
 }
 
 void FileStore::writeFingerprintFile() {
-  // The readable fingerprint beside the entries, written once.
+  // The readable fingerprint beside the entries: written when missing, and
+  // written again when it says something else (a damaged or hand-edited
+  // file, which `kiln-store stats` would show and bundles would carry).
+  // Anything that is not our own small regular file is left alone.
   SmallString<256> FP(Folder);
   sys::path::append(FP, FingerprintFileName);
   struct stat St;
-  if (::lstat(FP.c_str(), &St) == 0 || errno != ENOENT)
+  bool Replace = false;
+  if (::lstat(FP.c_str(), &St) == 0) {
+    Expected<std::vector<uint8_t>> Old =
+        readStoreFile(FP, FingerprintMaxFileSize, ::geteuid());
+    if (!Old) {
+      consumeError(Old.takeError());
+      return;
+    }
+    if (StringRef(reinterpret_cast<const char *>(Old->data()), Old->size())
+            .rtrim("\n") == Fingerprint)
+      return;
+    Replace = true;
+  } else if (errno != ENOENT) {
     return;
+  }
   // A unique temporary name, never opened through what has its name (a
   // link, a crashed writer's file): O_EXCL, then the next name.
   static std::atomic<uint64_t> Counter{0};
@@ -569,7 +585,11 @@ void FileStore::writeFingerprintFile() {
   std::string Text = Fingerprint + "\n";
   bool OK = writeAllFd(FD, Text.data(), Text.size());
   ::close(FD);
-  if (OK)
+  // A new one is linked into place (another writer may have been first); a
+  // wrong one is renamed over, which replaces the name, never a target.
+  if (OK && Replace && ::rename(Tmp.c_str(), FP.c_str()) == 0)
+    return;
+  if (OK && !Replace)
     (void)::link(Tmp.c_str(), FP.c_str());
   ::unlink(Tmp.c_str());
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,12 +20,17 @@ using namespace llvm;
 namespace kiln {
 
 namespace {
-/// The names in folder \p Path, sorted; empty when it cannot be read.
-std::vector<std::string> listFolder(const std::string &Path) {
+/// The names in folder \p Path, sorted; empty when it cannot be read, and
+/// then, unless it is simply missing, the folder and why in \p Unlisted.
+std::vector<std::string> listFolder(const std::string &Path,
+                                    std::vector<UnlistedFolder> *Unlisted) {
   std::vector<std::string> Names;
   DIR *D = ::opendir(Path.c_str());
-  if (!D)
+  if (!D) {
+    if (errno != ENOENT && Unlisted)
+      Unlisted->push_back({Path, std::strerror(errno)});
     return Names;
+  }
   while (dirent *E = ::readdir(D)) {
     StringRef N(E->d_name);
     if (N != "." && N != "..")
@@ -50,13 +56,15 @@ bool isHex16(StringRef S) {
 }
 
 /// The one line of \p Path, a fingerprint.txt of a folder owned by
-/// \p Owner; "" when it is not a file that can be trusted to say it.
-std::string readFingerprintText(const std::string &Path, uid_t Owner) {
+/// \p Owner (possibly empty); none when it is not a file that can be
+/// trusted to say it.
+std::optional<std::string> readFingerprintText(const std::string &Path,
+                                               uid_t Owner) {
   Expected<std::vector<uint8_t>> B =
       readStoreFile(Path, FingerprintMaxFileSize, Owner);
   if (!B) {
     consumeError(B.takeError());
-    return std::string();
+    return std::nullopt;
   }
   return StringRef(reinterpret_cast<const char *>(B->data()), B->size())
       .rtrim("\n")
@@ -70,14 +78,15 @@ uint64_t NamespaceDir::namespaceHash() const {
   return H;
 }
 
-std::vector<NamespaceDir> scanStore(StringRef RootRef) {
+std::vector<NamespaceDir> scanStore(StringRef RootRef,
+                                    std::vector<UnlistedFolder> *Unlisted) {
   std::string Root = RootRef.str();
   std::vector<NamespaceDir> Out;
-  for (const std::string &Backend : listFolder(Root)) {
+  for (const std::string &Backend : listFolder(Root, Unlisted)) {
     std::string BDir = Root + "/" + Backend;
     if (!isFolder(BDir))
       continue;
-    for (const std::string &Hex : listFolder(BDir)) {
+    for (const std::string &Hex : listFolder(BDir, Unlisted)) {
       std::string NDir = BDir + "/" + Hex;
       struct stat DirSt;
       if (!isHex16(Hex) || !isFolder(NDir, &DirSt))
@@ -87,19 +96,29 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef) {
       NS.Hex = Hex;
       NS.Path = NDir;
       NS.Owner = DirSt.st_uid;
-      NS.Description =
-          readFingerprintText(NDir + "/" + FingerprintFileName, NS.Owner);
       // The folder is named after the text's hash; a text that does not
-      // hash to it would describe another CPU (and make exported bundles
-      // of this namespace refused on import).
-      if (!NS.Description.empty() && fingerprintHex(NS.Description) != Hex) {
-        NS.DescriptionFault = "its text hashes to " +
-                              fingerprintHex(NS.Description) +
-                              ", not to the folder's name " + Hex;
-        NS.Description.clear();
+      // hash to it (an empty one included) would describe another CPU, and
+      // make exported bundles of this namespace refused on import.
+      if (std::optional<std::string> Text = readFingerprintText(
+              NDir + "/" + FingerprintFileName, NS.Owner)) {
+        if (fingerprintHex(*Text) == Hex)
+          NS.Description = std::move(*Text);
+        else
+          NS.DescriptionFault = Text->empty()
+                                    ? "it is empty"
+                                    : "its text hashes to " +
+                                          fingerprintHex(*Text) +
+                                          ", not to the folder's name " + Hex;
       }
       NS.Dictionaries = std::make_shared<NamespaceDictionaries>(NDir);
-      for (const std::string &Name : listFolder(NDir)) {
+      std::vector<UnlistedFolder> NotListed;
+      std::vector<std::string> Names = listFolder(NDir, &NotListed);
+      if (!NotListed.empty()) { // its entries are unknown: not an empty one
+        if (Unlisted)
+          Unlisted->push_back(std::move(NotListed.front()));
+        continue;
+      }
+      for (const std::string &Name : Names) {
         if (!keyFromEntryFileName(Name))
           continue;
         EntryFile E;
@@ -180,7 +199,7 @@ PruneResult pruneStore(StringRef Root, uint64_t Target) {
     }
     // Temporary files a crashed writer left behind (of an entry, or of a
     // dictionary being installed), or links in their place.
-    for (const std::string &Name : listFolder(NS.Path)) {
+    for (const std::string &Name : listFolder(NS.Path, nullptr)) {
       StringRef N(Name);
       if (!(N.starts_with("kiln-") || N.starts_with("zdict-")) ||
           !N.contains(".tmp-"))

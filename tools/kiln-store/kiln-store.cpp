@@ -108,9 +108,21 @@ static void expectArgs(size_t N) {
 
 // Reports go to stdout through fmt; errors go to stderr through errs().
 
+/// Says on stderr which folders of the store could not be listed (their
+/// entries are missing from the report); true when there were any, which
+/// makes the command's exit status 1.
+static bool reportUnlisted(const std::vector<UnlistedFolder> &Unlisted) {
+  for (const UnlistedFolder &F : Unlisted)
+    WithColor::error(errs(), ToolName)
+        << "cannot list '" << F.Path << "': " << F.Why
+        << " (its entries are left out)\n";
+  return !Unlisted.empty();
+}
+
 static int runStats(StringRef Root) {
   StoreWarnings Warnings(printWarningToStderr);
-  std::vector<NamespaceDir> All = scanStore(Root);
+  std::vector<UnlistedFolder> Unlisted;
+  std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
   fmt::print("store: {}\n", Root.str());
   uint64_t Entries = 0, Bytes = 0;
   for (const NamespaceDir &NS : All) {
@@ -172,11 +184,12 @@ static int runStats(StringRef Root) {
   }
   fmt::print("total: {} entries, {} bytes on disk in {} namespaces\n", Entries,
              Bytes, All.size());
-  return 0;
+  return reportUnlisted(Unlisted) ? 1 : 0;
 }
 
 static int runList(StringRef Root) {
-  for (const NamespaceDir &NS : scanStore(Root))
+  std::vector<UnlistedFolder> Unlisted;
+  for (const NamespaceDir &NS : scanStore(Root, &Unlisted))
     for (const EntryFile &E : NS.Entries) {
       Expected<EntryHeader> H = readHeader(NS, E);
       if (!H) {
@@ -193,12 +206,16 @@ static int runList(StringRef Root) {
                      ? fmt::format(" dict={:08x}", H->DictionaryId)
                      : std::string());
     }
-  return 0;
+  return reportUnlisted(Unlisted) ? 1 : 0;
 }
 
 static int runVerify(StringRef Root) {
   size_t Checked = 0, Bad = 0, Removed = 0;
-  std::vector<NamespaceDir> All = scanStore(Root);
+  std::vector<UnlistedFolder> Unlisted;
+  std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
+  // A folder that cannot be listed hides entries nobody checked: bad.
+  for (const UnlistedFolder &F : Unlisted)
+    fmt::print("{}: bad: cannot list it: {}\n", F.Path, F.Why);
   for (const NamespaceDir &NS : All)
     for (const EntryFile &E : NS.Entries) {
       ++Checked;
@@ -238,7 +255,7 @@ static int runVerify(StringRef Root) {
   }
   fmt::print("checked {} entries: {} bad{}\n", Checked, Bad,
              Purge ? fmt::format(", {} removed", Removed) : "");
-  return Bad || BadFingerprints ? 1 : 0;
+  return Bad || BadFingerprints || !Unlisted.empty() ? 1 : 0;
 }
 
 static int runPrune(StringRef Root) {
@@ -301,7 +318,8 @@ static size_t clearFolder(const std::string &Dir,
 static int runClear(StringRef Root) {
   size_t Removed = 0;
   std::vector<std::string> Failures;
-  std::vector<NamespaceDir> All = scanStore(Root);
+  std::vector<UnlistedFolder> Unlisted;
+  std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
   for (const NamespaceDir &NS : All) {
     Removed += clearFolder(NS.Path, Failures);
     ::rmdir((Root + "/" + NS.Backend).str().c_str()); // only when empty
@@ -309,7 +327,8 @@ static int runClear(StringRef Root) {
   fmt::print("removed {} entries from {} namespaces\n", Removed, All.size());
   for (const std::string &F : Failures)
     WithColor::error(errs(), ToolName) << "cannot remove " << F << '\n';
-  return Failures.empty() ? 0 : 1;
+  bool AnyUnlisted = reportUnlisted(Unlisted);
+  return Failures.empty() && !AnyUnlisted ? 0 : 1;
 }
 
 /// Trains a dictionary for each namespace (of --namespace) and recompresses
@@ -415,6 +434,10 @@ static int run(int argc, char **argv) {
       fail("store '" + Root + "': " + std::strerror(errno));
   } else if (!S_ISDIR(RootStat.st_mode)) {
     fail("store '" + Root + "': it is not a folder");
+  } else if (DIR *D = ::opendir(Root.c_str())) {
+    ::closedir(D);
+  } else {
+    fail("store '" + Root + "': cannot list it: " + std::strerror(errno));
   }
 
   if (Purge && Command != "verify")

@@ -695,12 +695,29 @@ TEST(HostileBundle, FingerprintTextThatDoesNotHashIsNotExported) {
   EXPECT_EQ(A->read(KernelCacheKey{3, 1}),
             std::optional<std::vector<uint8_t>>(payload()));
 
-  // What kiln-store verify --purge does; the next writable open mends it.
-  ASSERT_EQ(::unlink(FP.c_str()), 0);
-  auto Again = FileStore::openAt(From.path(), "cpu", "machine A", readWrite());
-  EXPECT_EQ(Again->read(KernelCacheKey{1, 1}),
-            std::optional<std::vector<uint8_t>>(payload()));
-  EXPECT_EQ(readText(FP), "machine A\n");
+  // The next writable open of the namespace mends it: rewritten when
+  // wrong, empty or gone; a read-only open leaves it as it is.
+  for (const char *Damage : {"machine C\n", "", "gone"}) {
+    if (std::string(Damage) == "gone")
+      ASSERT_EQ(::unlink(FP.c_str()), 0);
+    else
+      writeText(FP, Damage);
+    auto ReadOnly =
+        FileStore::openAt(From.path(), "cpu", "machine A", readOnly());
+    ReadOnly->read(KernelCacheKey{1, 1});
+    if (std::string(Damage) != "gone")
+      EXPECT_EQ(readText(FP), Damage);
+    auto Again =
+        FileStore::openAt(From.path(), "cpu", "machine A", readWrite());
+    EXPECT_EQ(Again->read(KernelCacheKey{1, 1}),
+              std::optional<std::vector<uint8_t>>(payload()));
+    EXPECT_EQ(readText(FP), "machine A\n") << "after: " << Damage;
+  }
+  // An empty text is as wrong as another CPU's.
+  writeText(FP, "");
+  for (const NamespaceDir &NS : scanStore(From.path()))
+    if (NS.Hex == HexA)
+      EXPECT_EQ(NS.DescriptionFault, "it is empty");
 }
 
 TEST(HostileBundle, ImportNeverWritesThroughALinkedNamespaceFolder) {

@@ -68,6 +68,12 @@ inline StoreConfig readWrite() {
   return C;
 }
 
+inline StoreConfig readOnly() {
+  StoreConfig C;
+  C.Mode = StoreModeKind::ReadOnly;
+  return C;
+}
+
 } // namespace test
 } // namespace kiln
 

@@ -60,9 +60,19 @@ struct NamespaceDir {
   uint64_t namespaceHash() const;
 };
 
+/// A folder of the store that exists but could not be listed.
+struct UnlistedFolder {
+  std::string Path;
+  std::string Why; ///< strerror of opendir ("Permission denied")
+};
+
 /// Every namespace under \p Root (<root>/<backend>/<16 hex>/), sorted by
-/// backend then hex. A missing root is an empty store.
-std::vector<NamespaceDir> scanStore(llvm::StringRef Root);
+/// backend then hex. A missing root is an empty store. Folders that exist
+/// but cannot be listed (the root, a backend's or a namespace's) are
+/// skipped, and named in \p Unlisted when given: a namespace whose folder
+/// cannot be listed is not in the result, since its entries are unknown.
+std::vector<NamespaceDir>
+scanStore(llvm::StringRef Root, std::vector<UnlistedFolder> *Unlisted = nullptr);
 
 /// Reads \p E of \p NS and checks it fully (header, key against the file
 /// name, namespace, checksum, decompression with the namespace's dictionary
