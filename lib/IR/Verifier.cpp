@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Verifier.h"
+#include "kiln/IR/Literal.h"
 #include "kiln/IR/DebugFormat.h"
 #include "kiln/IR/Minifloat.h"
 
@@ -649,19 +650,30 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
             op(Op) + " needs a line as operand 1, found " + quoted(*V));
       Ok = false;
     }
+    // The index is a literal (of any integer type: `2`, `2:u32`, `2:i32`)
+    // or a u32 value.
     const Operand &Idx = Op.Operands[1];
     std::optional<Type> IdxTy = plainOperand(Op, 1);
+    bool IntegerLiteral = Idx.isLiteral() && IdxTy && IdxTy->isInteger() &&
+                          !IdxTy->isLine();
     if (!IdxTy) {
       Ok = false;
-    } else if (*IdxTy != Type::scalar(ScalarKind::U32)) {
+    } else if (!IntegerLiteral && *IdxTy != Type::scalar(ScalarKind::U32)) {
       error(locOf(Op, 1), "the lane index of " + op(Op) +
                               " must be 'u32', found " + quoted(*IdxTy));
       Ok = false;
-    } else if (Idx.isLiteral() && V && V->isLine() &&
-               Idx.Lit.Bits >= V->lanes()) {
-      error(locOf(Op, 1), "lane index " + llvm::Twine(Idx.Lit.Bits) + " of " +
-                              op(Op) + " is out of range for " + quoted(*V));
-      Ok = false;
+    } else if (IntegerLiteral && V && V->isLine()) {
+      unsigned W = bitWidth(IdxTy->elementKind());
+      uint64_t Bits = W >= 64 ? Idx.Lit.Bits
+                              : Idx.Lit.Bits & ((uint64_t(1) << W) - 1);
+      bool Negative = IdxTy->isSigned() && ((Bits >> (W - 1)) & 1);
+      if (Negative || Bits >= V->lanes()) {
+        error(locOf(Op, 1), "lane index " +
+                                printLiteral(Bits, IdxTy->elementKind()) +
+                                " of " + op(Op) + " is out of range for " +
+                                quoted(*V));
+        Ok = false;
+      }
     }
     if (IsInsert) {
       std::optional<Type> E = plainOperand(Op, 2);

@@ -214,6 +214,7 @@ TEST(VerifierTest, LineOperations) {
   ValueId W = B.param("w", I4);
   ValueId X = B.param("x", F32);
   ValueId J = B.param("j", U32);
+  ValueId SignedJ = B.param("sj", I32);
   B.op(OpKind::Dot, F32, {KB::v(V), KB::v(V)});
   B.op(OpKind::Dot, I32, {KB::v(W), KB::v(W)});
   B.op(OpKind::Magnitude, I32, {KB::v(W)}); // line 4
@@ -221,7 +222,7 @@ TEST(VerifierTest, LineOperations) {
   B.op(OpKind::Extract, F32, {KB::v(V), KB::u32(3)});
   B.op(OpKind::Extract, F32, {KB::v(V), KB::u32(4)}); // line 7
   B.op(OpKind::Extract, F32, {KB::v(V), KB::v(J)});
-  B.op(OpKind::Extract, F32, {KB::v(V), KB::lit(I32, 1)}); // line 9
+  B.op(OpKind::Extract, F32, {KB::v(V), KB::v(SignedJ)}); // line 9
   B.op(OpKind::Insert, V4, {KB::v(V), KB::u32(0), KB::v(X)});
   B.op(OpKind::Insert, V4, {KB::v(V), KB::u32(0), KB::v(J)}); // line 11
   B.op(OpKind::Splat, V4, {KB::v(X)});
