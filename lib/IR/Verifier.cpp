@@ -889,6 +889,7 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
   if (Mem)
     verifyAccess(Op, *Mem, Reads, Writes);
   Ok &= verifyIndex(Op, 1);
+  bool MemTypeOk = Mem != nullptr;
   if (Mem && Atomic) {
     ScalarKind E = Mem->Ty.elementKind();
     // Floats: every atomic but the bitwise ones (and, or, xor).
@@ -904,13 +905,13 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
       error(locOf(Op, 0), op(Op) + " on %" + Mem->Name + " of " +
                               quoted(Mem->Ty) +
                               "; atomic_cas works on scalars, not lines");
-      Ok = false;
+      Ok = MemTypeOk = false;
     } else if (!TypeOk) {
       error(locOf(Op, 0),
             op(Op) + " on %" + Mem->Name + " of " + quoted(Mem->Ty) +
                 "; atomics work on 'i32', 'u32', 'i64' and 'u64'" +
                 (Bitwise ? "" : ", and 'f32' and 'f64'"));
-      Ok = false;
+      Ok = MemTypeOk = false;
     }
   }
   static const char *const Roles[] = {"", "", "the value", "the new value"};
@@ -918,7 +919,9 @@ std::optional<Type> KernelVerifier::verifyMemoryOp(const Operation &Op) {
     std::optional<Type> X = plainOperand(Op, I);
     const char *Role =
         Class == OpClass::AtomicCas && I == 2 ? "the expected value" : Roles[I];
-    if (Mem)
+    // Against a memory type already refused, the values are not checked:
+    // one mistake, one message.
+    if (MemTypeOk)
       Ok &= expectType(Op, I, X, Mem->Ty, Role);
     else
       Ok &= X.has_value();
