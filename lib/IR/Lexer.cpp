@@ -18,6 +18,12 @@ bool kiln::isNameChar(char C) {
 // operators, so nothing else needs them).
 static bool isWordChar(char C) { return isNameChar(C) || C == '+' || C == '-'; }
 
+/// Whether \p C begins some token, white space or a comment (LangRef
+/// §4.1); any other byte is an "unexpected character" wherever it is.
+static bool beginsSomething(char C) {
+  return isWordChar(C) || llvm::StringRef(" \t\r\n/%@\"(){}[]<>,:=").contains(C);
+}
+
 std::string kiln::describeChar(char C) {
   unsigned char U = static_cast<unsigned char>(C);
   std::string S;
@@ -103,6 +109,12 @@ Token Lexer::next() {
     while (!atEnd() && isNameChar(peek()))
       advance();
     if (Pos == NameBegin) {
+      if (!atEnd() && !beginsSomething(peek())) {
+        // `%é`: the byte is the mistake, not a missing name.
+        Token T = make(TokenKind::Error, Pos, SourceLoc{Line, Col});
+        T.Message = "unexpected character " + describeChar(peek());
+        return T;
+      }
       Token T = make(TokenKind::Error, Begin, Loc);
       T.Message = std::string("expected a name after '") + C + "'";
       return T;
