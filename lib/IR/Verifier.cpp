@@ -323,13 +323,21 @@ void KernelVerifier::verifyHeader() {
                        llvm::Twine(Limits.MaxCubeDim[D]));
     }
   }
-  if (Positive && K.unitsPerCube() > Limits.MaxUnitsPerCube)
+  if (Positive && K.unitsPerCube() > Limits.MaxUnitsPerCube) {
+    // The exact product, which may need more than 64 bits.
+    unsigned __int128 Units = static_cast<unsigned __int128>(K.CubeDim[0]) *
+                              K.CubeDim[1] * K.CubeDim[2];
+    std::string Digits;
+    do {
+      Digits.insert(Digits.begin(), char('0' + unsigned(Units % 10)));
+      Units /= 10;
+    } while (Units != 0);
     error(K.Loc, "cube_dim(" + llvm::Twine(K.CubeDim[0]) + ", " +
                      llvm::Twine(K.CubeDim[1]) + ", " +
-                     llvm::Twine(K.CubeDim[2]) + ") has " +
-                     llvm::Twine(K.unitsPerCube()) +
+                     llvm::Twine(K.CubeDim[2]) + ") has " + Digits +
                      " units per cube; the device allows at most " +
                      llvm::Twine(Limits.MaxUnitsPerCube));
+  }
   verifyClusterDim();
   if (K.PlaneDim && *K.PlaneDim != Limits.PlaneDim)
     error(K.Loc, "plane_dim(" + llvm::Twine(*K.PlaneDim) +

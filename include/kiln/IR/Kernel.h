@@ -80,8 +80,12 @@ struct Kernel {
   SourceLoc Loc;                         ///< of the `kernel` keyword
 
   /// Units per cube: the product of CubeDim.
+  /// Units per cube: the product of CubeDim, saturated at UINT64_MAX (three
+  /// 32-bit sizes can exceed 64 bits).
   uint64_t unitsPerCube() const {
-    return uint64_t(CubeDim[0]) * CubeDim[1] * CubeDim[2];
+    unsigned __int128 P = static_cast<unsigned __int128>(CubeDim[0]) *
+                          CubeDim[1] * CubeDim[2];
+    return P > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(P);
   }
   /// Cubes per cluster: the product of ClusterDim.
   uint64_t cubesPerCluster() const {
