@@ -276,6 +276,9 @@ int run() {
       return fail(I.takeError());
     if (NV->second.empty())
       return fail("--out " + NV->first + ": empty file name");
+    // Refused now, not after the launch with other outputs already written.
+    if (Error E = kiln::checkOutputPath(NV->second))
+      return fail("--out " + NV->first + ": " + toString(std::move(E)));
     OutFiles.emplace_back(*I, NV->second);
   }
   std::vector<size_t> PrintIdx;

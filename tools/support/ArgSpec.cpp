@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -398,6 +399,35 @@ Expected<std::string> kiln::readInputFile(StringRef Path, uint64_t MaxBytes) {
       return Text;
     Step = std::min<uint64_t>(Step * 2, 16 << 20);
   }
+}
+
+Error kiln::checkOutputPath(StringRef PathRef) {
+  if (PathRef == "-")
+    return Error::success();
+  std::string Path = PathRef.str();
+  auto Refuse = [&](int Errno) {
+    return specError("cannot open '" + Path + "': " + std::strerror(Errno));
+  };
+  struct stat St;
+  if (::stat(Path.c_str(), &St) == 0) {
+    if (S_ISDIR(St.st_mode))
+      return Refuse(EISDIR);
+    if (::faccessat(AT_FDCWD, Path.c_str(), W_OK, AT_EACCESS) != 0)
+      return Refuse(errno);
+    return Error::success();
+  }
+  if (errno != ENOENT)
+    return Refuse(errno);
+  // A new file: its folder must exist and take new names.
+  StringRef Parent = llvm::sys::path::parent_path(PathRef);
+  std::string Folder = Parent.empty() ? std::string(".") : Parent.str();
+  if (::stat(Folder.c_str(), &St) != 0)
+    return Refuse(errno == ENOENT ? ENOENT : errno);
+  if (!S_ISDIR(St.st_mode))
+    return Refuse(ENOTDIR);
+  if (::faccessat(AT_FDCWD, Folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0)
+    return Refuse(errno);
+  return Error::success();
 }
 
 Error kiln::writeOutputFile(

@@ -102,6 +102,13 @@ llvm::Error writeOutputFile(
     llvm::StringRef Path, bool Binary,
     llvm::function_ref<llvm::Error(llvm::raw_pwrite_stream &)> Write);
 
+/// Whether writeOutputFile could open \p Path for writing, checked without
+/// creating or changing anything, so that a tool can refuse an output it
+/// cannot write before it does any work: an existing file must be writable
+/// and not a folder; a new one needs a writable folder to go in. The error
+/// is writeOutputFile's: "cannot open 'PATH': WHY". "-" is always fine.
+llvm::Error checkOutputPath(llvm::StringRef Path);
+
 /// Makes an LLVM fatal error (report_fatal_error, which would print
 /// "LLVM ERROR: ..." and abort) or an allocation failure inside LLVM end the
 /// tool like any other error: "TOOL: error: REASON" and exit status 1. A
