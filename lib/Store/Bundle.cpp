@@ -422,7 +422,7 @@ Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
            Why + "; none of its " + Twine(It.Entries.size()) +
            " entries imported");
       ++Sum.Refused;
-      Sum.Skipped += It.Entries.size();
+      Sum.RefusedEntries += It.Entries.size();
     };
     if (!It.Refused.empty()) {
       Refuse(It.Refused);

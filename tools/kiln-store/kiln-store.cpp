@@ -498,7 +498,9 @@ static int run(int argc, char **argv) {
                         : "",
         S->Skipped ? fmt::format(" ({} already present or bad)", S->Skipped)
                    : "",
-        S->Refused ? fmt::format("; {} namespaces refused", S->Refused) : "");
+        S->Refused ? fmt::format("; {} namespaces refused ({} entries)",
+                                 S->Refused, S->RefusedEntries)
+                   : "");
     // A refused namespace is a bundle that lies about itself: a failure.
     return S->Refused ? 1 : 0;
   }

@@ -36,6 +36,8 @@ struct BundleSummary {
   /// hash to the namespace's name, or a namespace folder that is not a
   /// folder of this user (a link, another user's).
   size_t Refused = 0;
+  /// The entries of the refused namespaces (import; not in Skipped).
+  size_t RefusedEntries = 0;
 };
 
 /// Writes the namespaces of \p Root whose "backend/hex" starts with
