@@ -53,7 +53,8 @@ Expected<uint64_t> parseStoreSize(StringRef Text) {
   if (T.empty() || T.getAsInteger(10, N) || (N && Mult > UINT64_MAX / N))
     return createStringError(std::errc::invalid_argument,
                              "invalid size '%s' (expected bytes with an "
-                             "optional K, M or G suffix)",
+                             "optional K, M, G or T suffix, B or iB after "
+                             "it allowed)",
                              Text.str().c_str());
   return N * Mult;
 }
@@ -74,7 +75,7 @@ StoreConfig StoreConfig::fromEnvironment(StoreWarnings *Warnings) {
       C.Mode = StoreModeKind::ReadOnly;
     else
       storeWarning("ignoring KILN_CACHE='" + S +
-                   "' (expected 0, 1 or read-only)");
+                   "' (expected 0 or off, 1 or on, or read-only)");
   }
   if (const char *V = env("KILN_CACHE_MAX_SIZE")) {
     if (Expected<uint64_t> N = parseStoreSize(V))

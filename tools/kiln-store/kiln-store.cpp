@@ -261,7 +261,7 @@ static int runVerify(StringRef Root) {
 static int runPrune(StringRef Root) {
   StoreWarnings Warnings(printWarningToStderr);
   uint64_t Limit = StoreConfig::fromEnvironment(&Warnings).MaxSize;
-  if (!MaxSize.empty()) {
+  if (MaxSize.getNumOccurrences()) { // an empty --max-size= is an error too
     Expected<uint64_t> N = parseStoreSize(MaxSize);
     if (!N)
       fail("--max-size: " + toString(N.takeError()));
@@ -442,7 +442,7 @@ static int run(int argc, char **argv) {
 
   if (Purge && Command != "verify")
     fail("--purge applies to verify only");
-  if (!MaxSize.empty() && Command != "prune")
+  if (MaxSize.getNumOccurrences() && Command != "prune")
     fail("--max-size applies to prune only");
   if (!NamespaceFilter.empty() && Command != "export" &&
       Command != "train-dict" && Command != "remote")
