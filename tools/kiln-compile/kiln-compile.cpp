@@ -41,6 +41,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <set>
 
 using namespace llvm;
@@ -304,15 +305,20 @@ int compileIntoStore() {
     }
     Modules.push_back(std::make_unique<kiln::Module>(std::move(*M)));
     const kiln::Module &Mod = *Modules.back();
-    std::set<std::string> Names;
+    std::map<std::string, kiln::SourceLoc> Names;
     for (const kiln::Kernel &K : Mod.Kernels) {
       // Each kernel is verified by the compilation, so that a bad kernel
-      // fails alone; only the module's own rule is checked here.
-      if (!Names.insert(K.Name).second) {
-        Items.push_back({toString(kiln::makeDiagnostic(
-                             Mod.FileName, K.Loc,
-                             "kernel @" + K.Name + " is already defined")),
-                         std::nullopt});
+      // fails alone; only the module's own rule is checked here, worded as
+      // the verifier words it.
+      auto [First, New] = Names.emplace(K.Name, K.Loc);
+      if (!New) {
+        Items.push_back(
+            {toString(kiln::makeDiagnostic(
+                 Mod.FileName, K.Loc,
+                 "kernel @" + K.Name + " is already defined at " +
+                     std::to_string(First->second.Line) + ":" +
+                     std::to_string(First->second.Col))),
+             std::nullopt});
         continue;
       }
       kiln::KernelRequest R;
