@@ -422,7 +422,7 @@ int main(int argc, char **argv) {
   // the tool reports as any failed write (exit status 1), instead of a
   // SIGPIPE death or LLVM's silent exit 74.
   InitLLVM X(argc, argv, /*InstallPipeSignalExitHandler=*/false);
-  std::signal(SIGPIPE, SIG_IGN);
+  kiln::survivePipeReadersGoingAway();
   kiln::installFatalErrorHandlers("kiln-compile");
   // Over a file size limit a write must fail (EFBIG) and the store warn,
   // not kill the process: InitLLVM made SIGXFSZ a crash.

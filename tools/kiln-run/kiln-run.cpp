@@ -30,6 +30,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <system_error>
 
 using namespace llvm;
 
@@ -396,7 +397,7 @@ int main(int argc, char **argv) {
   // the tool reports as any failed write (exit status 1), instead of a
   // SIGPIPE death or LLVM's silent exit 74.
   InitLLVM X(argc, argv, /*InstallPipeSignalExitHandler=*/false);
-  std::signal(SIGPIPE, SIG_IGN);
+  kiln::survivePipeReadersGoingAway();
   kiln::installFatalErrorHandlers(Tool);
   // Over a file size limit a write must fail (EFBIG) and the store warn,
   // not kill the process: InitLLVM made SIGXFSZ a crash.
@@ -443,5 +444,9 @@ int main(int argc, char **argv) {
       "    follow each other in the order given.\n"
       "  debug_print text of the kernel goes to standard error, each\n"
       "    launch's text whole once it has completed (--debug-print-limit).\n");
-  return run();
+  try {
+    return run();
+  } catch (const std::system_error &E) { // fmt's report of a failed write
+    return fail("cannot write standard error: " + E.code().message());
+  }
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RemoteCommands.h"
+#include "support/ArgSpec.h"
 #include "support/RemoteOptions.h"
 
 #include "kiln/Store/Bundle.h"
@@ -522,7 +523,7 @@ int main(int argc, char **argv) {
   // the tool reports as any failed write (exit status 1), instead of a
   // SIGPIPE death or LLVM's silent exit 74.
   InitLLVM X(argc, argv, /*InstallPipeSignalExitHandler=*/false);
-  std::signal(SIGPIPE, SIG_IGN);
+  kiln::survivePipeReadersGoingAway();
   int Status;
   try {
     Status = run(argc, argv);

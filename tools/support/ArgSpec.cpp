@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -489,6 +490,19 @@ static void badAlloc(void *Tool, const char *Reason, bool GenCrashDiag) {
 void kiln::installFatalErrorHandlers(const char *Tool) {
   llvm::install_fatal_error_handler(fatalError, const_cast<char *>(Tool));
   llvm::install_bad_alloc_error_handler(badAlloc, const_cast<char *>(Tool));
+}
+
+void kiln::survivePipeReadersGoingAway() {
+  std::signal(SIGPIPE, SIG_IGN);
+  // Constructed before the handler is registered, the streams are
+  // destroyed after it runs.
+  llvm::outs();
+  llvm::errs();
+  std::atexit([] {
+    llvm::outs().flush();
+    llvm::outs().clear_error();
+    llvm::errs().clear_error();
+  });
 }
 
 Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {

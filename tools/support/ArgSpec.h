@@ -115,6 +115,14 @@ llvm::Error checkOutputPath(llvm::StringRef Path);
 /// last resort: the tools check what they can before LLVM sees it.
 void installFatalErrorHandlers(const char *Tool);
 
+/// Makes a reader that has gone away (`| head`, a closed standard error) a
+/// failed write rather than a death: SIGPIPE is ignored, so writes fail with
+/// EPIPE for the tool to report, and at exit the errors left on outs() and
+/// errs() are cleared, which LLVM's stream destructors would otherwise turn
+/// into a fatal error (an abort while static objects are destroyed). Call
+/// it right after InitLLVM, built with InstallPipeSignalExitHandler false.
+void survivePipeReadersGoingAway();
+
 /// Flushes \p OS (standard output, say) and returns the error of any write
 /// to it so far ("cannot write standard output: WHY"), clearing it so that
 /// the stream's destructor does not turn it into an LLVM fatal error.
