@@ -83,6 +83,25 @@ const std::vector<unsigned> *kiln::bracketedOperandShape(OpClass Class) {
   return nullptr;
 }
 
+static unsigned __int128 exactProduct(const std::array<uint32_t, 3> &Dims) {
+  return static_cast<unsigned __int128>(Dims[0]) * Dims[1] * Dims[2];
+}
+
+uint64_t Kernel::saturatingProduct(const std::array<uint32_t, 3> &Dims) {
+  unsigned __int128 P = exactProduct(Dims);
+  return P > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(P);
+}
+
+std::string Kernel::productText(const std::array<uint32_t, 3> &Dims) {
+  unsigned __int128 P = exactProduct(Dims);
+  std::string Digits;
+  do {
+    Digits.insert(Digits.begin(), char('0' + unsigned(P % 10)));
+    P /= 10;
+  } while (P != 0);
+  return Digits;
+}
+
 const Kernel *Module::findKernel(llvm::StringRef Name) const {
   for (const Kernel &K : Kernels)
     if (K.Name == Name)

@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Verifier.h"
-#include "kiln/IR/Literal.h"
 #include "kiln/IR/DebugFormat.h"
+#include "kiln/IR/Literal.h"
 #include "kiln/IR/Minifloat.h"
 
 #include "kiln/IR/Diagnostic.h"
@@ -323,21 +323,13 @@ void KernelVerifier::verifyHeader() {
                        llvm::Twine(Limits.MaxCubeDim[D]));
     }
   }
-  if (Positive && K.unitsPerCube() > Limits.MaxUnitsPerCube) {
-    // The exact product, which may need more than 64 bits.
-    unsigned __int128 Units = static_cast<unsigned __int128>(K.CubeDim[0]) *
-                              K.CubeDim[1] * K.CubeDim[2];
-    std::string Digits;
-    do {
-      Digits.insert(Digits.begin(), char('0' + unsigned(Units % 10)));
-      Units /= 10;
-    } while (Units != 0);
+  if (Positive && K.unitsPerCube() > Limits.MaxUnitsPerCube)
     error(K.Loc, "cube_dim(" + llvm::Twine(K.CubeDim[0]) + ", " +
                      llvm::Twine(K.CubeDim[1]) + ", " +
-                     llvm::Twine(K.CubeDim[2]) + ") has " + Digits +
+                     llvm::Twine(K.CubeDim[2]) + ") has " +
+                     Kernel::productText(K.CubeDim) +
                      " units per cube; the device allows at most " +
                      llvm::Twine(Limits.MaxUnitsPerCube));
-  }
   verifyClusterDim();
   if (K.PlaneDim && *K.PlaneDim != Limits.PlaneDim)
     error(K.Loc, "plane_dim(" + llvm::Twine(*K.PlaneDim) +
@@ -361,7 +353,7 @@ void KernelVerifier::verifyClusterDim() {
     error(K.Loc, "cluster_dim(" + llvm::Twine(K.ClusterDim[0]) + ", " +
                      llvm::Twine(K.ClusterDim[1]) + ", " +
                      llvm::Twine(K.ClusterDim[2]) + ") has " +
-                     llvm::Twine(K.cubesPerCluster()) +
+                     Kernel::productText(K.ClusterDim) +
                      " cubes per cluster; at most " +
                      llvm::Twine(MaxClusterCubes) + " are allowed");
 }
@@ -671,13 +663,10 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
                               " must be 'u32', found " + quoted(*IdxTy));
       Ok = false;
     } else if (IntegerLiteral && V && V->isLine()) {
-      unsigned W = bitWidth(IdxTy->elementKind());
-      uint64_t Bits = W >= 64 ? Idx.Lit.Bits
-                              : Idx.Lit.Bits & ((uint64_t(1) << W) - 1);
-      bool Negative = IdxTy->isSigned() && ((Bits >> (W - 1)) & 1);
-      if (Negative || Bits >= V->lanes()) {
-        error(locOf(Op, 1), "lane index " +
-                                printLiteral(Bits, IdxTy->elementKind()) +
+      ScalarKind IK = IdxTy->elementKind();
+      bool Negative = IdxTy->isSigned() && signedValue(Idx.Lit.Bits, IK) < 0;
+      if (Negative || Idx.Lit.Bits >= V->lanes()) {
+        error(locOf(Op, 1), "lane index " + printLiteral(Idx.Lit.Bits, IK) +
                                 " of " + op(Op) + " is out of range for " +
                                 quoted(*V));
         Ok = false;

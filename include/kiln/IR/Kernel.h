@@ -79,18 +79,15 @@ struct Kernel {
   Block Body;
   SourceLoc Loc;                         ///< of the `kernel` keyword
 
-  /// Units per cube: the product of CubeDim.
-  /// Units per cube: the product of CubeDim, saturated at UINT64_MAX (three
-  /// 32-bit sizes can exceed 64 bits).
-  uint64_t unitsPerCube() const {
-    unsigned __int128 P = static_cast<unsigned __int128>(CubeDim[0]) *
-                          CubeDim[1] * CubeDim[2];
-    return P > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(P);
-  }
-  /// Cubes per cluster: the product of ClusterDim.
-  uint64_t cubesPerCluster() const {
-    return uint64_t(ClusterDim[0]) * ClusterDim[1] * ClusterDim[2];
-  }
+  /// Units per cube: the product of CubeDim, saturated at UINT64_MAX.
+  uint64_t unitsPerCube() const { return saturatingProduct(CubeDim); }
+  /// Cubes per cluster: the product of ClusterDim, saturated at UINT64_MAX.
+  uint64_t cubesPerCluster() const { return saturatingProduct(ClusterDim); }
+  /// The product of three 32-bit sizes, which can need more than 64 bits,
+  /// saturated at UINT64_MAX (so that no product wraps below a limit).
+  static uint64_t saturatingProduct(const std::array<uint32_t, 3> &Dims);
+  /// The same product, exactly, in decimal: for diagnostics.
+  static std::string productText(const std::array<uint32_t, 3> &Dims);
   const ValueInfo &value(ValueId Id) const { return Values[Id]; }
   ValueInfo &value(ValueId Id) { return Values[Id]; }
   /// Adds a value and returns its id.
