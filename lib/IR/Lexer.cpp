@@ -18,10 +18,14 @@ bool kiln::isNameChar(char C) {
 // operators, so nothing else needs them).
 static bool isWordChar(char C) { return isNameChar(C) || C == '+' || C == '-'; }
 
-/// Whether \p C begins some token, white space or a comment (LangRef
-/// §4.1); any other byte is an "unexpected character" wherever it is.
-static bool beginsSomething(char C) {
-  return isWordChar(C) || llvm::StringRef(" \t\r\n/%@\"(){}[]<>,:=").contains(C);
+/// Whether \p C, followed by \p Next, begins some token, white space or a
+/// comment (LangRef §4.1); any other byte is an "unexpected character"
+/// wherever it is.
+static bool beginsSomething(char C, char Next) {
+  if (C == '/')
+    return Next == '/';
+  return isWordChar(C) ||
+         llvm::StringRef(" \t\r\n%@\"(){}[]<>,:=").contains(C);
 }
 
 std::string kiln::describeChar(char C) {
@@ -109,7 +113,7 @@ Token Lexer::next() {
     while (!atEnd() && isNameChar(peek()))
       advance();
     if (Pos == NameBegin) {
-      if (!atEnd() && !beginsSomething(peek())) {
+      if (!atEnd() && !beginsSomething(peek(), peek(1))) {
         // `%é`: the byte is the mistake, not a missing name.
         Token T = make(TokenKind::Error, Pos, SourceLoc{Line, Col});
         T.Message = "unexpected character " + describeChar(peek());
