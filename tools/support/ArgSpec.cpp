@@ -419,11 +419,13 @@ Error kiln::checkOutputPath(StringRef PathRef) {
   }
   if (errno != ENOENT)
     return Refuse(errno);
-  // A new file: its folder must exist and take new names.
+  // A new file: its folder must exist and take new names. (A link to a
+  // missing file is judged by the link's folder; should its target's
+  // folder refuse, writeOutputFile says so after the launch.)
   StringRef Parent = llvm::sys::path::parent_path(PathRef);
   std::string Folder = Parent.empty() ? std::string(".") : Parent.str();
   if (::stat(Folder.c_str(), &St) != 0)
-    return Refuse(errno == ENOENT ? ENOENT : errno);
+    return Refuse(errno);
   if (!S_ISDIR(St.st_mode))
     return Refuse(ENOTDIR);
   if (::faccessat(AT_FDCWD, Folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0)

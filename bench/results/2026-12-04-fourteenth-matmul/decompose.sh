@@ -4,7 +4,7 @@
 # design), one kiln-run process each, round-robin, the median launch of 30
 # per process; unchecked, all threads. Usage: decompose.sh KILN_RUN ROUNDS
 # [kiln-run options]
-BIN=$1; ROUNDS=${2:-3}; shift 2
+BIN=$1; ROUNDS=${2:-3}; shift; [ $# -gt 0 ] && shift
 D=$(dirname "$0")
 med() { grep 'launch [0-9]*:' | awk '{print $4}' | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 run() { # FILE N CUBES_X CUBES_Y [kiln-run options]

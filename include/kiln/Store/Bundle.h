@@ -29,7 +29,8 @@ inline constexpr uint64_t BundleMaxFileSize = uint64_t(4) << 30;
 struct BundleSummary {
   size_t Namespaces = 0;
   size_t Entries = 0;
-  size_t Skipped = 0; ///< bad entries left out (export) or refused (import)
+  /// Bad entries left out (export); entries already present or bad (import).
+  size_t Skipped = 0;
   /// Dictionaries carried (export) or installed (import).
   size_t Dictionaries = 0;
   /// Namespaces refused whole (import): a fingerprint text that does not
