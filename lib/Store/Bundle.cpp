@@ -228,7 +228,14 @@ bool writeNew(const std::string &Path, StringRef Bytes, bool &Existed) {
 Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
                                      StringRef Filter) {
   BundleSummary Sum;
-  std::vector<NamespaceDir> All = scanStore(Root);
+  std::vector<UnlistedFolder> Unlisted;
+  std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
+  // A bundle missing entries nobody could list is no bundle of the store.
+  if (!Unlisted.empty())
+    return createStringError(std::errc::permission_denied,
+                             "cannot list '%s': %s; nothing exported",
+                             Unlisted.front().Path.c_str(),
+                             Unlisted.front().Why.c_str());
   std::vector<const NamespaceDir *> Chosen;
   for (const NamespaceDir &NS : All)
     if (StringRef(NS.Backend + "/" + NS.Hex).starts_with(Filter))

@@ -180,7 +180,7 @@ PruneResult pruneStore(StringRef Root, uint64_t Target) {
     R.Failures.push_back(Path + ": " + std::strerror(errno));
     return false;
   };
-  for (NamespaceDir &NS : scanStore(Root)) {
+  for (NamespaceDir &NS : scanStore(Root, &R.Unlisted)) {
     for (EntryFile &E : NS.Entries) {
       switch (E.Fault) {
       case StoreFileFault::Link:

@@ -61,7 +61,14 @@ struct PushSummary {
 PushSummary pushStore(RemoteTier &Tier, StringRef Root, StringRef Filter,
                       StringRef ToolName) {
   PushSummary S;
-  for (const NamespaceDir &NS : scanStore(Root)) {
+  std::vector<UnlistedFolder> Unlisted;
+  std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
+  for (const UnlistedFolder &F : Unlisted) { // entries nobody could push
+    ++S.Failed;
+    errs() << ToolName << ": error: cannot list '" << F.Path << "': " << F.Why
+           << " (its entries are left out)\n";
+  }
+  for (const NamespaceDir &NS : All) {
     if (!StringRef(NS.Backend + "/" + NS.Hex).starts_with(Filter))
       continue;
     std::set<uint32_t> PushedDicts;

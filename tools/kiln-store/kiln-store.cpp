@@ -277,7 +277,8 @@ static int runPrune(StringRef Root) {
                R.RemovedBad);
   for (const std::string &F : R.Failures)
     WithColor::error(errs(), ToolName) << "cannot remove " << F << '\n';
-  return R.Failures.empty() ? 0 : 1;
+  bool AnyUnlisted = reportUnlisted(R.Unlisted);
+  return R.Failures.empty() && !AnyUnlisted ? 0 : 1;
 }
 
 /// Removes Kiln's files from \p Dir (entries, temporaries, stats,
@@ -346,7 +347,11 @@ static int runTrainDict(StringRef Root) {
     Size = size_t(*N);
   }
   size_t Matched = 0, Trained = 0, Failed = 0;
-  for (const NamespaceDir &NS : scanStore(Root)) {
+  std::vector<UnlistedFolder> Unlisted;
+  std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
+  if (reportUnlisted(Unlisted))
+    ++Failed;
+  for (const NamespaceDir &NS : All) {
     if (!StringRef(NS.Backend + "/" + NS.Hex).starts_with(NamespaceFilter))
       continue;
     ++Matched;

@@ -93,6 +93,9 @@ struct PruneResult {
   size_t RemovedBad = 0;
   /// "PATH: why" for each file it meant to remove and could not.
   std::vector<std::string> Failures;
+  /// Folders it could not list: their entries were neither counted nor
+  /// pruned.
+  std::vector<UnlistedFolder> Unlisted;
 };
 
 /// Bytes of the regular entry files under \p Root.
