@@ -211,52 +211,51 @@ static int runList(StringRef Root) {
 }
 
 static int runVerify(StringRef Root) {
-  size_t Checked = 0, Bad = 0, Removed = 0;
+  size_t Checked = 0, Bad = 0, Others = 0, Removed = 0;
+  // With --purge a bad file goes ("(removed)"); unlink removes a link
+  // itself, never what it points to.
+  auto ReportBad = [&](const std::string &Path, const Twine &Why) {
+    std::string Note;
+    if (Purge) {
+      if (::unlink(Path.c_str()) == 0 || errno == ENOENT) {
+        ++Removed;
+        Note = " (removed)";
+      } else {
+        Note = std::string(" (cannot remove it: ") + std::strerror(errno) + ")";
+      }
+    }
+    fmt::print("{}: bad: {}{}\n", Path, Why.str(), Note);
+  };
   std::vector<UnlistedFolder> Unlisted;
   std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
-  // A folder that cannot be listed hides entries nobody checked: bad.
-  for (const UnlistedFolder &F : Unlisted)
+  // A folder that cannot be listed hides entries nobody checked: bad, but
+  // never removed.
+  for (const UnlistedFolder &F : Unlisted) {
+    ++Others;
     fmt::print("{}: bad: cannot list it: {}\n", F.Path, F.Why);
+  }
   for (const NamespaceDir &NS : All)
     for (const EntryFile &E : NS.Entries) {
       ++Checked;
       if (Error Err = verifyEntryFile(NS, E)) {
         ++Bad;
-        // unlink removes a link itself, never what it points to.
-        std::string Note;
-        if (Purge) {
-          if (::unlink(E.Path.c_str()) == 0 || errno == ENOENT) {
-            ++Removed;
-            Note = " (removed)";
-          } else {
-            Note = std::string(" (cannot remove it: ") +
-                   std::strerror(errno) + ")";
-          }
-        }
-        fmt::print("{}: bad: {}{}\n", E.Path, toString(std::move(Err)), Note);
+        ReportBad(E.Path, toString(std::move(Err)));
       }
     }
   // A fingerprint.txt that names another CPU than its folder: not an entry,
   // but a bad file of the store (stats would show the wrong CPU, export
-  // would write a namespace import refuses). The store writes a fresh one
+  // would write a namespace import refuses). The store writes the right one
   // the next time it opens the namespace for writing.
-  size_t BadFingerprints = 0;
-  for (const NamespaceDir &NS : All) {
-    if (NS.DescriptionFault.empty())
-      continue;
-    ++BadFingerprints;
-    std::string Path = NS.Path + "/" + FingerprintFileName;
-    std::string Note;
-    if (Purge)
-      Note = ::unlink(Path.c_str()) == 0 || errno == ENOENT
-                 ? std::string(" (removed)")
-                 : std::string(" (cannot remove it: ") +
-                       std::strerror(errno) + ")";
-    fmt::print("{}: bad: {}{}\n", Path, NS.DescriptionFault, Note);
-  }
-  fmt::print("checked {} entries: {} bad{}\n", Checked, Bad,
+  for (const NamespaceDir &NS : All)
+    if (!NS.DescriptionFault.empty()) {
+      ++Others;
+      ReportBad(NS.Path + "/" + FingerprintFileName, NS.DescriptionFault);
+    }
+  fmt::print("checked {} entries: {} bad{}{}\n", Checked, Bad,
+             Others ? fmt::format("; {} other bad files or folders", Others)
+                    : "",
              Purge ? fmt::format(", {} removed", Removed) : "");
-  return Bad || BadFingerprints || !Unlisted.empty() ? 1 : 0;
+  return Bad || Others ? 1 : 0;
 }
 
 static int runPrune(StringRef Root) {
