@@ -14,6 +14,9 @@
 #include "kiln/Store/Bundle.h"
 #include "kiln/Store/StoreScan.h"
 
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/xxhash.h"
+
 #include "gtest/gtest.h"
 
 #include <cerrno>
@@ -718,6 +721,53 @@ TEST(HostileBundle, FingerprintTextThatDoesNotHashIsNotExported) {
   for (const NamespaceDir &NS : scanStore(From.path()))
     if (NS.Hex == HexA)
       EXPECT_EQ(NS.DescriptionFault, "it is empty");
+}
+
+// A bundle that says a namespace is another CPU than its name says (its
+// fingerprint text patched, the checksum made right again) is refused whole:
+// none of its entries is imported, the others are.
+TEST(HostileBundle, NamespaceWhoseFingerprintDoesNotHashIsRefusedWhole) {
+  TempDir From, To, Files;
+  {
+    auto A = FileStore::openAt(From.path(), "cpu", "machine A", readWrite());
+    auto B = FileStore::openAt(From.path(), "cpu", "machine B", readWrite());
+    ASSERT_FALSE(failed(A->write(KernelCacheKey{1, 1}, payload(), EntryInfo{})));
+    ASSERT_FALSE(failed(A->write(KernelCacheKey{3, 1}, payload(), EntryInfo{})));
+    ASSERT_FALSE(failed(B->write(KernelCacheKey{2, 1}, payload(), EntryInfo{})));
+  }
+  std::string Bundle = Files.sub("b");
+  ASSERT_TRUE(bool(exportBundle(From.path(), Bundle)));
+  std::string Bytes = readText(Bundle);
+  size_t At = Bytes.find("machine A");
+  ASSERT_NE(At, std::string::npos);
+  Bytes.replace(At, 9, "machine C");
+  ASSERT_GE(Bytes.size(), 8u);
+  char Sum[8];
+  llvm::support::endian::write64le(
+      Sum, llvm::xxh3_64bits(llvm::StringRef(Bytes).drop_back(8)));
+  Bytes.replace(Bytes.size() - 8, 8, Sum, 8);
+  writeText(Bundle, Bytes);
+
+  StoreWarnings W;
+  std::vector<std::string> Seen;
+  W.setSink([&](llvm::StringRef M) { Seen.push_back(M.str()); });
+  llvm::Expected<BundleSummary> S = importBundle(To.path(), Bundle, &W);
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  EXPECT_EQ(S->Refused, 1u);
+  EXPECT_EQ(S->RefusedEntries, 2u);
+  EXPECT_EQ(S->Skipped, 0u);
+  EXPECT_EQ(S->Namespaces, 1u);
+  EXPECT_EQ(S->Entries, 1u);
+  std::string HexA = fingerprintHex("machine A");
+  ASSERT_EQ(Seen.size(), 1u) << joined(Seen);
+  EXPECT_EQ(Seen[0], "bundle namespace cpu/" + HexA +
+                         " refused: its fingerprint text hashes to " +
+                         fingerprintHex("machine C") + ", not " + HexA +
+                         "; none of its 2 entries imported");
+  EXPECT_FALSE(exists(To.sub("cpu/" + HexA))) << "nothing of it is written";
+  auto B = FileStore::openAt(To.path(), "cpu", "machine B", readWrite());
+  EXPECT_EQ(B->read(KernelCacheKey{2, 1}),
+            std::optional<std::vector<uint8_t>>(payload()));
 }
 
 TEST(HostileBundle, ImportNeverWritesThroughALinkedNamespaceFolder) {
