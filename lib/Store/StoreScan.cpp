@@ -27,11 +27,23 @@ std::vector<std::string> listFolder(const std::string &Path,
   std::vector<std::string> Names;
   DIR *D = ::opendir(Path.c_str());
   if (!D) {
-    if (errno != ENOENT && Unlisted)
-      Unlisted->push_back({Path, std::strerror(errno)});
+    int Err = errno;
+    if (Err != ENOENT && Unlisted)
+      Unlisted->push_back({Path, std::strerror(Err)});
     return Names;
   }
-  while (dirent *E = ::readdir(D)) {
+  for (;;) {
+    errno = 0;
+    dirent *E = ::readdir(D);
+    if (!E) {
+      // A listing cut short is no listing: its entries are unknown.
+      if (int Err = errno) {
+        Names.clear();
+        if (Unlisted)
+          Unlisted->push_back({Path, std::strerror(Err)});
+      }
+      break;
+    }
     StringRef N(E->d_name);
     if (N != "." && N != "..")
       Names.push_back(N.str());
