@@ -24,8 +24,7 @@ static bool isWordChar(char C) { return isNameChar(C) || C == '+' || C == '-'; }
 static bool beginsSomething(char C, char Next) {
   if (C == '/')
     return Next == '/';
-  return isWordChar(C) ||
-         llvm::StringRef(" \t\r\n%@\"(){}[]<>,:=").contains(C);
+  return isWordChar(C) || llvm::StringRef(" \t\r\n%@\"(){}[]<>,:=").contains(C);
 }
 
 std::string kiln::describeChar(char C) {

@@ -654,8 +654,8 @@ std::optional<Type> KernelVerifier::verifyLineOp(const Operation &Op) {
     // or a u32 value.
     const Operand &Idx = Op.Operands[1];
     std::optional<Type> IdxTy = plainOperand(Op, 1);
-    bool IntegerLiteral = Idx.isLiteral() && IdxTy && IdxTy->isInteger() &&
-                          !IdxTy->isLine();
+    bool IntegerLiteral =
+        Idx.isLiteral() && IdxTy && IdxTy->isInteger() && !IdxTy->isLine();
     if (!IdxTy) {
       Ok = false;
     } else if (!IntegerLiteral && *IdxTy != Type::scalar(ScalarKind::U32)) {

@@ -232,10 +232,9 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
   std::vector<NamespaceDir> All = scanStore(Root, &Unlisted);
   // A bundle missing entries nobody could list is no bundle of the store.
   if (!Unlisted.empty())
-    return createStringError(std::errc::permission_denied,
-                             "cannot list '%s': %s; nothing exported",
-                             Unlisted.front().Path.c_str(),
-                             Unlisted.front().Why.c_str());
+    return createStringError(
+        std::errc::permission_denied, "cannot list '%s': %s; nothing exported",
+        Unlisted.front().Path.c_str(), Unlisted.front().Why.c_str());
   std::vector<const NamespaceDir *> Chosen;
   for (const NamespaceDir &NS : All)
     if (StringRef(NS.Backend + "/" + NS.Hex).starts_with(Filter))

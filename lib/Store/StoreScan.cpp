@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <optional>
 #include <dirent.h>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,16 +111,15 @@ std::vector<NamespaceDir> scanStore(StringRef RootRef,
       // The folder is named after the text's hash; a text that does not
       // hash to it (an empty one included) would describe another CPU, and
       // make exported bundles of this namespace refused on import.
-      if (std::optional<std::string> Text = readFingerprintText(
-              NDir + "/" + FingerprintFileName, NS.Owner)) {
+      if (std::optional<std::string> Text =
+              readFingerprintText(NDir + "/" + FingerprintFileName, NS.Owner)) {
         if (fingerprintHex(*Text) == Hex)
           NS.Description = std::move(*Text);
         else
-          NS.DescriptionFault = Text->empty()
-                                    ? "it is empty"
-                                    : "its text hashes to " +
-                                          fingerprintHex(*Text) +
-                                          ", not to the folder's name " + Hex;
+          NS.DescriptionFault =
+              Text->empty() ? "it is empty"
+                            : "its text hashes to " + fingerprintHex(*Text) +
+                                  ", not to the folder's name " + Hex;
       }
       NS.Dictionaries = std::make_shared<NamespaceDictionaries>(NDir);
       std::vector<UnlistedFolder> NotListed;

@@ -312,13 +312,12 @@ int compileIntoStore() {
       // the verifier words it.
       auto [First, New] = Names.emplace(K.Name, K.Loc);
       if (!New) {
-        Items.push_back(
-            {toString(kiln::makeDiagnostic(
-                 Mod.FileName, K.Loc,
-                 "kernel @" + K.Name + " is already defined at " +
-                     std::to_string(First->second.Line) + ":" +
-                     std::to_string(First->second.Col))),
-             std::nullopt});
+        Items.push_back({toString(kiln::makeDiagnostic(
+                             Mod.FileName, K.Loc,
+                             "kernel @" + K.Name + " is already defined at " +
+                                 std::to_string(First->second.Line) + ":" +
+                                 std::to_string(First->second.Col))),
+                         std::nullopt});
         continue;
       }
       kiln::KernelRequest R;

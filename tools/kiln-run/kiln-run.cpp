@@ -257,9 +257,9 @@ int run() {
     std::string Known;
     for (const kiln::Kernel &Each : M->Kernels)
       Known += (Known.empty() ? "@" : ", @") + Each.Name;
-    return failInFile(FileName, "no kernel named '" + KernelName +
-                                    "' (kernels: " +
-                                    (Known.empty() ? "none" : Known) + ")");
+    return failInFile(
+        FileName, "no kernel named '" + KernelName +
+                      "' (kernels: " + (Known.empty() ? "none" : Known) + ")");
   }
 
   // Every argument is checked, and every input read, before compiling.

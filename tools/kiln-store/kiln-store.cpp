@@ -33,8 +33,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <system_error>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace kiln;
@@ -167,8 +167,7 @@ static int runStats(StringRef Root) {
                : NS.DescriptionFault.empty()
                    ? std::string("(unknown)")
                    : "(unknown: fingerprint.txt: " + NS.DescriptionFault + ")",
-               Count,
-               Disk, Before, C.Hits, C.Misses, C.Writes, C.Refusals,
+               Count, Disk, Before, C.Hits, C.Misses, C.Writes, C.Refusals,
                C.CorruptPurged, Dict);
     if (Bad)
       fmt::print("  not entries (links, folders, FIFOs, other users' or too "

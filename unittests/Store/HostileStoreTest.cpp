@@ -731,9 +731,12 @@ TEST(HostileBundle, NamespaceWhoseFingerprintDoesNotHashIsRefusedWhole) {
   {
     auto A = FileStore::openAt(From.path(), "cpu", "machine A", readWrite());
     auto B = FileStore::openAt(From.path(), "cpu", "machine B", readWrite());
-    ASSERT_FALSE(failed(A->write(KernelCacheKey{1, 1}, payload(), EntryInfo{})));
-    ASSERT_FALSE(failed(A->write(KernelCacheKey{3, 1}, payload(), EntryInfo{})));
-    ASSERT_FALSE(failed(B->write(KernelCacheKey{2, 1}, payload(), EntryInfo{})));
+    ASSERT_FALSE(
+        failed(A->write(KernelCacheKey{1, 1}, payload(), EntryInfo{})));
+    ASSERT_FALSE(
+        failed(A->write(KernelCacheKey{3, 1}, payload(), EntryInfo{})));
+    ASSERT_FALSE(
+        failed(B->write(KernelCacheKey{2, 1}, payload(), EntryInfo{})));
   }
   std::string Bundle = Files.sub("b");
   ASSERT_TRUE(bool(exportBundle(From.path(), Bundle)));

@@ -72,7 +72,8 @@ struct UnlistedFolder {
 /// skipped, and named in \p Unlisted when given: a namespace whose folder
 /// cannot be listed is not in the result, since its entries are unknown.
 std::vector<NamespaceDir>
-scanStore(llvm::StringRef Root, std::vector<UnlistedFolder> *Unlisted = nullptr);
+scanStore(llvm::StringRef Root,
+          std::vector<UnlistedFolder> *Unlisted = nullptr);
 
 /// Reads \p E of \p NS and checks it fully (header, key against the file
 /// name, namespace, checksum, decompression with the namespace's dictionary
