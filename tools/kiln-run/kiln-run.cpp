@@ -13,6 +13,7 @@
 
 #include "kiln/Compile/Logger.h"
 #include "kiln/IR/DeviceLimits.h"
+#include "kiln/IR/Diagnostic.h"
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
 #include "kiln/IR/Verifier.h"
@@ -133,10 +134,9 @@ int fail(Error E) {
 }
 
 /// A diagnostic about a whole input file, in the form kiln-compile uses:
-/// "FILE: error: MESSAGE".
+/// "FILE: error: MESSAGE" (a diagnostic without a place in the file).
 int failInFile(StringRef File, const Twine &Message) {
-  errs() << File << ": error: " << Message << "\n";
-  return 1;
+  return fail(kiln::makeDiagnostic(File, kiln::SourceLoc(), Message.str()));
 }
 
 /// --timeout's SECONDS as microseconds: a positive decimal of at most a
