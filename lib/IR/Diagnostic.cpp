@@ -10,6 +10,10 @@ using namespace kiln;
 
 char DiagnosticError::ID = 0;
 
+std::string kiln::formatLoc(SourceLoc Loc) {
+  return std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col);
+}
+
 std::string Diagnostic::str() const {
   if (Loc.isValid())
     return fmt::format("{}:{}:{}: error: {}", File, Loc.Line, Loc.Col, Message);

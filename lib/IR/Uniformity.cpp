@@ -5,16 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/Uniformity.h"
+#include "kiln/IR/Diagnostic.h"
 
 #include <map>
 #include <optional>
 
 using namespace kiln;
-
-/// Formats \p Loc as "LINE:COL".
-static std::string formatLoc(SourceLoc Loc) {
-  return std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col);
-}
 
 namespace kiln {
 

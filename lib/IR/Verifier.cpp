@@ -30,11 +30,6 @@
 
 using namespace kiln;
 
-/// Formats \p Loc as "LINE:COL".
-static std::string formatLoc(SourceLoc Loc) {
-  return std::to_string(Loc.Line) + ":" + std::to_string(Loc.Col);
-}
-
 namespace {
 
 /// "a buffer", "a var", ...

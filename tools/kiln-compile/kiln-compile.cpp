@@ -315,8 +315,7 @@ int compileIntoStore() {
         Items.push_back({toString(kiln::makeDiagnostic(
                              Mod.FileName, K.Loc,
                              "kernel @" + K.Name + " is already defined at " +
-                                 std::to_string(First->second.Line) + ":" +
-                                 std::to_string(First->second.Col))),
+                                 kiln::formatLoc(First->second))),
                          std::nullopt});
         continue;
       }

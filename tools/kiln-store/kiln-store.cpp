@@ -26,7 +26,6 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <ctime>

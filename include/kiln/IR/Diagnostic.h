@@ -63,6 +63,10 @@ private:
   std::vector<Diagnostic> Diags;
 };
 
+/// Formats \p Loc as "LINE:COL", as diagnostics name another place
+/// ("already defined at 2:1").
+std::string formatLoc(SourceLoc Loc);
+
 /// Makes an Error holding one located diagnostic.
 llvm::Error makeDiagnostic(llvm::StringRef File, SourceLoc Loc,
                            const llvm::Twine &Message);
