@@ -258,6 +258,10 @@ int main(int argc, char **argv) {
            timeRuns(20, [&] { nat::matmulBlocked(MA, MB, MC, M, T); }), Flop,
            "GFLOPs");
     check("matmul_blocked");
+    report("matmul_tiled16",
+           timeRuns(20, [&] { nat::matmulTiled16(MA, MB, MC, M, T); }), Flop,
+           "GFLOPs");
+    check("matmul_tiled16");
     if (nat::haveBlas()) {
       report("sgemm_openblas",
              timeRuns(20, [&] { nat::sgemm(MA, MB, MC, M, T); }), Flop,

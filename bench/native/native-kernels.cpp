@@ -238,6 +238,79 @@ void matmulBlocked(const float *A, const float *B, float *C, unsigned N,
   }
 }
 
+void matmulTiled16(const float *A, const float *B, float *C, unsigned N,
+                   int Threads) {
+  const unsigned Tiles = N / 16;
+  const long Cubes = long(Tiles) * Tiles;
+#pragma omp parallel for num_threads(Threads) schedule(static)
+  for (long Cube = 0; Cube < Cubes; ++Cube) {
+    const unsigned Col0 = unsigned(Cube % Tiles) * 16;
+    const unsigned Row0 = unsigned(Cube / Tiles) * 16;
+    alignas(64) float As[16][16], Bs[16][16];
+    auto stage = [&](unsigned T) {
+      for (unsigned R = 0; R < 16; ++R) {
+        std::memcpy(As[R], A + size_t(Row0 + R) * N + T * 16, 64);
+        std::memcpy(Bs[R], B + size_t(T * 16 + R) * N + Col0, 64);
+      }
+    };
+#if defined(__AVX512F__)
+    // The tile's 16 rows of sums stay in 16 of the 32 zmm registers across
+    // all the steps.
+    __m512 Acc[16];
+    for (unsigned R = 0; R < 16; ++R)
+      Acc[R] = _mm512_setzero_ps();
+    for (unsigned T = 0; T < Tiles; ++T) {
+      stage(T);
+      for (unsigned K = 0; K < 16; ++K) {
+        const __m512 Bk = _mm512_load_ps(Bs[K]);
+        for (unsigned R = 0; R < 16; ++R)
+          Acc[R] = _mm512_fmadd_ps(_mm512_set1_ps(As[R][K]), Bk, Acc[R]);
+      }
+    }
+    for (unsigned R = 0; R < 16; ++R)
+      _mm512_storeu_ps(C + size_t(Row0 + R) * N + Col0, Acc[R]);
+#elif defined(__AVX2__) && defined(__FMA__)
+    // 32 ymm registers of sums would not fit in AVX2's 16: they live in
+    // memory, and each step updates 4 rows at a time (8 registers).
+    alignas(32) float Sums[16][16] = {};
+    for (unsigned T = 0; T < Tiles; ++T) {
+      stage(T);
+      for (unsigned R0 = 0; R0 < 16; R0 += 4) {
+        __m256 Acc[4][2];
+        for (unsigned R = 0; R < 4; ++R)
+          for (unsigned H = 0; H < 2; ++H)
+            Acc[R][H] = _mm256_load_ps(&Sums[R0 + R][8 * H]);
+        for (unsigned K = 0; K < 16; ++K) {
+          const __m256 B0 = _mm256_load_ps(&Bs[K][0]),
+                       B1 = _mm256_load_ps(&Bs[K][8]);
+          for (unsigned R = 0; R < 4; ++R) {
+            const __m256 Ak = _mm256_broadcast_ss(&As[R0 + R][K]);
+            Acc[R][0] = _mm256_fmadd_ps(Ak, B0, Acc[R][0]);
+            Acc[R][1] = _mm256_fmadd_ps(Ak, B1, Acc[R][1]);
+          }
+        }
+        for (unsigned R = 0; R < 4; ++R)
+          for (unsigned H = 0; H < 2; ++H)
+            _mm256_store_ps(&Sums[R0 + R][8 * H], Acc[R][H]);
+      }
+    }
+    for (unsigned R = 0; R < 16; ++R)
+      std::memcpy(C + size_t(Row0 + R) * N + Col0, Sums[R], 64);
+#else
+    float Sums[16][16] = {};
+    for (unsigned T = 0; T < Tiles; ++T) {
+      stage(T);
+      for (unsigned R = 0; R < 16; ++R)
+        for (unsigned K = 0; K < 16; ++K)
+          for (unsigned J = 0; J < 16; ++J)
+            Sums[R][J] = std::fma(As[R][K], Bs[K][J], Sums[R][J]);
+    }
+    for (unsigned R = 0; R < 16; ++R)
+      std::memcpy(C + size_t(Row0 + R) * N + Col0, Sums[R], 64);
+#endif
+  }
+}
+
 bool haveBlas() {
 #ifdef KILN_BENCH_HAVE_BLAS
   return true;

@@ -64,6 +64,16 @@ const char *vectorExpName();
 /// C = A * B for N x N row-major matrices, cache-blocked i-k-j loops.
 void matmulBlocked(const float *A, const float *B, float *C, unsigned N,
                    int Threads);
+/// The same product by matmul_tiled's algorithm, written by hand: a task per
+/// 16 x 16 tile of C (the kernel's cube), and for each step of 16 along k,
+/// the 16 x 16 tiles of A and B copied into local arrays (its shared memory)
+/// and then multiplied out of them; each element's sum is the kernel's
+/// chain of fmas in the kernel's order, so the result is Kiln's bit for bit.
+/// The tile's sums are 16 vectors of 16 floats held in registers across the
+/// steps where the target has enough of them (32 with AVX-512). N must be a
+/// multiple of 16.
+void matmulTiled16(const float *A, const float *B, float *C, unsigned N,
+                   int Threads);
 /// OpenBLAS's sgemm of the same; false when built without BLAS.
 bool sgemm(const float *A, const float *B, float *C, unsigned N, int Threads);
 bool haveBlas();
