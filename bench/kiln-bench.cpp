@@ -657,6 +657,20 @@ void benchMatmul(Bench &Bn, const Suite &S, StringRef Name, uint32_t Block) {
   result(Name, "correct", MaxErr < 1e-3);
   if (!(MaxErr < 1e-3))
     failure(Name + ": max abs error " + num(MaxErr));
+#ifdef KILN_BENCH_NATIVE
+  // matmul_tiled's native reference does the kernel's fmas in the kernel's
+  // order: Kiln's result, bit for bit.
+  if (Name == "matmul_tiled") {
+    std::vector<float> KilnC(dC.as<float>(), dC.as<float>() + size_t(M) * M);
+    std::memset(dC.data(), 0, M * M * 4);
+    Refs[0].Run();
+    size_t Differ = 0;
+    for (size_t I = 0; I < size_t(M) * M; ++I)
+      Differ += std::memcmp(&dC.as<float>()[I], &KilnC[I], 4) != 0;
+    referenceCorrect(Name, "native_bitwise", Differ == 0,
+                     num(Differ) + " elements differ from Kiln's");
+  }
+#endif
 }
 
 /// scan_plane: inclusive prefix sums of u32 within blocks of 256, checked
