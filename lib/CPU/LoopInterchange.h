@@ -3,6 +3,8 @@
 // A per-unit `for` whose lower bound differs between units while its upper
 // bound and step are uniform runs interchanged: rounds of iterations at cube
 // level, one unit loop per round (docs/Lowering.md §4, §13 fixes 4 and 5).
+// So does one whose upper bound alone differs, `unit + c` or plane_pos, when
+// every unit runs its body alike in a round ("Per-unit upper bounds").
 // The decision is here; the emission is ControlEmitter::lowerInterchangedFor.
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +31,39 @@ namespace kiln::lowering {
 /// leaving its body.
 bool isInterchangeable(const Operation &Op, const UniformityInfo &Uniformity,
                        bool KernelReturns);
+
+/// Whether the per-unit `for` \p Op (not a split, in a block lowered at cube
+/// level) may run as rounds by its upper bound: an integer `for` of at most
+/// 64 bits whose lower bound and step are uniform and whose upper bound is
+/// divergent (scan_plane's `for %p = 0 to %plane`), in a kernel without
+/// `return`, with no break/continue leaving its body, and whose body every
+/// unit runs alike in a round: only pure operations, loads at an index
+/// computed from the loop variable and uniform values alone, var reads and
+/// writes, and `if`s holding the same. Round k then reads the same elements
+/// for every unit in range, so the round's unit loop vectorises across units
+/// with those elements broadcast, where the per-unit loop (a trip count
+/// that differs between units) runs unit by unit (docs/Lowering.md §4,
+/// "Per-unit upper bounds").
+bool isUpperBoundInterchangeable(const Operation &Op,
+                                 const UniformityInfo &Uniformity,
+                                 bool KernelReturns);
+
+/// The upper bound of a `for` as floor(unit / Divisor) + Offset for every
+/// unit of a one-dimensional cube: `unit + c` (Divisor 1) or plane_pos
+/// (Divisor the plane size, Offset 0). It never decreases from one unit to
+/// the next, so the units with k below it are a suffix of the cube.
+struct UpperBoundSuffix {
+  uint32_t Divisor = 1;
+  int64_t Offset = 0;
+};
+
+/// For a `for` \p Op that isUpperBoundInterchangeable, in a kernel of
+/// \p Forms run with planes of \p PlaneDim units: its upper bound as an
+/// UpperBoundSuffix when it has that form and the loop's type has at most 32
+/// bits; none otherwise (the loop then stays per unit).
+std::optional<UpperBoundSuffix> upperBoundSuffix(const Operation &Op,
+                                                 const UnitIndexForms &Forms,
+                                                 uint32_t PlaneDim);
 
 /// For an interchangeable `for` \p Op of the kernel of \p Forms: the literal c
 /// when its lower bound is `unit + c` for every unit, exactly in the loop's

@@ -98,6 +98,10 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   bool Sg = T.isSigned();
   BasicBlock *Exit = Cx.newBlock("xfor.end");
   Value *First = Pos.firstActiveOrSkip(Exit);
+  if (Cx.Seg->roundsByUpperBound(Op)) {
+    lowerUpperBoundRounds(Op, First, Exit);
+    return;
+  }
   Value *Hi = Values.value(Op.Operands[1], First);
   Value *Step = Op.Operands.size() > 2
                     ? Values.value(Op.Operands[2], First)
@@ -191,6 +195,54 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   B.SetInsertPoint(Partial);
   EmitRound(/*Checked=*/true);
   B.SetInsertPoint(Next);
+  endRound(Rs, Exit);
+}
+
+void ControlEmitter::lowerUpperBoundRounds(const Operation &Op, Value *First,
+                                           BasicBlock *Exit) {
+  // hi_u = floor(u / D) + c (Segmentation::roundsByUpperBound), so round k
+  // runs for the units with floor(u / D) >= k - c + 1: the suffix from
+  // u = (k - c + 1) * D, clamped to [0, units]. The rounds end when k
+  // reaches the last unit's bound. The loop has at most 32 bits, so all of
+  // this is exact in 64 (|c| < 2^40, D <= 1024).
+  const UpperBoundSuffix &F = *Cx.Seg->roundsByUpperBound(Op);
+  llvm::IRBuilder<> &B = Cx.B;
+  llvm::Type *I64 = Cx.I64;
+  bool Sg = Op.ResultType.isSigned();
+  auto Widen = [&](Value *V) {
+    return Sg ? B.CreateSExt(V, I64) : B.CreateZExt(V, I64);
+  };
+  Value *Lo = Values.value(Op.Operands[0], First);
+  Value *Step = Op.Operands.size() > 2
+                    ? Values.value(Op.Operands[2], First)
+                    : llvm::ConstantInt::get(Lo->getType(), 1);
+  // A step that is not positive runs no iteration, as in lowerFor.
+  Value *Zero = llvm::Constant::getNullValue(Step->getType());
+  Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
+  BasicBlock *Start = Cx.newBlock("xfor.start");
+  B.CreateCondBr(StepOk, Start, Exit);
+  B.SetInsertPoint(Start);
+  auto I64C = [&](int64_t V) {
+    return llvm::ConstantInt::get(I64, V, /*IsSigned=*/true);
+  };
+  int64_t MaxHi = int64_t(Cx.Units - 1) / F.Divisor + F.Offset;
+  Rounds Rs = beginRounds(Widen(Lo), I64C(MaxHi), Widen(Step), Exit);
+  Value *KW = Rs.First; // lo + r*step, below MaxHi
+  Value *From = B.CreateMul(
+      B.CreateAdd(B.CreateSub(KW, I64C(F.Offset)), I64C(1)), I64C(F.Divisor));
+  From = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, From, I64C(0));
+  From = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, From, I64C(Cx.Units));
+  From = B.CreateTrunc(From, Cx.I32, "unit.suffix");
+  emitSegmentWith(
+      [&] {
+        // Every unit here has lo <= k < hi_u: k's extension to 64 bits is KW.
+        Value *K = B.CreateTrunc(KW, Lo->getType());
+        Memory.WideIndex[K] = KW;
+        Values.define(Op.Result, K);
+        lowerBlock(Op.Regions[0], Level::Unit);
+        Memory.WideIndex.erase(K);
+      },
+      From, B.getInt32(Cx.Units));
   endRound(Rs, Exit);
 }
 

@@ -631,6 +631,13 @@ private:
   void lowerUnitStrideRounds(const Operation &Op, int64_t C, llvm::Type *Ty,
                              llvm::Type *WideTy, llvm::Value *HiW,
                              llvm::Value *StepW, llvm::BasicBlock *Exit);
+  /// The rounds of an interchanged `for` by its upper bound
+  /// (Segmentation::roundsByUpperBound): round r runs k = lo + r*step, the
+  /// same for every unit, in a unit loop over the units with k < hi_u; the
+  /// rounds end once k reaches the largest upper bound. \p First is the
+  /// first active unit, where the uniform lower bound and step are read.
+  void lowerUpperBoundRounds(const Operation &Op, llvm::Value *First,
+                             llvm::BasicBlock *Exit);
   /// The round loop of an interchanged `for`: round r (from 0), its offset
   /// r * step, and the lowest index of the round, \p FirstLo + r * step.
   struct Rounds {

@@ -85,12 +85,13 @@ void LivenessWalker::walkCubeBlock(const Block &Blk) {
     }
     S = NoSegment;
     if (Seg.isInterchanged(Op)) {
-      // The body is a segment of its own: a unit loop per round. The lower
-      // bound is read per unit there; the upper bound and step at cube level.
+      // The body is a segment of its own: a unit loop per round. The
+      // per-unit bound (the lower one, or the upper one for rounds by the
+      // upper bound) is read per unit there; the others at cube level.
       int Body = newSegment();
-      use(Op.Operands[0], Body);
-      for (size_t I = 1; I < Op.Operands.size(); ++I)
-        use(Op.Operands[I], CubeSegment);
+      size_t PerUnit = Seg.roundsByUpperBound(Op) ? 1 : 0;
+      for (size_t I = 0; I < Op.Operands.size(); ++I)
+        use(Op.Operands[I], I == PerUnit ? Body : CubeSegment);
       def(Op.Result, Body);
       for (const Operation &Inner : Op.Regions[0].Ops)
         walkInSegment(Inner, Body);

@@ -38,7 +38,7 @@ Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U,
   Returns = hasReturn(K.Body);
   Flags = AnySplit && Returns;
   UnitIndexForms Forms(K);
-  findInterchanged(K.Body, U, Forms);
+  findInterchanged(K.Body, U, Forms, PlaneDim);
   RangeGuards = findUnitRangeGuards(Forms, U, PlaneDim);
 }
 
@@ -80,16 +80,24 @@ bool Segmentation::isSplit(const Operation &Op) const {
 
 void Segmentation::findInterchanged(const Block &CubeBlock,
                                     const UniformityInfo &U,
-                                    const UnitIndexForms &Forms) {
+                                    const UnitIndexForms &Forms,
+                                    uint32_t PlaneDim) {
   for (const Operation &Op : CubeBlock.Ops) {
     if (!isSplit(Op)) {
-      if (isInterchangeable(Op, U, Returns))
+      if (isInterchangeable(Op, U, Returns)) {
         Interchanged[&Op] = kiln::lowering::unitStrideLowerBound(Op, Forms);
+      } else if (isUpperBoundInterchangeable(Op, U, Returns)) {
+        if (std::optional<UpperBoundSuffix> F =
+                upperBoundSuffix(Op, Forms, PlaneDim)) {
+          Interchanged[&Op] = std::nullopt;
+          UpperBoundRounds[&Op] = *F;
+        }
+      }
       continue;
     }
     // The bodies of split constructs are lowered at cube level too.
     for (const Block &R : Op.Regions)
-      findInterchanged(R, U, Forms);
+      findInterchanged(R, U, Forms, PlaneDim);
   }
 }
 

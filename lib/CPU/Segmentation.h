@@ -12,6 +12,7 @@
 #ifndef KILN_LIB_CPU_SEGMENTATION_H
 #define KILN_LIB_CPU_SEGMENTATION_H
 
+#include "LoopInterchange.h"
 #include "UnitRange.h"
 
 #include "kiln/IR/Kernel.h"
@@ -48,6 +49,14 @@ public:
     auto It = Interchanged.find(&Op);
     return It == Interchanged.end() ? std::nullopt : It->second;
   }
+  /// An interchanged `for` whose upper bound is the per-unit one, with a
+  /// uniform lower bound and step (isUpperBoundInterchangeable,
+  /// LoopInterchange.h): the bound's form; null for the others, which have
+  /// a per-unit lower bound.
+  const UpperBoundSuffix *roundsByUpperBound(const Operation &Op) const {
+    auto It = UpperBoundRounds.find(&Op);
+    return It == UpperBoundRounds.end() ? nullptr : &It->second;
+  }
   /// Whether a block lowered at cube level is cut at \p Op.
   bool isCut(const Operation &Op) const {
     return isSplit(Op) || isInterchanged(Op);
@@ -70,11 +79,12 @@ private:
 
   const Kernel &Kern;
   void findInterchanged(const Block &CubeBlock, const UniformityInfo &U,
-                        const UnitIndexForms &Forms);
+                        const UnitIndexForms &Forms, uint32_t PlaneDim);
 
   /// Control constructs only; other operations are decided by their class.
   llvm::DenseMap<const Operation *, bool> SplitConstruct;
   llvm::DenseMap<const Operation *, std::optional<int64_t>> Interchanged;
+  llvm::DenseMap<const Operation *, UpperBoundSuffix> UpperBoundRounds;
   llvm::DenseMap<const Operation *, UnitRangeGuard> RangeGuards;
   bool Returns = false;
   bool Flags = false;

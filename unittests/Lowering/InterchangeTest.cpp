@@ -418,4 +418,246 @@ kernel @b cube_dim(32) (%o: buffer<u32, write>, %n: u32) {
   }
 }
 
+// A per-unit `for` with a uniform lower bound and step whose upper bound is
+// `unit + c` or plane_pos, and whose body every unit runs alike in a round
+// (loads at an index computed from the loop variable alone), runs as rounds
+// over the suffix of units still in range (docs/Lowering.md §4, "Per-unit
+// upper bounds"). Each unit's trip count and accumulator against a plain
+// per-unit loop, both variants, unoptimised and at O3.
+template <class T> void runUpperBound(const char *Name, int64_t C) {
+  std::string Text = withType(R"(
+kernel @ub cube_dim(16) (%tab: buffer<T, read>, %acc: buffer<T, write>,
+                         %cnt: buffer<u32, write>, %lo: T, %st: T) {
+  %u = unit_pos : u32
+  %c0 = cube_pos : u32
+  %cb = mul %c0, 16:u32 : u32
+  %g = add %cb, %u : u32
+  %ut = cast %u : T
+  %hi = add %ut, OFF:T : T
+  %s = var T
+  set %s, 0:T
+  %n = var u32
+  set %n, 0:u32
+  for %i = %lo to %hi step %st {
+    %m = band %i, 63:T : T
+    %ix = cast %m : u32
+    %x = load %tab[%ix] : T
+    %a = get %s : T
+    %y = add %a, %x : T
+    %z = bxor %y, %i : T
+    set %s, %z
+    %nn = get %n : u32
+    %n1 = add %nn, 1:u32 : u32
+    set %n, %n1
+  }
+  %r = get %s : T
+  store %acc[%g], %r
+  %rn = get %n : u32
+  store %cnt[%g], %rn
+}
+)",
+                              Name);
+  std::string Off = std::to_string(C);
+  Text.replace(Text.find("OFF"), 3, Off);
+  using Lim = std::numeric_limits<T>;
+  std::vector<T> Tab(64);
+  for (unsigned I = 0; I < 64; ++I)
+    Tab[I] = static_cast<T>(I * 29 + 7);
+  // Lower bounds around the offset: at most a few dozen iterations a unit
+  // (below it in an unsigned type wraps to a bound past every unit's).
+  std::vector<__int128> Los;
+  for (int D : {-40, -9, -1, 0, 1, 3, 9, 15, 40})
+    if (__int128(C) + D <= __int128(Lim::max()))
+      Los.push_back(C + D);
+  std::vector<__int128> Steps = {1, 2, 5, 0, Lim::max()};
+  if (Lim::is_signed)
+    Steps.push_back(-1);
+  for (bool Checked : {true, false}) {
+    for (bool O3 : {false, true}) {
+      SCOPED_TRACE(std::string(Name) + " offset " + Off +
+                   (Checked ? " checked" : " unchecked") +
+                   (O3 ? " O3" : " O0"));
+      CpuVariant V;
+      V.BoundsChecked = Checked;
+      JitKernel K = compile(Text, V, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      EXPECT_NE(K.LLVMIR.find("unit.suffix"), std::string::npos)
+          << "the loop did not run as rounds by its upper bound";
+      for (__int128 LoW : Los)
+        for (__int128 StW : Steps) {
+          T Lo = static_cast<T>(LoW), St = static_cast<T>(StW);
+          std::vector<T> Acc(AllUnits, T(0x5a));
+          std::vector<uint32_t> Cnt(AllUnits, 0xdeadbeef);
+          K.launch({buf(Tab), buf(Acc), buf(Cnt), val(Lo), val(St)},
+                   {Cubes, 1, 1});
+          for (uint32_t G = 0; G < AllUnits; ++G) {
+            __int128 Hi = __int128(G % UnitsPerCube) + C;
+            T S = 0;
+            uint32_t N = 0;
+            if (St > T(0))
+              for (__int128 Kk = Lo; Kk < Hi; Kk += St) {
+                T Kt = static_cast<T>(Kk);
+                S = static_cast<T>(wrapAdd(S, Tab[unsigned(Kt & T(63))]) ^ Kt);
+                ++N;
+              }
+            ASSERT_EQ(Cnt[G], N) << "unit " << G << " lo " << int64_t(Lo)
+                                 << " step " << int64_t(St);
+            ASSERT_EQ(Acc[G], S) << "unit " << G << " lo " << int64_t(Lo)
+                                 << " step " << int64_t(St);
+          }
+        }
+    }
+  }
+}
+
+TEST(LoweringInterchange, UpperBoundUnitOffsetU8) {
+  runUpperBound<uint8_t>("u8", 0);
+  runUpperBound<uint8_t>("u8", 200);
+}
+TEST(LoweringInterchange, UpperBoundUnitOffsetI32) {
+  runUpperBound<int32_t>("i32", 0);
+  runUpperBound<int32_t>("i32", -6);
+  runUpperBound<int32_t>("i32", 2147483632);
+}
+TEST(LoweringInterchange, UpperBoundUnitOffsetU32) {
+  runUpperBound<uint32_t>("u32", 3);
+}
+
+// scan_plane's loop: every unit adds the totals of the planes before its
+// own, `for %p = %lo to %plane step %st` reading shared memory.
+TEST(LoweringInterchange, UpperBoundPlanePos) {
+  const char *Text = R"(
+kernel @pp cube_dim(128) (%in: buffer<u32, read>, %out: buffer<u32, write>,
+                          %lo: u32, %st: u32) {
+  %tot = shared u32[4]
+  %u = unit_pos : u32
+  %p = plane_pos : u32
+  %c0 = cube_pos : u32
+  %cb = mul %c0, 128:u32 : u32
+  %g = add %cb, %u : u32
+  %first = unit_pos_plane : u32
+  %lead = eq %first, 0:u32 : bool
+  if %lead {
+    %c4 = mul %c0, 4:u32 : u32
+    %ti = add %c4, %p : u32
+    %t = load %in[%ti] : u32
+    store %tot[%p], %t
+  }
+  sync_cube
+  %s = var u32
+  set %s, 1:u32
+  for %q = %lo to %p step %st {
+    %v = load %tot[%q] : u32
+    %a = get %s : u32
+    %m = mul %a, 3:u32 : u32
+    %b = add %m, %v : u32
+    set %s, %b
+  }
+  %r = get %s : u32
+  store %out[%g], %r
+}
+)";
+  constexpr uint32_t Units = 128, CubesP = 3;
+  std::vector<uint32_t> In(4 * CubesP);
+  for (uint32_t I = 0; I < In.size(); ++I)
+    In[I] = I * 1000003u + 17;
+  for (bool Checked : {true, false}) {
+    for (bool O3 : {false, true}) {
+      SCOPED_TRACE(std::string(Checked ? "checked" : "unchecked") +
+                   (O3 ? " O3" : " O0"));
+      CpuVariant V;
+      V.BoundsChecked = Checked;
+      JitKernel K = compile(Text, V, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      EXPECT_NE(K.LLVMIR.find("unit.suffix"), std::string::npos);
+      for (uint32_t Lo : {0u, 1u, 2u, 3u, 9u})
+        for (uint32_t St : {1u, 2u, 0u, 4294967295u}) {
+          std::vector<uint32_t> Out(Units * CubesP, 0xdeadbeef);
+          K.launch({buf(In), buf(Out), val(Lo), val(St)}, {CubesP, 1, 1});
+          for (uint32_t G = 0; G < Units * CubesP; ++G) {
+            uint32_t Cube = G / Units, P = (G % Units) / 32, S = 1;
+            if (St != 0)
+              for (uint64_t Q = Lo; Q < P; Q += St)
+                S = S * 3 + In[Cube * 4 + Q];
+            ASSERT_EQ(Out[G], S)
+                << "unit " << G << " lo " << Lo << " step " << St;
+          }
+        }
+    }
+  }
+}
+
+// Loops whose body does not run alike for every unit of a round (a store, a
+// load at a per-unit index) or whose upper bound has another form stay per
+// unit, and still compute the per-unit loop's results.
+TEST(LoweringInterchange, UpperBoundRoundsOnlyForBodiesRunAlike) {
+  const char *Store = R"(
+kernel @st cube_dim(32) (%o: buffer<u32, read_write>) {
+  %u = unit_pos : u32
+  for %k = 0:u32 to %u {
+    %b = mul %u, 32:u32 : u32
+    %i = add %b, %k : u32
+    store %o[%i], %k
+  }
+}
+)";
+  const char *PerUnitIndex = R"(
+kernel @pi cube_dim(32) (%t: buffer<u32, read>, %o: buffer<u32, write>) {
+  %u = unit_pos : u32
+  %s = var u32
+  set %s, 0:u32
+  for %k = 0:u32 to %u {
+    %i = add %u, %k : u32
+    %x = load %t[%i] : u32
+    %a = get %s : u32
+    %b = add %a, %x : u32
+    set %s, %b
+  }
+  %r = get %s : u32
+  store %o[%u], %r
+}
+)";
+  const char *OtherForm = R"(
+kernel @of cube_dim(32) (%t: buffer<u32, read>, %o: buffer<u32, write>) {
+  %u = unit_pos : u32
+  %h = mul %u, 2:u32 : u32
+  %s = var u32
+  set %s, 0:u32
+  for %k = 0:u32 to %h {
+    %x = load %t[%k] : u32
+    %a = get %s : u32
+    %b = add %a, %x : u32
+    set %s, %b
+  }
+  %r = get %s : u32
+  store %o[%u], %r
+}
+)";
+  JitKernel St = compile(Store);
+  ASSERT_TRUE(St.Fn);
+  EXPECT_EQ(St.LLVMIR.find("xfor.round"), std::string::npos);
+  std::vector<uint32_t> O(32 * 32, 7);
+  St.launch({buf(O)}, {1, 1, 1});
+  for (uint32_t U = 0; U < 32; ++U)
+    for (uint32_t Kk = 0; Kk < 32; ++Kk)
+      EXPECT_EQ(O[U * 32 + Kk], Kk < U ? Kk : 7u) << U << " " << Kk;
+  std::vector<uint32_t> T(64);
+  for (uint32_t I = 0; I < 64; ++I)
+    T[I] = I * I + 1;
+  for (const char *Text : {PerUnitIndex, OtherForm}) {
+    JitKernel K = compile(Text);
+    ASSERT_TRUE(K.Fn);
+    EXPECT_EQ(K.LLVMIR.find("xfor.round"), std::string::npos);
+    std::vector<uint32_t> Out(32);
+    K.launch({buf(T), buf(Out)}, {1, 1, 1});
+    for (uint32_t U = 0; U < 32; ++U) {
+      uint32_t S = 0;
+      bool Other = Text == OtherForm;
+      for (uint32_t Kk = 0; Kk < (Other ? 2 * U : U); ++Kk)
+        S += T[Other ? Kk : U + Kk];
+      EXPECT_EQ(Out[U], S) << "unit " << U;
+    }
+  }
+}
+
 } // namespace

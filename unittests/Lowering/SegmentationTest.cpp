@@ -95,20 +95,38 @@ bool interchanged(const std::string &Text) {
   UniformityInfo U(K);
   Segmentation S(K, U, 32);
   const Operation *For = nthOp(K, OpKind::For);
-  EXPECT_EQ(isInterchangeable(*For, U, S.kernelReturns()),
+  bool ByUpper = S.roundsByUpperBound(*For) != nullptr;
+  EXPECT_EQ(isInterchangeable(*For, U, S.kernelReturns()) || ByUpper,
             S.isInterchanged(*For));
+  if (ByUpper)
+    EXPECT_TRUE(isUpperBoundInterchangeable(*For, U, S.kernelReturns()));
   return S.isInterchanged(*For);
 }
 
-TEST(SegmentationTest, InterchangeNeedsADivergentLowerBoundOnly) {
+bool byUpperBound(const std::string &Text) {
+  Module M = parseVerified(Text);
+  const Kernel &K = M.Kernels.at(0);
+  UniformityInfo U(K);
+  Segmentation S(K, U, 32);
+  return S.roundsByUpperBound(*nthOp(K, OpKind::For)) != nullptr;
+}
+
+TEST(SegmentationTest, InterchangeNeedsOneDivergentBound) {
   EXPECT_TRUE(interchanged(forKernel("%u", "%n")));
   // A load at a uniform index is uniform (the shared analysis).
   EXPECT_TRUE(interchanged(forKernel("%u", "%m")));
   EXPECT_TRUE(interchanged(forKernel("%v", "%n")));
-  EXPECT_FALSE(interchanged(forKernel("%n", "%u")));
+  EXPECT_FALSE(byUpperBound(forKernel("%u", "%n")));
+  // A uniform lower bound with `unit + c` as the upper one runs as rounds
+  // by the upper bound; one with another per-unit upper bound (a load at
+  // the unit's index) stays per unit.
+  EXPECT_TRUE(interchanged(forKernel("%n", "%u")));
+  EXPECT_TRUE(byUpperBound(forKernel("%n", "%u")));
+  EXPECT_FALSE(interchanged(forKernel("%n", "%v")));
   EXPECT_FALSE(interchanged(forKernel("%m", "%n")));
   EXPECT_FALSE(interchanged(forKernel("%u", "%v")));
   EXPECT_FALSE(interchanged(forKernel("%u", "%n", "    break\n")));
+  EXPECT_FALSE(interchanged(forKernel("%n", "%u", "    break\n")));
 }
 
 TEST(SegmentationTest, NoInterchangeInAKernelThatReturns) {

@@ -214,6 +214,26 @@ def scan(kf, chk):
                 chk.eq("scan_f32 inc[%d]" % (c * 64 + u), res["inc"][c * 64 + u], cur[u])
 
 
+    for extra in [[], ["--mattr=-avx512f"]]:
+        for cubes in [1, 3]:
+            data = [rng.u64() & 0xffffffff for _ in range(cubes * 256)]
+            tab = [rng.u64() & 0xffffffff for _ in range(256)]
+            res = K.run(kf, "scan_planes", str(cubes),
+                        {"in": K.Buf("u32", data), "out": K.Buf("u32", [0] * len(data)),
+                         "tab": K.Buf("u32", tab), "tri": K.Buf("u32", [0] * len(data))},
+                        ["out", "tri"], extra=extra)
+            for c in range(cubes):
+                run = 0
+                for u in range(256):
+                    i = c * 256 + u
+                    run = (run + data[i]) & 0xffffffff
+                    chk.eq("scan_planes %s out[%d]" % (extra, i), res["out"][i], run)
+                    t = 7
+                    for j in range(0, u + 1, 3):
+                        t = (t * 3 + tab[j]) & 0xffffffff
+                    chk.eq("scan_planes %s tri[%d]" % (extra, i), res["tri"][i], t)
+
+
 def kernel_text(kf, name):
     """The text of kernel @name in file kf (from 'kernel @name' to the first
     line that is a lone '}')."""
