@@ -30,13 +30,19 @@ static bool jumpsOut(const Block &Blk, unsigned Depth) {
   return false;
 }
 
+/// Whether \p Op is a `for` that rounds may run at all: an integer loop of
+/// at most 64 bits with a body, in a kernel without `return`.
+static bool isRoundableFor(const Operation &Op, bool KernelReturns) {
+  Type T = Op.ResultType;
+  return Op.opClass() == OpClass::For && !KernelReturns &&
+         Op.Operands.size() >= 2 && !Op.Regions.empty() && T.isInteger() &&
+         !T.isLine() && bitWidth(T.elementKind()) <= 64;
+}
+
 bool kiln::lowering::isInterchangeable(const Operation &Op,
                                        const UniformityInfo &U,
                                        bool KernelReturns) {
-  Type T = Op.ResultType;
-  if (Op.opClass() != OpClass::For || KernelReturns || Op.Operands.size() < 2 ||
-      Op.Regions.empty() || !T.isInteger() || T.isLine() ||
-      bitWidth(T.elementKind()) > 64)
+  if (!isRoundableFor(Op, KernelReturns))
     return false;
   // A uniform lower bound gives every unit the same trip (matmul's k loop):
   // running it per unit keeps its state in registers, which measured far
@@ -89,10 +95,7 @@ static bool runsAlike(const Block &Blk, const UniformityInfo &U,
 bool kiln::lowering::isUpperBoundInterchangeable(const Operation &Op,
                                                  const UniformityInfo &U,
                                                  bool KernelReturns) {
-  Type T = Op.ResultType;
-  if (Op.opClass() != OpClass::For || KernelReturns || Op.Operands.size() < 2 ||
-      Op.Regions.empty() || !T.isInteger() || T.isLine() ||
-      bitWidth(T.elementKind()) > 64)
+  if (!isRoundableFor(Op, KernelReturns))
     return false;
   if (!U.isUniform(Op.Operands[0]) || U.isUniform(Op.Operands[1]) ||
       (Op.Operands.size() > 2 && !U.isUniform(Op.Operands[2])))
