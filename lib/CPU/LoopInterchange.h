@@ -43,7 +43,9 @@ bool isInterchangeable(const Operation &Op, const UniformityInfo &Uniformity,
 /// for every unit in range, so the round's unit loop vectorises across units
 /// with those elements broadcast, where the per-unit loop (a trip count
 /// that differs between units) runs unit by unit (docs/Lowering.md §4,
-/// "Per-unit upper bounds").
+/// "Per-unit upper bounds"). The body rule is a choice of speed only: with
+/// no barrier in the loop any interleaving of the units is a legal
+/// schedule.
 bool isUpperBoundInterchangeable(const Operation &Op,
                                  const UniformityInfo &Uniformity,
                                  bool KernelReturns);

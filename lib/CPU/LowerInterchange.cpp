@@ -182,7 +182,7 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
       // steps as a pointer (docs/Lowering.md §13, fix 6).
       Value *K = B.CreateTrunc(KW, Hi->getType());
       if (WideTy == Cx.I64)
-        Memory.WideIndex[K] = KW;
+        Memory.WideIndex[K] = {KW, Sg};
       Values.define(Op.Result, K);
       lowerBlock(Op.Regions[0], Level::Unit);
       Memory.WideIndex.erase(K);
@@ -237,7 +237,7 @@ void ControlEmitter::lowerUpperBoundRounds(const Operation &Op, Value *First,
       [&] {
         // Every unit here has lo <= k < hi_u: k's extension to 64 bits is KW.
         Value *K = B.CreateTrunc(KW, Lo->getType());
-        Memory.WideIndex[K] = KW;
+        Memory.WideIndex[K] = {KW, Sg};
         Values.define(Op.Result, K);
         lowerBlock(Op.Regions[0], Level::Unit);
         Memory.WideIndex.erase(K);

@@ -182,7 +182,10 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
   Type T = VI.Ty;
   Value *Idx = Values.value(Index);
   Type IT = Values.operandType(Index);
-  Value *Idx64 = WideIndex.lookup(Idx);
+  Value *Idx64 = nullptr;
+  auto Wide = WideIndex.find(Idx);
+  if (Wide != WideIndex.end() && Wide->second.Signed == IT.isSigned())
+    Idx64 = Wide->second.Wide;
   if (!Idx64)
     Idx64 = Idx->getType() == Cx.I64 ? Idx
             : IT.isSigned()          ? B.CreateSExt(Idx, Cx.I64)

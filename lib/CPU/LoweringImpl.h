@@ -385,8 +385,15 @@ public:
   llvm::Value *TensorTable = nullptr;
   llvm::DenseMap<ValueId, llvm::Value *> BufBase, BufCount;
   /// Index values whose 64-bit extension is known as another value (the
-  /// interchanged loop's variable: its 64-bit round sum; LowerInterchange.cpp).
-  llvm::DenseMap<llvm::Value *, llvm::Value *> WideIndex;
+  /// interchanged loop's variable: its 64-bit round sum; LowerInterchange.cpp),
+  /// and whether that is the sign-extension. An operand of the other
+  /// signedness can be the same LLVM value (a cast from i8 to u8 is no
+  /// instruction), so it is looked up with its signedness too.
+  struct WideIndexEntry {
+    llvm::Value *Wide = nullptr;
+    bool Signed = false;
+  };
+  llvm::DenseMap<llvm::Value *, WideIndexEntry> WideIndex;
   /// Privatisable buffers (AtomicPrivatisation.h): whether this launch
   /// privatises them (i1) and their private copy's base (CubeABI.h).
   llvm::DenseMap<ValueId, llvm::Value *> PrivOn, PrivBase;

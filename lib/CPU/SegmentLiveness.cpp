@@ -85,13 +85,18 @@ void LivenessWalker::walkCubeBlock(const Block &Blk) {
     }
     S = NoSegment;
     if (Seg.isInterchanged(Op)) {
-      // The body is a segment of its own: a unit loop per round. The
-      // per-unit bound (the lower one, or the upper one for rounds by the
-      // upper bound) is read per unit there; the others at cube level.
+      // The body is a segment of its own: a unit loop per round. A per-unit
+      // lower bound is read per unit there; the uniform bounds and the step
+      // at cube level.
       int Body = newSegment();
-      size_t PerUnit = Seg.roundsByUpperBound(Op) ? 1 : 0;
-      for (size_t I = 0; I < Op.Operands.size(); ++I)
-        use(Op.Operands[I], I == PerUnit ? Body : CubeSegment);
+      bool ByUpper = Seg.roundsByUpperBound(Op) != nullptr;
+      for (size_t I = 0; I < Op.Operands.size(); ++I) {
+        // Rounds by the upper bound never read it: the units in range
+        // follow from its form (unit + c or plane_pos).
+        if (ByUpper && I == 1)
+          continue;
+        use(Op.Operands[I], I == 0 && !ByUpper ? Body : CubeSegment);
+      }
       def(Op.Result, Body);
       for (const Operation &Inner : Op.Regions[0].Ops)
         walkInSegment(Inner, Body);

@@ -660,4 +660,76 @@ kernel @of cube_dim(32) (%t: buffer<u32, read>, %o: buffer<u32, write>) {
   }
 }
 
+// The loop variable cast to the unsigned type of its width is the same LLVM
+// value, and must index by its own (zero) extension, not by the rounds'
+// signed 64-bit sum: an i8 loop from -4 reads tab[252] through cast to u8,
+// in rounds by either bound.
+TEST(LoweringInterchange, CastOfTheLoopVariableIndexesAsItsOwnType) {
+  const char *ByUpper = R"(
+kernel @up cube_dim(16) (%tab: buffer<u8, read>, %out: buffer<u32, write>,
+                         %lo: i8) {
+  %u = unit_pos : u32
+  %hi = cast %u : i8
+  %s = var u32
+  set %s, 0:u32
+  for %k = %lo to %hi {
+    %ix = cast %k : u8
+    %x = load %tab[%ix] : u8
+    %xw = cast %x : u32
+    %a = get %s : u32
+    %b = mul %a, 3:u32 : u32
+    %c = add %b, %xw : u32
+    set %s, %c
+  }
+  %r = get %s : u32
+  store %out[%u], %r
+}
+)";
+  const char *ByLower = R"(
+kernel @lw cube_dim(16) (%tab: buffer<u8, read>, %out: buffer<u32, write>,
+                         %lo: i8) {
+  %u = unit_pos : u32
+  %ui = cast %u : i8
+  %l = sub %lo, %ui : i8
+  %s = var u32
+  set %s, 0:u32
+  for %k = %l to 6:i8 {
+    %ix = cast %k : u8
+    %x = load %tab[%ix] : u8
+    %xw = cast %x : u32
+    %a = get %s : u32
+    %b = mul %a, 3:u32 : u32
+    %c = add %b, %xw : u32
+    set %s, %c
+  }
+  %r = get %s : u32
+  store %out[%u], %r
+}
+)";
+  std::vector<uint8_t> Tab(256);
+  for (unsigned I = 0; I < 256; ++I)
+    Tab[I] = uint8_t(I * 7 + 1);
+  for (bool Upper : {true, false})
+    for (bool Checked : {true, false})
+      for (bool O3 : {false, true}) {
+        SCOPED_TRACE(
+            std::string(Upper ? "by the upper bound" : "by the lower") +
+            (Checked ? " checked" : " unchecked") + (O3 ? " O3" : " O0"));
+        CpuVariant V;
+        V.BoundsChecked = Checked;
+        JitKernel K = compile(Upper ? ByUpper : ByLower, V, {}, O3);
+        ASSERT_TRUE(K.Fn);
+        EXPECT_NE(K.LLVMIR.find("xfor.round"), std::string::npos);
+        int8_t Lo = -4;
+        std::vector<uint32_t> Out(16, 0xdeadbeef);
+        K.launch({buf(Tab), buf(Out), val(Lo)}, {1, 1, 1});
+        for (int U = 0; U < 16; ++U) {
+          uint32_t S = 0;
+          for (int Kk = Upper ? Lo : Lo - U; Kk < (Upper ? U : 6); ++Kk)
+            S = S * 3 + Tab[uint8_t(Kk)];
+          EXPECT_EQ(Out[U], S) << "unit " << U;
+        }
+      }
+}
+
 } // namespace
