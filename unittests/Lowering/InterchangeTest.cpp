@@ -525,15 +525,15 @@ TEST(LoweringInterchange, UpperBoundUnitOffsetU32) {
 
 // scan_plane's loop: every unit adds the totals of the planes before its
 // own, `for %p = %lo to %plane step %st` reading shared memory.
-TEST(LoweringInterchange, UpperBoundPlanePos) {
-  const char *Text = R"(
-kernel @pp cube_dim(128) (%in: buffer<u32, read>, %out: buffer<u32, write>,
+void runPlanePos(uint32_t Units) {
+  std::string Text = R"(
+kernel @pp cube_dim(UNITS) (%in: buffer<u32, read>, %out: buffer<u32, write>,
                           %lo: u32, %st: u32) {
   %tot = shared u32[4]
   %u = unit_pos : u32
   %p = plane_pos : u32
   %c0 = cube_pos : u32
-  %cb = mul %c0, 128:u32 : u32
+  %cb = mul %c0, UNITS:u32 : u32
   %g = add %cb, %u : u32
   %first = unit_pos_plane : u32
   %lead = eq %first, 0:u32 : bool
@@ -557,14 +557,16 @@ kernel @pp cube_dim(128) (%in: buffer<u32, read>, %out: buffer<u32, write>,
   store %out[%g], %r
 }
 )";
-  constexpr uint32_t Units = 128, CubesP = 3;
+  for (size_t At; (At = Text.find("UNITS")) != std::string::npos;)
+    Text.replace(At, 5, std::to_string(Units));
+  constexpr uint32_t CubesP = 3;
   std::vector<uint32_t> In(4 * CubesP);
   for (uint32_t I = 0; I < In.size(); ++I)
     In[I] = I * 1000003u + 17;
   for (bool Checked : {true, false}) {
     for (bool O3 : {false, true}) {
-      SCOPED_TRACE(std::string(Checked ? "checked" : "unchecked") +
-                   (O3 ? " O3" : " O0"));
+      SCOPED_TRACE(std::to_string(Units) + " units, " +
+                   (Checked ? "checked" : "unchecked") + (O3 ? " O3" : " O0"));
       CpuVariant V;
       V.BoundsChecked = Checked;
       JitKernel K = compile(Text, V, {}, O3);
@@ -585,6 +587,12 @@ kernel @pp cube_dim(128) (%in: buffer<u32, read>, %out: buffer<u32, write>,
         }
     }
   }
+}
+
+// A whole number of planes, and a last plane of 4 units.
+TEST(LoweringInterchange, UpperBoundPlanePos) {
+  runPlanePos(128);
+  runPlanePos(100);
 }
 
 // Loops whose body does not run alike for every unit of a round (a store, a
