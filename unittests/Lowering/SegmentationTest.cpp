@@ -98,8 +98,9 @@ bool interchanged(const std::string &Text) {
   bool ByUpper = S.roundsByUpperBound(*For) != nullptr;
   EXPECT_EQ(isInterchangeable(*For, U, S.kernelReturns()),
             S.isInterchanged(*For) && !ByUpper);
-  if (!isUpperBoundInterchangeable(*For, U, S.kernelReturns()))
+  if (!isUpperBoundInterchangeable(*For, U, S.kernelReturns())) {
     EXPECT_FALSE(ByUpper);
+  }
   return S.isInterchanged(*For);
 }
 
