@@ -708,8 +708,9 @@ TEST(HostileBundle, FingerprintTextThatDoesNotHashIsNotExported) {
     auto ReadOnly =
         FileStore::openAt(From.path(), "cpu", "machine A", readOnly());
     ReadOnly->read(KernelCacheKey{1, 1});
-    if (std::string(Damage) != "gone")
+    if (std::string(Damage) != "gone") {
       EXPECT_EQ(readText(FP), Damage);
+    }
     auto Again =
         FileStore::openAt(From.path(), "cpu", "machine A", readWrite());
     EXPECT_EQ(Again->read(KernelCacheKey{1, 1}),
@@ -718,9 +719,11 @@ TEST(HostileBundle, FingerprintTextThatDoesNotHashIsNotExported) {
   }
   // An empty text is as wrong as another CPU's.
   writeText(FP, "");
-  for (const NamespaceDir &NS : scanStore(From.path()))
-    if (NS.Hex == HexA)
+  for (const NamespaceDir &NS : scanStore(From.path())) {
+    if (NS.Hex == HexA) {
       EXPECT_EQ(NS.DescriptionFault, "it is empty");
+    }
+  }
 }
 
 // A bundle that says a namespace is another CPU than its name says (its
