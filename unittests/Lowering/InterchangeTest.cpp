@@ -673,35 +673,16 @@ kernel @of cube_dim(32) (%t: buffer<u32, read>, %o: buffer<u32, write>) {
 // signed 64-bit sum: an i8 loop from -4 reads tab[252] through cast to u8,
 // in rounds by either bound.
 TEST(LoweringInterchange, CastOfTheLoopVariableIndexesAsItsOwnType) {
-  const char *ByUpper = R"(
-kernel @up cube_dim(16) (%tab: buffer<u8, read>, %out: buffer<u32, write>,
-                         %lo: i8) {
-  %u = unit_pos : u32
-  %hi = cast %u : i8
-  %s = var u32
-  set %s, 0:u32
-  for %k = %lo to %hi {
-    %ix = cast %k : u8
-    %x = load %tab[%ix] : u8
-    %xw = cast %x : u32
-    %a = get %s : u32
-    %b = mul %a, 3:u32 : u32
-    %c = add %b, %xw : u32
-    set %s, %c
-  }
-  %r = get %s : u32
-  store %out[%u], %r
-}
-)";
-  const char *ByLower = R"(
-kernel @lw cube_dim(16) (%tab: buffer<u8, read>, %out: buffer<u32, write>,
+  // The kernel: BOUNDS sets %l and %h, then the loop from %l to %h.
+  const std::string Kernel = R"(
+kernel @cs cube_dim(16) (%tab: buffer<u8, read>, %out: buffer<u32, write>,
                          %lo: i8) {
   %u = unit_pos : u32
   %ui = cast %u : i8
-  %l = sub %lo, %ui : i8
+BOUNDS
   %s = var u32
   set %s, 0:u32
-  for %k = %l to 6:i8 {
+  for %k = %l to %h {
     %ix = cast %k : u8
     %x = load %tab[%ix] : u8
     %xw = cast %x : u32
@@ -714,6 +695,16 @@ kernel @lw cube_dim(16) (%tab: buffer<u8, read>, %out: buffer<u32, write>,
   store %out[%u], %r
 }
 )";
+  auto withBounds = [&](const char *Bounds) {
+    std::string T = Kernel;
+    T.replace(T.find("BOUNDS"), 6, Bounds);
+    return T;
+  };
+  // From %lo to the unit's index; from %lo - unit to 6.
+  const std::string ByUpper = withBounds("  %l = add %lo, 0:i8 : i8\n"
+                                         "  %h = add %ui, 0:i8 : i8");
+  const std::string ByLower = withBounds("  %l = sub %lo, %ui : i8\n"
+                                         "  %h = add %lo, 10:i8 : i8");
   std::vector<uint8_t> Tab(256);
   for (unsigned I = 0; I < 256; ++I)
     Tab[I] = uint8_t(I * 7 + 1);
