@@ -41,6 +41,7 @@
 #include "kiln/Runtime/Device.h"
 #include "kiln/Runtime/Launch.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
@@ -660,10 +661,12 @@ void benchMatmul(Bench &Bn, const Suite &S, StringRef Name, uint32_t Block) {
 #ifdef KILN_BENCH_NATIVE
   // matmul_tiled's native reference does the kernel's fmas in the kernel's
   // order: Kiln's result, bit for bit.
-  if (Name == "matmul_tiled") {
+  auto Native = llvm::find_if(
+      Refs, [](const Reference &R) { return R.Name == "native"; });
+  if (Name == "matmul_tiled" && Native != Refs.end()) {
     std::vector<float> KilnC(dC.as<float>(), dC.as<float>() + size_t(M) * M);
     std::memset(dC.data(), 0, M * M * 4);
-    Refs[0].Run();
+    Native->Run();
     size_t Differ = 0;
     for (size_t I = 0; I < size_t(M) * M; ++I)
       Differ += std::memcmp(&dC.as<float>()[I], &KilnC[I], 4) != 0;

@@ -92,6 +92,18 @@ void ControlEmitter::emitRoundPrefetch(const Operation &Op, Value *Round,
   }
 }
 
+void ControlEmitter::skipUnlessStepPositive(Value *Step, bool Signed,
+                                            BasicBlock *Exit) {
+  // A step that is not positive runs no iteration (it could never end).
+  llvm::IRBuilder<> &B = Cx.B;
+  Value *Zero = llvm::Constant::getNullValue(Step->getType());
+  Value *StepOk =
+      Signed ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
+  BasicBlock *Start = Cx.newBlock("xfor.start");
+  B.CreateCondBr(StepOk, Start, Exit);
+  B.SetInsertPoint(Start);
+}
+
 void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
   llvm::IRBuilder<> &B = Cx.B;
   Type T = Op.ResultType;
@@ -117,12 +129,7 @@ void ControlEmitter::lowerInterchangedFor(const Operation &Op) {
     return Sg ? B.CreateSExt(V, WideTy) : B.CreateZExt(V, WideTy);
   };
   Value *HiW = Widen(Hi), *StepW = Widen(Step);
-  // A step that is not positive runs no iteration (it could never end).
-  Value *Zero = llvm::Constant::getNullValue(Step->getType());
-  Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
-  BasicBlock *Start = Cx.newBlock("xfor.start");
-  B.CreateCondBr(StepOk, Start, Exit);
-  B.SetInsertPoint(Start);
+  skipUnlessStepPositive(Step, Sg, Exit);
   if (std::optional<int64_t> C = Cx.Seg->unitStrideLowerBound(Op)) {
     lowerUnitStrideRounds(Op, *C, Hi->getType(), WideTy, HiW, StepW, Exit);
     return;
@@ -216,12 +223,7 @@ void ControlEmitter::lowerUpperBoundRounds(const Operation &Op, Value *First,
   Value *Step = Op.Operands.size() > 2
                     ? Values.value(Op.Operands[2], First)
                     : llvm::ConstantInt::get(Lo->getType(), 1);
-  // A step that is not positive runs no iteration, as in lowerFor.
-  Value *Zero = llvm::Constant::getNullValue(Step->getType());
-  Value *StepOk = Sg ? B.CreateICmpSGT(Step, Zero) : B.CreateICmpNE(Step, Zero);
-  BasicBlock *Start = Cx.newBlock("xfor.start");
-  B.CreateCondBr(StepOk, Start, Exit);
-  B.SetInsertPoint(Start);
+  skipUnlessStepPositive(Step, Sg, Exit);
   auto I64C = [&](int64_t V) {
     return llvm::ConstantInt::get(I64, V, /*IsSigned=*/true);
   };

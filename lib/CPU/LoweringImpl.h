@@ -638,6 +638,10 @@ private:
   void lowerUnitStrideRounds(const Operation &Op, int64_t C, llvm::Type *Ty,
                              llvm::Type *WideTy, llvm::Value *HiW,
                              llvm::Value *StepW, llvm::BasicBlock *Exit);
+  /// Branches to \p Exit when the rounds' \p Step (of a type signed as
+  /// \p Signed says) is not positive; leaves the builder where they start.
+  void skipUnlessStepPositive(llvm::Value *Step, bool Signed,
+                              llvm::BasicBlock *Exit);
   /// The rounds of an interchanged `for` by its upper bound
   /// (Segmentation::roundsByUpperBound): round r runs k = lo + r*step, the
   /// same for every unit, in a unit loop over the units with k < hi_u; the
