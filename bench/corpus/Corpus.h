@@ -152,15 +152,26 @@ struct Benchmark {
   std::function<std::unique_ptr<Instance>(int Size)> Make;
 };
 
+/// A registered native kernel. Kernel names repeat across benchmarks
+/// (Rodinia's cfd and streamcluster both have a memset_kernel), so each one
+/// belongs to the benchmark whose folder holds the file registering it.
+struct NativeKernel {
+  std::string Name;
+  NativeKernelFn Fn;
+  std::string Benchmark; // the folder name of the registering file
+};
+
 std::vector<Benchmark> &benchmarks();
-std::vector<std::pair<std::string, NativeKernelFn>> &nativeKernels();
+std::vector<NativeKernel> &nativeKernels();
+/// The name of the folder holding File ("a/b/lud/lud.cpp" gives "lud").
+std::string folderOf(const char *File);
 
 struct RegisterBenchmark {
   RegisterBenchmark(Benchmark B) { benchmarks().push_back(std::move(B)); }
 };
 struct RegisterNative {
-  RegisterNative(const char *Name, NativeKernelFn F) {
-    nativeKernels().emplace_back(Name, F);
+  RegisterNative(const char *Name, NativeKernelFn F, const char *File) {
+    nativeKernels().push_back({Name, F, folderOf(File)});
   }
 };
 
@@ -194,7 +205,7 @@ bool closeEnough(const float *Got, const float *Want, size_t N, double Rel,
 /// KILN_CORPUS_NATIVE(lud_diagonal, fn): the native version of a kernel.
 #define KILN_CORPUS_NATIVE(NAME, FN)                                           \
   static ::corpus::RegisterNative KILN_CORPUS_CONCAT(NativeReg, __LINE__)(     \
-      #NAME, FN)
+      #NAME, FN, __FILE__)
 /// KILN_CORPUS_BENCHMARK(lud, "summary", [](int Size) {...}).
 #define KILN_CORPUS_BENCHMARK(NAME, SUMMARY, MAKE)                             \
   static ::corpus::RegisterBenchmark KILN_CORPUS_CONCAT(BenchReg, __LINE__)(   \
