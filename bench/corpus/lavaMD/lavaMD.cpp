@@ -49,7 +49,7 @@ static_assert(sizeof(BoxStr) == 656, "box_str must match the OpenCL layout");
 
 class LavaMDInstance : public corpus::Instance {
 public:
-  explicit LavaMDInstance(int Size) : Boxes1d(Size == 0 ? 2 : 6) {
+  explicit LavaMDInstance(int Size) : Boxes1d(Size == 0 ? 2 : 5) {
     NumberBoxes = int64_t(Boxes1d) * Boxes1d * Boxes1d;
     SpaceElem = NumberBoxes * NumberParPerBox;
     makeBoxes();
@@ -215,7 +215,7 @@ void lavaMDNative(const corpus::NativeLaunch &L) {
 KILN_CORPUS_NATIVE(kernel_gpu_opencl, lavaMDNative);
 
 KILN_CORPUS_BENCHMARK(lavaMD,
-                      "particle forces over 6x6x6 boxes of 100 particles "
+                      "particle forces over 5x5x5 boxes of 100 particles "
                       "(neighbour boxes included), 128-wide work-groups",
                       [](int Size) {
                         return std::make_unique<LavaMDInstance>(Size);

@@ -13,10 +13,12 @@
 // synchronisation between work-groups: with more than one work-group the
 // CDF and the offsets depend on the order the work-groups run in.
 // The unsuffixed literals (1.0, 5.0, 2.0, 50.0) are doubles, as in Rodinia.
-// Differs from Rodinia: likelihood_kernel's __local buffer argument (the
-// host passes 512 floats) is a __local array of 512 in the kernel, since the
-// corpus passes buffers and scalars only; the host built the program with
-// -cl-fast-relaxed-math, the corpus builds it without options.
+// Differs from Rodinia: d_randu's LCG step is computed in unsigned
+// (wrapping) arithmetic, where Rodinia's int overflow is undefined;
+// likelihood_kernel's __local buffer argument (the host passes 512 floats)
+// is a __local array of 512 in the kernel, since the corpus passes buffers
+// and scalars only; the host built the program with -cl-fast-relaxed-math,
+// the corpus builds it without options.
 
 #define SCALE_FACTOR 300
 
@@ -49,7 +51,10 @@ float d_randu(__global int *Seed, int Index) {
   int M = INT_MAX;
   int A = 1103515245;
   int C = 12345;
-  int Num = A * Seed[Index] + C;
+  // Wrapping unsigned arithmetic: Rodinia writes A * Seed[Index] + C in
+  // int, which overflows (undefined in OpenCL C; PoCL then gives some
+  // seeds another remainder); GPUs and Kiln wrap.
+  int Num = (int)((uint)A * (uint)Seed[Index] + (uint)C);
   Seed[Index] = Num % M;
   return fabs(Seed[Index] / ((float)M));
 }

@@ -94,7 +94,7 @@ float likelihoodOf(float X, float Y, const int32_t *Objxy, int CountOnes,
 class ParticleFilterInstance : public corpus::Instance {
 public:
   explicit ParticleFilterInstance(int Size)
-      : Nparticles(Size == 0 ? 1000 : 16384) {
+      : Nparticles(Size == 0 ? 1000 : 8192) {
     MaxSize = IszX * IszY * Nfr;
     Seed0.resize(Nparticles);
     for (int I = 0; I < Nparticles; ++I)
@@ -446,7 +446,7 @@ KILN_CORPUS_NATIVE(normalize_weights_kernel, normalizeWeightsNative);
 KILN_CORPUS_NATIVE(find_index_kernel, findIndexNative);
 
 KILN_CORPUS_BENCHMARK(particlefilter,
-                      "particle filter, 16384 particles over a 128x128 video "
+                      "particle filter, 8192 particles over a 128x128 video "
                       "of 10 frames, 512-wide work-groups",
                       [](int Size) {
                         return std::make_unique<ParticleFilterInstance>(Size);
