@@ -6,7 +6,9 @@ Usage: report.py RUN_DIR [--maxload CORES] [--no-chart]
 RUN_DIR holds what bench/run.sh wrote:
   raw.txt    RESULT <tag> <kernel> <metric> <value> lines from kiln-bench,
              pocl-bench and native-bench (tags kiln1, pocl_cold1, pocl_warm1,
-             native1, ...: the mode is the tag without its trailing digits)
+             native1, ...: the mode is the tag without its trailing digits),
+             and RESULT <tag> <system> <bench> <metric> <value> lines from
+             kiln-corpus (tags corpus_<isa>_r<N>: the foreign-kernel corpus)
   load.txt   LOAD <tag> idle_before=.. wall_s=.. own_cpu_s=.. foreign_cores=..
   env.txt    machine, CPU flags, PoCL's device and package versions
 and receives results.json, summary.md and chart.png (gnuplot, pngcairo).
@@ -16,6 +18,11 @@ time over a native C++ version's on the same buffers and threads, the two
 interleaved round by round, as the median and the 10th/90th percentiles of the
 per-round ratios (over processes: the median of each). Times of other
 processes (PoCL, native-bench) are shown beside them, not divided into them.
+
+The corpus table gives, per ISA and benchmark, the median over processes of
+each system's median time, and Kiln's time over PoCL's and over the native
+loops' (per process, the three systems interleaved in it; then the median
+over processes), with the geometric means of both ratios over the benchmarks.
 
 A process during which other processes used more than MAXLOAD cores (default
 0.3) is left out, unless that would leave its mode with no process at all: then
@@ -119,6 +126,134 @@ def parse_run(run, maxload):
             for k, m, v in per_tag[t]:
                 data[mode][k][m].append(v)
     return data, processes, notes
+
+
+# The foreign-kernel corpus (kiln-corpus): its ISAs as bench/run.sh runs them.
+CORPUS_ISAS = {
+    "avx512": "512-bit code: Kiln with the host's features, the native loops "
+              "-march=native",
+    "avx2": "AVX2 code: Kiln --mattr=-avx512f, the native loops "
+            "-march=x86-64-v3",
+}
+CORPUS_SYSTEMS = ("kiln", "opencl", "native")
+
+
+def parse_corpus(run, maxload):
+    """Returns (runs, processes, notes): runs[isa][tag][bench][system][metric]
+    = value, for the processes of each ISA that ran under little foreign load
+    (all of them, noted, when none did)."""
+    load = {}
+    lt = run / "load.txt"
+    if lt.exists():
+        for line in lt.read_text().splitlines():
+            m = re.match(r"LOAD (\S+) (.*)", line)
+            if m:
+                load[m.group(1)] = dict(kv.split("=", 1) for kv in m.group(2).split())
+    per_tag = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
+    for line in (run / "raw.txt").read_text().splitlines():
+        p = line.split()
+        if len(p) != 6 or p[0] != "RESULT" or not p[1].startswith("corpus_"):
+            continue
+        try:
+            per_tag[p[1]][p[3]][p[2]][p[4]] = float(p[5])
+        except ValueError:
+            continue
+    by_isa = defaultdict(list)
+    for tag in per_tag:
+        m = re.match(r"corpus_(\w+?)_r\d+$", tag)
+        by_isa[m.group(1) if m else tag].append(tag)
+    runs, processes, notes = {}, {}, []
+    for isa, tags in sorted(by_isa.items()):
+
+        def foreign(t):
+            try:
+                return float(load.get(t, {}).get("foreign_cores", "0"))
+            except ValueError:
+                return 0.0
+
+        clean = [t for t in tags if foreign(t) <= maxload]
+        used = clean if clean else tags
+        if not clean:
+            notes.append(f"corpus_{isa}: every process ran under foreign load > "
+                         f"{maxload} cores; all {len(tags)} used (noisy)")
+        for t in tags:
+            processes[t] = {"mode": f"corpus_{isa}", "used": t in used,
+                            **{k: v for k, v in load.get(t, {}).items()}}
+        runs[isa] = {t: per_tag[t] for t in sorted(used)}
+    return runs, processes, notes
+
+
+def corpus_summary(runs):
+    """Per ISA: per benchmark the medians, ratios and checks; the geometric
+    means of the ratios."""
+    out = {}
+    for isa, tags in runs.items():
+        benches = sorted({b for t in tags.values() for b in t})
+        rows = {}
+        for b in benches:
+            row = {"launches": float("nan")}
+            for sys_ in CORPUS_SYSTEMS:
+                ms = [t[b][sys_]["median_ms"] for t in tags.values()
+                      if "median_ms" in t.get(b, {}).get(sys_, {})]
+                ok = [t[b][sys_]["correct"] for t in tags.values()
+                      if "correct" in t.get(b, {}).get(sys_, {})]
+                row[f"{sys_}_ms"] = st.median(ms) if ms else float("nan")
+                row[f"{sys_}_correct"] = ("–" if not ok else
+                                         "yes" if all(v == 1 for v in ok) else "NO")
+                n = [t[b][sys_]["launches"] for t in tags.values()
+                     if "launches" in t.get(b, {}).get(sys_, {})]
+                if n:
+                    row["launches"] = n[0]
+            for other in ("opencl", "native"):
+                q = [t[b]["kiln"]["median_ms"] / t[b][other]["median_ms"]
+                     for t in tags.values()
+                     if t.get(b, {}).get("kiln", {}).get("median_ms", 0) > 0
+                     and t.get(b, {}).get(other, {}).get("median_ms", 0) > 0]
+                row[f"kiln_over_{other}"] = st.median(q) if q else float("nan")
+            rows[b] = row
+        geo = {}
+        for other in ("opencl", "native"):
+            q = [r[f"kiln_over_{other}"] for r in rows.values()
+                 if r[f"kiln_over_{other}"] == r[f"kiln_over_{other}"]]
+            geo[f"kiln_over_{other}"] = (math.exp(sum(map(math.log, q)) / len(q))
+                                         if q else float("nan"))
+            geo[f"{other}_count"] = len(q)
+        out[isa] = {"processes": len(tags), "benchmarks": rows, "geomean": geo}
+    return out
+
+
+def corpus_markdown(C):
+    if not C:
+        return []
+    o = ["## The foreign-kernel corpus (kiln-corpus)\n"]
+    o.append("Rodinia's OpenCL kernels translated one to one into Kiln IR "
+             "(bench/corpus/), run in one process per ISA and repetition on Kiln, "
+             "on PoCL (the same OpenCL C) and as native OpenMP loops (one parallel "
+             "loop per launch), the three interleaved round by round, same threads. "
+             "Times in ms of a benchmark's whole launch sequence (its host program's "
+             "run): the median over processes of each process's median. A ratio is "
+             "Kiln's time over the other's in the same process, then the median "
+             "over processes; below 1 Kiln is faster.\n")
+    order = list(CORPUS_ISAS)
+    for isa in sorted(C, key=lambda i: (order.index(i) if i in order else len(order), i)):
+        c = C[isa]
+        n = c["processes"]
+        o.append(f"### {CORPUS_ISAS.get(isa, isa)} ({n} process{'es' if n != 1 else ''})\n")
+        o.append("| benchmark | launches | Kiln ms | PoCL ms | native ms | Kiln/PoCL "
+                 "| Kiln/native | correct (Kiln/PoCL/native) |")
+        o.append("|---|---|---|---|---|---|---|---|")
+        for b, r in c["benchmarks"].items():
+            n = r["launches"]
+            o.append(f"| {b} | {'–' if n != n else int(n)} | {fmt(r['kiln_ms'])} | "
+                     f"{fmt(r['opencl_ms'])} | {fmt(r['native_ms'])} | "
+                     f"{fmt(r['kiln_over_opencl'])} | {fmt(r['kiln_over_native'])} | "
+                     f"{r['kiln_correct']}/{r['opencl_correct']}/{r['native_correct']} |")
+        g = c["geomean"]
+        o.append(f"| geometric mean | | | | | {fmt(g['kiln_over_opencl'])} "
+                 f"({g['opencl_count']}) | {fmt(g['kiln_over_native'])} "
+                 f"({g['native_count']}) | |")
+        o.append("")
+    return o
 
 
 # OpenBLAS's kernels for CPUs without AVX: on an AVX2 or AVX-512 machine
@@ -270,7 +405,7 @@ REF_LABEL = {"triad": "f32 triad", "native_scalar": "native, scalar expf",
              "native_blocked": "native, blocked i-k-j loops"}
 
 
-def markdown(S, data, processes, notes, run, env):
+def markdown(S, data, processes, notes, run, env, corpus=None):
     o = []
     o.append(f"# Kiln beside native C++, PoCL and the machine's limits ({run.name})\n")
     used = defaultdict(int)
@@ -383,6 +518,7 @@ def markdown(S, data, processes, notes, run, env):
              f"{fmt(M['kiln_warm_total_ms'])} | {fmt(M['pocl_warm_total_ms'])} |")
     o.append(f"| correct | {M['kiln_correct']} | {correct(data, POCL, 'many32')} |")
     o.append("")
+    o += corpus_markdown(corpus)
     o.append("## Processes and foreign load\n")
     o.append("```")
     for t, p in processes.items():
@@ -443,6 +579,10 @@ def main():
         sys.exit(f"report.py: error: no raw.txt in {a.run}")
     data, processes, notes = parse_run(a.run, a.maxload)
     S = build_summary(data)
+    corpus_runs, corpus_processes, corpus_notes = parse_corpus(a.run, a.maxload)
+    processes.update(corpus_processes)
+    notes += corpus_notes
+    S["corpus"] = corpus_summary(corpus_runs)
     env = (a.run / "env.txt").read_text() if (a.run / "env.txt").exists() else ""
     notes += generic_blas_notes(env)
 
@@ -459,7 +599,7 @@ def main():
            "processes": processes, "summary": clean(S),
            "raw": {m: {k: dict(ms) for k, ms in ks.items()} for m, ks in data.items()}}
     (a.run / "results.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    md = markdown(S, data, processes, notes, a.run, env)
+    md = markdown(S, data, processes, notes, a.run, env, S["corpus"])
     (a.run / "summary.md").write_text(md)
     if not a.no_chart:
         chart(S, a.run)

@@ -5,7 +5,7 @@
 # Usage: bench/run.sh [--reps N] [--max-wait S] [--build DIR] [--out DIR]
 #                     [--no-install] [--iters N] [--unchecked]
 #                     [--mattr FEATURES] [--native-arch ARCH]
-#                     [--blas-core NAME]
+#                     [--blas-core NAME] [--corpus-repeat N] [--no-corpus]
 #
 #   --reps N       processes per mode (default 3): kiln, pocl_cold, pocl_warm,
 #                  native
@@ -26,6 +26,17 @@
 #   --blas-core NAME  OpenBLAS's kernel for the sgemm reference (default:
 #                  SkylakeX for AVX-512 code, Haswell for AVX2 code); an
 #                  OPENBLAS_CORETYPE in the environment is ignored
+#   --corpus-repeat N  timed rounds per benchmark of the foreign-kernel
+#                  corpus (kiln-corpus --repeat; default 5)
+#   --no-corpus    do not run the corpus
+#
+# The foreign-kernel corpus (bench/corpus/README.md): kiln-corpus runs each
+# benchmark on Kiln, PoCL and native OpenMP loops in one process, the three
+# interleaved round by round, once per ISA and repetition: corpus_avx512
+# (Kiln with the host's features, the native loops -march=native; only on an
+# AVX-512 host, and only while --mattr and --native-arch leave it 512-bit)
+# and corpus_avx2 (Kiln --mattr=-avx512f on an AVX-512 host, the native
+# loops -march=x86-64-v3: kiln-corpus-v3). PoCL runs as it is in both.
 #
 # Steps: (a) install what is missing from Debian, (b) build kiln-bench,
 # native-bench and pocl-bench (Release: bench/kiln-bench.cpp,
@@ -50,6 +61,8 @@ UNCHECKED=0
 MATTR=
 NATIVE_ARCH=native
 BLAS_CORE=
+CORPUS=1
+CORPUS_REPEAT=5
 while (($#)); do
   case "$1" in
     --reps) REPS=$2; shift 2 ;;
@@ -65,6 +78,9 @@ while (($#)); do
     --native-arch=*) NATIVE_ARCH=${1#--native-arch=}; shift ;;
     --blas-core) BLAS_CORE=$2; shift 2 ;;
     --blas-core=*) BLAS_CORE=${1#--blas-core=}; shift ;;
+    --corpus-repeat) CORPUS_REPEAT=$2; shift 2 ;;
+    --corpus-repeat=*) CORPUS_REPEAT=${1#--corpus-repeat=}; shift ;;
+    --no-corpus) CORPUS=0; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: error: unknown option '$1' (see --help)" >&2; exit 1 ;;
   esac
@@ -72,6 +88,7 @@ done
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: error: --reps needs a positive integer" >&2; exit 1; }
 [[ $MAX_WAIT =~ ^[0-9]+$ ]] || { echo "run.sh: error: --max-wait needs seconds" >&2; exit 1; }
 [[ $ITERS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: error: --iters needs a positive integer" >&2; exit 1; }
+[[ $CORPUS_REPEAT =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: error: --corpus-repeat needs a positive integer" >&2; exit 1; }
 # ---------------------------------------------------------------- (a) packages
 packages=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libopenblas-dev
           gnuplot-nox g++ cmake ninja-build pkg-config python3 llvm-19-dev
@@ -97,6 +114,13 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DKILN_BUILD_BENCH=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_TOOLS=OFF \
   -DKILN_BENCH_NATIVE_ARCH="$NATIVE_ARCH" >/dev/null
 ninja -C "$BUILD" -j"$(nproc)" kiln-bench native-bench pocl-bench
+# The corpus: kiln-corpus (native loops -march=$NATIVE_ARCH) and
+# kiln-corpus-v3 (x86-64-v3), both built on demand here.
+if ((CORPUS)); then
+  corpus_targets=(kiln-corpus)
+  ninja -C "$BUILD" -t query kiln-corpus-v3 >/dev/null 2>&1 && corpus_targets+=(kiln-corpus-v3)
+  ninja -C "$BUILD" -j"$(nproc)" "${corpus_targets[@]}"
+fi
 KILN_BENCH=$BUILD/bin/kiln-bench
 NATIVE_BENCH=$BUILD/bin/native-bench
 POCL_BENCH=$BUILD/bin/pocl-bench
@@ -222,6 +246,29 @@ for r in $(seq 1 "$REPS"); do
   POCL_CACHE_DIR=$PC run_one "pocl_warm$r" "$POCL_BENCH"
   rm -rf "$PC"
   NATIVE_THREADS=$NCPU OPENBLAS_NUM_THREADS=$NCPU run_one "native$r" "$NATIVE_BENCH"
+  if ((CORPUS)); then
+    # The native loops run with libgomp's default wait policy (spin a little,
+    # then sleep), as an OpenMP program does: the corpus times sequences of
+    # launches, and Kiln's threads stay warm between launches too.
+    KC=$(mktemp -d "$OUT/kiln-store.XXXXXX")
+    PC=$(mktemp -d "$OUT/pocl-cache.XXXXXX")
+    corpus=(env -u OMP_WAIT_POLICY KILN_CACHE_DIR="$KC" POCL_CACHE_DIR="$PC")
+    corpus_args=(--repeat="$CORPUS_REPEAT" --threads="$NCPU")
+    if grep -qw avx512f /proc/cpuinfo; then
+      if [[ $MATTR != *-avx512f* && $NATIVE_ARCH == native ]]; then
+        run_one "corpus_avx512_r$r" "${corpus[@]}" "$BUILD/bin/kiln-corpus" \
+          "${corpus_args[@]}" ${MATTR:+--mattr="$MATTR"}
+      fi
+      avx2_mattr=-avx512f
+    else
+      avx2_mattr=
+    fi
+    if [[ -x $BUILD/bin/kiln-corpus-v3 ]] && grep -qw avx2 /proc/cpuinfo; then
+      run_one "corpus_avx2_r$r" "${corpus[@]}" "$BUILD/bin/kiln-corpus-v3" \
+        "${corpus_args[@]}" ${avx2_mattr:+--mattr="$avx2_mattr"}
+    fi
+    rm -rf "$KC" "$PC"
+  fi
 done
 
 # ---------------------------------------------------------------- (e) report

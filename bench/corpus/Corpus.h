@@ -95,8 +95,10 @@ struct NativeLaunch {
 };
 using NativeKernelFn = void (*)(const NativeLaunch &);
 
-/// A system the corpus runs on. Errors are fatal: the backend prints what
-/// failed and where, and the harness counts the benchmark as failed.
+/// A system the corpus runs on. A backend reports an error (a kernel that
+/// does not compile, a launch the kernel refuses) by throwing an exception
+/// that says what failed and where; the harness prints it and counts the
+/// benchmark as failed on that system.
 class Backend {
 public:
   virtual ~Backend() = default;

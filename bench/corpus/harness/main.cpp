@@ -2,7 +2,7 @@
 //
 // kiln-corpus [--list] [--bench=A,B,...] [--systems=kiln,opencl,native]
 //             [--size=0|1] [--repeat=N] [--threads=N] [--mattr=FEATURES]
-//             [--no-bounds-check] [--tag=TAG] [--corpus-dir=DIR]
+//             [--no-bounds-check] [--tag=TAG] [--corpus-dir=DIR] [TAG]
 //
 // For each benchmark (bench/corpus/README.md): its Instance is made once;
 // each system opens it (Kiln loads the kernels, OpenCL builds the program),
@@ -81,7 +81,7 @@ const char *const Help =
     "  --mattr=FEATURES     Kiln's target features on top of the host's\n"
     "                       (-avx512f: AVX2 code on an AVX-512 host)\n"
     "  --no-bounds-check    Kiln's unchecked variant (default: checked)\n"
-    "  --tag=TAG            the tag of the RESULT lines (default corpus)\n"
+    "  --tag=TAG, TAG       the tag of the RESULT lines (default corpus)\n"
     "  --corpus-dir=DIR     the folder of the benchmark folders\n"
     "                       (default: the source tree's bench/corpus)\n";
 
@@ -109,6 +109,7 @@ Config parseArgs(int Argc, char **Argv) {
   Config C;
   C.O.CorpusDir = KILN_CORPUS_DIR;
   C.O.Threads = std::max(1u, std::thread::hardware_concurrency());
+  bool TagGiven = false;
   for (int I = 1; I < Argc; ++I) {
     std::string A = Argv[I];
     size_t Eq = A.find('=');
@@ -119,6 +120,15 @@ Config parseArgs(int Argc, char **Argv) {
       if (!HasValue)
         usageError(Key + " needs a value: " + Key + "=...");
     };
+    if (!A.empty() && A[0] != '-') {
+      // A trailing word is the tag, as bench/run.sh passes it to every
+      // program it runs.
+      if (TagGiven)
+        usageError("two tags: '" + C.Tag + "' and '" + A + "'");
+      C.Tag = A;
+      TagGiven = true;
+      continue;
+    }
     if (Key == "--help" || Key == "-h") {
       std::fputs(Help, stdout);
       std::exit(0);
@@ -149,9 +159,10 @@ Config parseArgs(int Argc, char **Argv) {
       C.O.MAttr = Value;
     } else if (Key == "--tag") {
       NeedValue();
-      if (Value.empty() || Value.find_first_of(" \t") != std::string::npos)
-        usageError("--tag needs a word without spaces");
+      if (TagGiven)
+        usageError("two tags: '" + C.Tag + "' and '" + Value + "'");
       C.Tag = Value;
+      TagGiven = true;
     } else if (Key == "--corpus-dir") {
       NeedValue();
       C.O.CorpusDir = Value;
@@ -159,6 +170,8 @@ Config parseArgs(int Argc, char **Argv) {
       usageError("unknown option '" + A + "'");
     }
   }
+  if (C.Tag.empty() || C.Tag.find_first_of(" \t\n") != std::string::npos)
+    usageError("the tag must be a word without spaces");
   std::set<std::string> Known = {"kiln", "opencl", "native"};
   if (!C.SystemsGiven)
     C.Systems = {"kiln", "opencl", "native"};
