@@ -4,10 +4,12 @@
 //          [--out NAME=PATH]... [--print NAME]... [--store=DIR | --no-store]
 //          [--bounds-check | --no-bounds-check] [--stats] [--repeat N]
 //          [--timeout=SECONDS]
+// kiln-run --plan=FILE [--out NAME=PATH]... [--print NAME]... [the same
+//          other options]
 //
-// See docs/Tools.md §3; the SPEC forms are in
-// tools/support/ArgSpec.h. --print writes one element per line (the lanes of
-// a line separated by spaces), buffers in the order of the --print options.
+// See docs/Tools.md §3; the SPEC forms are in tools/support/ArgSpec.h, the
+// plans in tools/support/Plan.h. --print writes one element per line (the lanes
+// of a line separated by spaces), buffers in the order of the --print options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include "kiln/Runtime/Device.h"
 #include "kiln/Store/Environment.h"
 #include "support/ArgSpec.h"
+#include "support/Plan.h"
 #include "support/RemoteOptions.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -29,8 +32,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <map>
+#include <memory>
+#include <numeric>
 #include <system_error>
 
 using namespace llvm;
@@ -39,17 +46,23 @@ namespace {
 
 cl::OptionCategory Category("kiln-run options");
 
+// FILE.kiln, --kernel and --cubes are required without --plan, which
+// excludes them: run() checks them.
 cl::opt<std::string> InputFile(cl::Positional, cl::desc("<FILE.kiln>"),
-                               cl::Required, cl::cat(Category));
+                               cl::cat(Category));
 cl::opt<std::string> KernelName("kernel",
                                 cl::desc("The kernel to run (without '@')"),
-                                cl::value_desc("NAME"), cl::Required,
-                                cl::cat(Category));
+                                cl::value_desc("NAME"), cl::cat(Category));
 cl::opt<std::string> Cubes("cubes",
                            cl::desc("Cube count of the launch: X[,Y[,Z]]; a zero in "
                                     "any dimension runs nothing"),
-                           cl::value_desc("X[,Y[,Z]]"), cl::Required,
-                           cl::cat(Category));
+                           cl::value_desc("X[,Y[,Z]]"), cl::cat(Category));
+cl::opt<std::string> PlanFile(
+    "plan",
+    cl::desc("Run the plan in FILE: launches of kernels of .kiln files on "
+             "shared buffers, with host loops (docs/Tools.md, \"Plans\"); "
+             "excludes FILE.kiln, --kernel, --cubes and --arg"),
+    cl::value_desc("FILE"), cl::cat(Category));
 cl::list<std::string> Args(
     "arg",
     cl::desc("Bind parameter NAME: a buffer TYPE[COUNT]:zeros|fill=VALUE|"
@@ -58,12 +71,12 @@ cl::list<std::string> Args(
              "parameter's type (every parameter must be bound)"),
     cl::value_desc("NAME=SPEC"), cl::cat(Category));
 cl::list<std::string> Outs(
-    "out", cl::desc("After the launch, write buffer NAME to PATH (raw, "
-                    "little-endian)"),
+    "out", cl::desc("After the launch (the plan), write buffer NAME to PATH "
+                    "(raw, little-endian)"),
     cl::value_desc("NAME=PATH"), cl::cat(Category));
 cl::list<std::string> Prints(
-    "print", cl::desc("After the launch, print buffer NAME, one element per "
-                      "line (lanes separated by spaces)"),
+    "print", cl::desc("After the launch (the plan), print buffer NAME, one "
+                      "element per line (lanes separated by spaces)"),
     cl::value_desc("NAME"), cl::cat(Category));
 cl::opt<std::string> StoreDir("store",
                               cl::desc("Keep compiled kernels in the store "
@@ -82,7 +95,8 @@ cl::opt<bool> NoBoundsCheck("no-bounds-check",
 /// --stats; created in main() once LLVM's own `-stats` is renamed (both
 /// cannot be registered under one name).
 cl::opt<bool> *StatsOpt = nullptr;
-cl::opt<unsigned> Repeat("repeat", cl::desc("Launch N times (default 1)"),
+cl::opt<unsigned> Repeat("repeat", cl::desc("Launch (run the plan) N times "
+                                          "(default 1)"),
                          cl::value_desc("N"), cl::init(1), cl::cat(Category));
 cl::opt<char> OptLevel("O", cl::desc("Optimisation level: -O0 .. -O3 "
                                      "(default -O3)"),
@@ -205,6 +219,103 @@ Expected<size_t> bufferParam(ArrayRef<kiln::ParamMetadata> Params,
                                ": the kernel has no parameter %" + Name);
 }
 
+/// --timeout as a limit (zero: none).
+Expected<std::chrono::microseconds> timeoutLimit() {
+  if (!Timeout.getNumOccurrences())
+    return std::chrono::microseconds(0);
+  return parseTimeout(Timeout);
+}
+
+/// The device the options ask for, printing debug_print text on stderr.
+Expected<std::unique_ptr<kiln::Device>> makeDevice(kiln::DeviceOptions DO) {
+  DO.OptLevel = OptLevel - '0';
+  DO.Threads = Threads;
+  DO.Features = MAttr;
+  // The library is silent: the tool prints the store's warnings, and each
+  // kernel's log with KILN_LOG=1.
+  DO.WarningSink = kiln::printWarningToStderr;
+  if (kiln::compilationLoggingEnabled())
+    DO.KernelLogSink = [](llvm::StringRef Line) {
+      llvm::errs() << Line << '\n';
+    };
+  if (NoStore) {
+    DO.StoreMode = kiln::DeviceStoreMode::Off;
+  } else if (StoreDir.getNumOccurrences()) {
+    // An explicit folder is used whatever KILN_CACHE_DIR says; KILN_CACHE
+    // (off, read-only) still applies to it.
+    DO.StoreDir = StoreDir;
+  }
+  Expected<std::optional<kiln::RemoteConfig>> Remote =
+      kiln::tools::remoteConfigFromOptions();
+  if (!Remote)
+    return Remote.takeError();
+  DO.Remote = std::move(*Remote);
+  auto Dev = kiln::Device::create(DO);
+  if (!Dev)
+    return Dev.takeError();
+  // debug_print text goes to stderr, whole launches at a time, so that
+  // --print's lines on stdout stay parseable.
+  (*Dev)->executor().setDebugPrintHandler([](std::string_view Text) {
+    std::fwrite(Text.data(), 1, Text.size(), stderr);
+    std::fflush(stderr);
+  });
+  (*Dev)->executor().setDebugPrintLimit(DebugPrintLimit);
+  return Dev;
+}
+
+/// --stats' line on how kernel \p K was obtained.
+void kernelStat(const kiln::Kernel &K, const kiln::CpuVariant &Variant,
+                const kiln::KernelStats &KS) {
+  fmt::print(stderr, "{}: kernel {} ({}): {}\n", Tool, kiln::kernelIdFromIR(K),
+             Variant.str(), originText(KS));
+}
+
+/// --stats' lines on the store, compile and link phases of a kernel.
+void compileStats(const kiln::KernelStats &KS) {
+  if (KS.HasStore)
+    stat("store lookup/decompress", KS.LookupSeconds * 1e3);
+  if (KS.Compiled) {
+    stat("compile: verify", KS.VerifySeconds * 1e3);
+    stat("compile: lower", KS.LowerSeconds * 1e3);
+    stat("compile: optimize", KS.OptimizeSeconds * 1e3);
+    stat("compile: codegen", KS.CodegenSeconds * 1e3);
+  }
+  stat("link", KS.LinkSeconds * 1e3);
+  if (KS.Compiled && KS.HasStore)
+    stat("store write", KS.StoreSeconds * 1e3);
+}
+
+/// The median of \p Ms (the mean of the middle two of an even count).
+double median(std::vector<double> Ms) {
+  if (Ms.empty())
+    return 0;
+  size_t Mid = Ms.size() / 2;
+  std::nth_element(Ms.begin(), Ms.begin() + Mid, Ms.end());
+  if (Ms.size() % 2)
+    return Ms[Mid];
+  double Upper = Ms[Mid];
+  return (*std::max_element(Ms.begin(), Ms.begin() + Mid) + Upper) / 2;
+}
+
+/// Writes buffer \p B to \p Path (--out).
+Error writeBuffer(const kiln::Buffer &B, StringRef Path) {
+  return kiln::writeOutputFile(
+      Path, /*Binary=*/true, [&](raw_pwrite_stream &OS) {
+        OS.write(static_cast<const char *>(B.data()), B.sizeInBytes());
+        return Error::success();
+      });
+}
+
+/// Prints buffer \p B on standard output (--print).
+void printBuffer(const kiln::Buffer &B) {
+  const char *Data = static_cast<const char *>(B.data());
+  unsigned Size = B.elementType().storeSize();
+  for (uint64_t E = 0; E < B.count() && !outs().has_error(); ++E)
+    outs() << kiln::formatElement(Data + E * Size, B.elementType()) << "\n";
+}
+
+int runPlan();
+
 int run() {
   using Clock = std::chrono::steady_clock;
   bool Stats = *StatsOpt;
@@ -224,16 +335,27 @@ int run() {
   if (Threads > kiln::Executor::MaxThreads)
     return fail("--threads must be at most " +
                 Twine(kiln::Executor::MaxThreads) + " (0: all cores)");
+  if (PlanFile.getNumOccurrences())
+    return runPlan();
+  // Without --plan these are required, and worded as cl::Required words it.
+  if (!InputFile.getNumOccurrences() || !KernelName.getNumOccurrences() ||
+      !Cubes.getNumOccurrences()) {
+    if (!InputFile.getNumOccurrences())
+      errs() << Tool << ": Not enough positional command line arguments "
+             << "specified!\nMust specify at least 1 positional argument: "
+             << "See: " << Tool << " --help\n";
+    for (auto *Missing : {&KernelName, &Cubes})
+      if (!Missing->getNumOccurrences())
+        errs() << Tool << ": for the --" << Missing->ArgStr
+               << " option: must be specified at least once!\n";
+    return 1;
+  }
   auto CubeCount = kiln::parseCubeCount(Cubes);
   if (!CubeCount)
     return fail(CubeCount.takeError());
-  std::chrono::microseconds Limit{0};
-  if (Timeout.getNumOccurrences()) {
-    auto T = parseTimeout(Timeout);
-    if (!T)
-      return fail(T.takeError());
-    Limit = *T;
-  }
+  auto Limit = timeoutLimit();
+  if (!Limit)
+    return fail(Limit.takeError());
 
   auto Start = Clock::now();
   StringRef FileName = InputFile == "-" ? StringRef("<stdin>") : InputFile;
@@ -290,36 +412,9 @@ int run() {
     PrintIdx.push_back(*I);
   }
 
-  DO.OptLevel = OptLevel - '0';
-  DO.Threads = Threads;
-  DO.Features = MAttr;
-  // The library is silent: the tool prints the store's warnings, and each
-  // kernel's log with KILN_LOG=1.
-  DO.WarningSink = kiln::printWarningToStderr;
-  if (kiln::compilationLoggingEnabled())
-    DO.KernelLogSink = [](llvm::StringRef Line) { llvm::errs() << Line << '\n'; };
-  if (NoStore) {
-    DO.StoreMode = kiln::DeviceStoreMode::Off;
-  } else if (StoreDir.getNumOccurrences()) {
-    // An explicit folder is used whatever KILN_CACHE_DIR says; KILN_CACHE
-    // (off, read-only) still applies to it.
-    DO.StoreDir = StoreDir;
-  }
-  Expected<std::optional<kiln::RemoteConfig>> Remote =
-      kiln::tools::remoteConfigFromOptions();
-  if (!Remote)
-    return fail(Remote.takeError());
-  DO.Remote = std::move(*Remote);
-  auto Dev = kiln::Device::create(DO);
+  auto Dev = makeDevice(DO);
   if (!Dev)
     return fail(Dev.takeError());
-  // debug_print text goes to stderr, whole launches at a time, so that
-  // --print's lines on stdout stay parseable.
-  (*Dev)->executor().setDebugPrintHandler([](std::string_view Text) {
-    std::fwrite(Text.data(), 1, Text.size(), stderr);
-    std::fflush(stderr);
-  });
-  (*Dev)->executor().setDebugPrintLimit(DebugPrintLimit);
   kiln::CpuVariant Variant;
   Variant.BoundsChecked = !NoBoundsCheck;
   kiln::KernelStats KS;
@@ -328,21 +423,10 @@ int run() {
     return fail(Loaded.takeError());
 
   if (Stats) {
-    fmt::print(stderr, "{}: kernel {} ({}): {}\n", Tool,
-               kiln::kernelIdFromIR(*K), Variant.str(), originText(KS));
+    kernelStat(*K, Variant, KS);
     stat("parse", ParseMs);
     stat("verify", VerifyMs);
-    if (KS.HasStore)
-      stat("store lookup/decompress", KS.LookupSeconds * 1e3);
-    if (KS.Compiled) {
-      stat("compile: verify", KS.VerifySeconds * 1e3);
-      stat("compile: lower", KS.LowerSeconds * 1e3);
-      stat("compile: optimize", KS.OptimizeSeconds * 1e3);
-      stat("compile: codegen", KS.CodegenSeconds * 1e3);
-    }
-    stat("link", KS.LinkSeconds * 1e3);
-    if (KS.Compiled && KS.HasStore)
-      stat("store write", KS.StoreSeconds * 1e3);
+    compileStats(KS);
   }
   for (unsigned R = 0; R < Repeat; ++R) {
     Start = Clock::now();
@@ -352,7 +436,7 @@ int run() {
     Error E = Error::success();
     {
       kiln::Watchdog::Scope Deadline((*Dev)->executor().watchdog(), Stop,
-                                     Limit);
+                                     *Limit);
       E = (*Dev)->launch(*Loaded, *CubeCount, Inputs->Bindings, &Stop);
     }
     if (E && Stop.reason() == kiln::LaunchStop::Reason::TimedOut) {
@@ -369,22 +453,195 @@ int run() {
            msSince(Start));
   }
 
-  for (const auto &[I, Path] : OutFiles) {
-    const kiln::Buffer &B = Inputs->Buffers[I];
-    if (Error E = kiln::writeOutputFile(
-            Path, /*Binary=*/true, [&](raw_pwrite_stream &OS) {
-              OS.write(static_cast<const char *>(B.data()), B.sizeInBytes());
-              return Error::success();
-            }))
+  for (const auto &[I, Path] : OutFiles)
+    if (Error E = writeBuffer(Inputs->Buffers[I], Path))
       return fail("--out " + Params[I].Name + ": " + toString(std::move(E)));
+  for (size_t I : PrintIdx)
+    printBuffer(Inputs->Buffers[I]);
+  if (Error E = kiln::flushOrError(outs(), "standard output"))
+    return fail("--print: " + toString(std::move(E)));
+  return 0;
+}
+
+/// kiln-run --plan=FILE: reads the plan and every .kiln file it names,
+/// checks the plan's bindings, runs it once without launching (which
+/// creates the buffers and evaluates every value), compiles the kernels,
+/// then runs it --repeat times.
+int runPlan() {
+  using Clock = std::chrono::steady_clock;
+  bool Stats = *StatsOpt;
+  if (InputFile.getNumOccurrences() || KernelName.getNumOccurrences() ||
+      Cubes.getNumOccurrences() || Args.getNumOccurrences())
+    return fail("--plan excludes FILE.kiln, --kernel, --cubes and --arg: "
+                "the plan names its kernels, cube counts and arguments");
+  if (PlanFile.empty())
+    return fail("--plan: empty file name");
+  auto Limit = timeoutLimit();
+  if (!Limit)
+    return fail(Limit.takeError());
+
+  auto Start = Clock::now();
+  StringRef PlanName = PlanFile == "-" ? StringRef("<stdin>") : PlanFile;
+  Expected<std::string> PlanText = kiln::readInputFile(PlanFile);
+  if (!PlanText)
+    return failInFile(PlanName, toString(PlanText.takeError()));
+  auto P = kiln::Plan::parse(*PlanText, PlanName);
+  if (!P)
+    return fail(P.takeError());
+
+  // Each .kiln file is read, parsed and verified once, however many kernel
+  // statements name it.
+  kiln::DeviceOptions DO;
+  DO.Limits.PlaneDim = PlaneDim;
+  std::map<std::string, std::unique_ptr<kiln::Module>> Modules;
+  std::vector<const kiln::Kernel *> Kernels;
+  std::vector<std::vector<kiln::ParamMetadata>> Params;
+  double VerifyMs = 0;
+  for (const kiln::PlanKernel &PK : P->kernels()) {
+    std::unique_ptr<kiln::Module> &M = Modules[PK.File];
+    if (!M) {
+      Expected<std::string> Text = kiln::readInputFile(PK.File);
+      if (!Text)
+        return fail(kiln::makeDiagnostic(
+            PlanName, PK.PathLoc,
+            "'" + PK.Path + "': " + toString(Text.takeError())));
+      Expected<kiln::Module> Parsed = kiln::parseModule(*Text, PK.File);
+      if (!Parsed)
+        return fail(Parsed.takeError());
+      auto VerifyStart = Clock::now();
+      if (Error E = kiln::verifyModule(*Parsed, DO.Limits))
+        return fail(std::move(E));
+      VerifyMs += msSince(VerifyStart);
+      M = std::make_unique<kiln::Module>(std::move(*Parsed));
+    }
+    const kiln::Kernel *K = M->findKernel(PK.Kernel);
+    if (!K) {
+      std::string Known;
+      for (const kiln::Kernel &Each : M->Kernels)
+        Known += (Known.empty() ? "@" : ", @") + Each.Name;
+      return fail(kiln::makeDiagnostic(
+          PlanName, PK.PathLoc,
+          "'" + PK.Path + "' has no kernel named '" + PK.Kernel +
+              "' (kernels: " + (Known.empty() ? "none" : Known) + ")"));
+    }
+    Kernels.push_back(K);
+    Params.push_back(kiln::paramsOf(*K));
   }
-  for (size_t I : PrintIdx) {
-    const kiln::Buffer &B = Inputs->Buffers[I];
-    const char *Data = static_cast<const char *>(B.data());
-    unsigned Size = B.elementType().storeSize();
-    for (uint64_t E = 0; E < B.count() && !outs().has_error(); ++E)
-      outs() << kiln::formatElement(Data + E * Size, B.elementType()) << "\n";
+  double ParseMs = msSince(Start) - VerifyMs;
+  if (Error E = P->bind(Params))
+    return fail(std::move(E));
+
+  std::vector<std::string> PrintNames;
+  for (const std::string &Name : Prints) {
+    if (!P->hasBuffer(Name))
+      return fail("--print " + Name + ": the plan has no buffer '" + Name +
+                  "'");
+    PrintNames.push_back(Name);
   }
+  std::vector<std::pair<std::string, std::string>> OutFiles;
+  for (const std::string &O : Outs) {
+    auto NV = kiln::splitNameValue(O, "out");
+    if (!NV)
+      return fail(NV.takeError());
+    if (!P->hasBuffer(NV->first))
+      return fail("--out " + NV->first + ": the plan has no buffer '" +
+                  NV->first + "'");
+    if (NV->second.empty())
+      return fail("--out " + NV->first + ": empty file name");
+    if (Error E = kiln::checkOutputPath(NV->second))
+      return fail("--out " + NV->first + ": " + toString(std::move(E)));
+    OutFiles.push_back(std::move(*NV));
+  }
+
+  // The check run: buffers are created and every value the plan computes
+  // is checked, before anything is compiled or launched.
+  Start = Clock::now();
+  if (Error E =
+          P->run([](const kiln::PlanLaunch &) { return Error::success(); }))
+    return fail(std::move(E));
+  double CheckMs = msSince(Start);
+
+  auto Dev = makeDevice(DO);
+  if (!Dev)
+    return fail(Dev.takeError());
+  kiln::CpuVariant Variant;
+  Variant.BoundsChecked = !NoBoundsCheck;
+  if (Stats) {
+    stat("parse", ParseMs);
+    stat("verify", VerifyMs);
+    stat("plan check", CheckMs);
+  }
+  std::vector<kiln::LoadedKernel> Loaded;
+  for (size_t I = 0; I < Kernels.size(); ++I) {
+    kiln::KernelStats KS;
+    auto L = (*Dev)->getKernel(*Kernels[I], Variant, &KS);
+    if (!L)
+      return fail(L.takeError());
+    Loaded.push_back(std::move(*L));
+    if (Stats) {
+      kernelStat(*Kernels[I], Variant, KS);
+      compileStats(KS);
+    }
+  }
+
+  // Milliseconds of each launch, by launch statement.
+  std::vector<std::vector<double>> LaunchMs(P->launchCount());
+  std::vector<double> PlanMs;
+  for (unsigned R = 0; R < Repeat; ++R) {
+    Start = Clock::now();
+    Error E = P->run([&](const kiln::PlanLaunch &L) -> Error {
+      auto LaunchStart = Clock::now();
+      kiln::LaunchStop Stop;
+      Error LE = Error::success();
+      {
+        kiln::Watchdog::Scope Deadline((*Dev)->executor().watchdog(), Stop,
+                                       *Limit);
+        LE = (*Dev)->launch(Loaded[L.Kernel], L.CubeCount, L.Args, &Stop);
+      }
+      if (LE && Stop.reason() == kiln::LaunchStop::Reason::TimedOut) {
+        consumeError(std::move(LE));
+        return P->launchError(
+            L.Statement, "--timeout=" + Timeout + ": launch of kernel '" +
+                             Kernels[L.Kernel]->Name + "' ran longer than " +
+                             Timeout + " s and was stopped (nothing written)");
+      }
+      if (LE)
+        return P->launchError(L.Statement, toString(std::move(LE)));
+      if (Stats)
+        LaunchMs[L.Statement].push_back(msSince(LaunchStart));
+      return Error::success();
+    });
+    if (E)
+      return fail(std::move(E));
+    PlanMs.push_back(msSince(Start));
+  }
+
+  if (Stats) {
+    for (unsigned S = 0; S < P->launchCount(); ++S) {
+      const std::vector<double> &Ms = LaunchMs[S];
+      std::string What = fmt::format(
+          "{}: line {}: launch {}: {} launch{}", Tool, P->launchLoc(S).Line,
+          P->launchKernelName(S).str(), Ms.size(), Ms.size() == 1 ? "" : "es");
+      if (Ms.empty())
+        fmt::print(stderr, "{}\n", What);
+      else
+        fmt::print(stderr, "{}, total {:.4f} ms, median {:.4f} ms\n", What,
+                   std::accumulate(Ms.begin(), Ms.end(), 0.0), median(Ms));
+    }
+    if (Repeat == 1) {
+      stat("plan", PlanMs[0]);
+    } else {
+      for (unsigned R = 0; R < Repeat; ++R)
+        stat(fmt::format("plan {}", R + 1), PlanMs[R]);
+      stat("plan median", median(PlanMs));
+    }
+  }
+
+  for (const auto &[Name, Path] : OutFiles)
+    if (Error E = writeBuffer(*P->buffer(Name), Path))
+      return fail("--out " + Name + ": " + toString(std::move(E)));
+  for (const std::string &Name : PrintNames)
+    printBuffer(*P->buffer(Name));
   if (Error E = kiln::flushOrError(outs(), "standard output"))
     return fail("--print: " + toString(std::move(E)));
   return 0;
@@ -443,7 +700,15 @@ int main(int argc, char **argv) {
       "    shortest text that reads back to the same value; several --print\n"
       "    follow each other in the order given.\n"
       "  debug_print text of the kernel goes to standard error, each\n"
-      "    launch's text whole once it has completed (--debug-print-limit).\n");
+      "    launch's text whole once it has completed (--debug-print-limit).\n"
+      "  --plan=FILE runs a plan, one statement per line ('#' comments):\n"
+      "    kernel K = PATH.kiln[:NAME]      buffer B = SPEC (COUNT may be\n"
+      "    an expression)      let V = EXPR      swap B1 B2\n"
+      "    for V = FROM to TO [step S] {  ...  }      repeat N {  ...  }\n"
+      "    launch K cubes=X[,Y[,Z]] PARAM=VALUE ...  (a buffer's name, an\n"
+      "    integer expression with + - * / % min() max(), or a literal)\n"
+      "    Paths are relative to the plan's folder; --out and --print name\n"
+      "    the plan's buffers (docs/Tools.md §3.6).\n");
   try {
     return run();
   } catch (const std::system_error &E) { // fmt's report of a failed write
