@@ -94,7 +94,7 @@ float likelihoodOf(float X, float Y, const int32_t *Objxy, int CountOnes,
 class ParticleFilterInstance : public corpus::Instance {
 public:
   explicit ParticleFilterInstance(int Size)
-      : Nparticles(Size == 0 ? 1000 : 8192) {
+      : Nparticles(Size == 0 ? 600 : 8192) {
     MaxSize = IszX * IszY * Nfr;
     Seed0.resize(Nparticles);
     for (int I = 0; I < Nparticles; ++I)
