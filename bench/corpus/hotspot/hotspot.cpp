@@ -94,8 +94,8 @@ public:
                {Arg::i32(Iter), Arg::buf(MatrixPower),
                 Arg::buf(MatrixTemp[Src]), Arg::buf(MatrixTemp[Dst]),
                 Arg::i32(GridCols), Arg::i32(GridRows), Arg::i32(BorderCols),
-                Arg::i32(BorderRows), Arg::f32(Cap), Arg::f32(Rx),
-                Arg::f32(Ry), Arg::f32(Rz), Arg::f32(Step)});
+                Arg::i32(BorderRows), Arg::f32(Cap), Arg::f32(Rx), Arg::f32(Ry),
+                Arg::f32(Rz), Arg::f32(Step)});
       std::swap(Src, Dst);
     }
     Result = Src; // compute_tran_temp's return value
@@ -125,15 +125,14 @@ private:
           int W = std::max(X - 1, 0), E = std::min(X + 1, GridCols - 1);
           float C = In[Y * GridCols + X];
           Out[Y * GridCols + X] =
-              C + StepDivCap *
-                      (Power[Y * GridCols + X] +
-                       (In[S * GridCols + X] + In[N * GridCols + X] -
-                        2.0f * C) *
-                           Ry1 +
-                       (In[Y * GridCols + E] + In[Y * GridCols + W] -
-                        2.0f * C) *
-                           Rx1 +
-                       (AmbTemp - C) * Rz1);
+              C +
+              StepDivCap *
+                  (Power[Y * GridCols + X] +
+                   (In[S * GridCols + X] + In[N * GridCols + X] - 2.0f * C) *
+                       Ry1 +
+                   (In[Y * GridCols + E] + In[Y * GridCols + W] - 2.0f * C) *
+                       Rx1 +
+                   (AmbTemp - C) * Rz1);
         }
       std::swap(In, Out);
     }
@@ -203,12 +202,11 @@ void hotspotNative(const NativeLaunch &L) {
           int W = std::max(Tx - 1, ValidXmin), E = std::min(Tx + 1, ValidXmax);
           float C = TempOn[Ty][Tx];
           TempT[Ty][Tx] =
-              C + StepDivCap * (PowerOn[Ty][Tx] +
-                                (TempOn[S][Tx] + TempOn[N][Tx] - 2.0f * C) *
-                                    Ry1 +
-                                (TempOn[Ty][E] + TempOn[Ty][W] - 2.0f * C) *
-                                    Rx1 +
-                                (AmbTemp - C) * Rz1);
+              C +
+              StepDivCap * (PowerOn[Ty][Tx] +
+                            (TempOn[S][Tx] + TempOn[N][Tx] - 2.0f * C) * Ry1 +
+                            (TempOn[Ty][E] + TempOn[Ty][W] - 2.0f * C) * Rx1 +
+                            (AmbTemp - C) * Rz1);
         }
       if (I == Iteration - 1)
         break;

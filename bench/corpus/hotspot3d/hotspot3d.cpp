@@ -125,8 +125,8 @@ private:
             int Bo = Z == 0 ? C : C - Nx * Ny;
             int T = Z == Nz - 1 ? C : C + Nx * Ny;
             Out[C] = In[C] * Cc + In[N] * Cn + In[S] * Cs + In[E] * Ce +
-                     In[W] * Cw + In[T] * Ct + In[Bo] * Cb +
-                     SDC * PowerIn[C] + Ct * AmbTemp;
+                     In[W] * Cw + In[T] * Ct + In[Bo] * Cb + SDC * PowerIn[C] +
+                     Ct * AmbTemp;
           }
       std::swap(In, Out);
     }
@@ -171,8 +171,7 @@ void hotspotOpt1Native(const NativeLaunch &L) {
         T2 = T3;
         T3 = TIn[C + XY];
         TOut[C] = Cc * T2 + Cw * TIn[W] + Ce * TIn[E] + Cs * TIn[S] +
-                  Cn * TIn[N] + Cb * T1 + Ct * T3 + Sdc * P[C] +
-                  Ct * AmbTemp;
+                  Cn * TIn[N] + Cb * T1 + Ct * T3 + Sdc * P[C] + Ct * AmbTemp;
         C += XY, W += XY, E += XY, N += XY, S += XY;
       }
       T1 = T2;
@@ -193,6 +192,6 @@ KILN_CORPUS_BENCHMARK(hotspot3d,
                         return Size == 0
                                    ? std::make_unique<Hotspot3DInstance>(64, 8,
                                                                          4)
-                                   : std::make_unique<Hotspot3DInstance>(
-                                         512, 8, 8);
+                                   : std::make_unique<Hotspot3DInstance>(512, 8,
+                                                                         8);
                       });
