@@ -129,10 +129,9 @@ public:
     const api::Kernel &K = It->second;
     api::Dim3 Shape = K.cubeDim();
     if (Shape.X != Cube.X || Shape.Y != Cube.Y || Shape.Z != Cube.Z)
-      throw BackendError(
-          std::string("kernel '") + Name + "' has cube_dim " + str(Shape) +
-          ", the host launches cubes of " +
-          str(api::Dim3{Cube.X, Cube.Y, Cube.Z}));
+      throw BackendError(std::string("kernel '") + Name + "' has cube_dim " +
+                         str(Shape) + ", the host launches cubes of " +
+                         str(api::Dim3{Cube.X, Cube.Y, Cube.Z}));
     auto Params = K.parameters();
     if (Params.size() != Args.size())
       throw BackendError(std::string("kernel '") + Name + "' has " +
@@ -149,8 +148,7 @@ public:
                            (P.IsBuffer ? "a buffer" : P.Type.str()) +
                            ", the host passes " + scalarName(A.K));
       if (A.K == Arg::Kind::Buffer)
-        LaunchArgs.push_back(
-            api::Arg::buffer(buffer(A.B, 0).view(P.Type)));
+        LaunchArgs.push_back(api::Arg::buffer(buffer(A.B, 0).view(P.Type)));
       else
         LaunchArgs.push_back(scalarArg(A));
     }

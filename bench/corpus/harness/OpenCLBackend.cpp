@@ -63,8 +63,7 @@ public:
     cl_int Err;
     Program = clCreateProgramWithSource(C.Ctx, 1, &Src, &Len, &Err);
     check(Err, "clCreateProgramWithSource of " + Path);
-    Err = clBuildProgram(Program, 1, &C.Dev, "-cl-std=CL1.2", nullptr,
-                         nullptr);
+    Err = clBuildProgram(Program, 1, &C.Dev, "-cl-std=CL1.2", nullptr, nullptr);
     if (Err != CL_SUCCESS) {
       size_t Size = 0;
       clGetProgramBuildInfo(Program, C.Dev, CL_PROGRAM_BUILD_LOG, 0, nullptr,
@@ -102,8 +101,8 @@ public:
       write(B, Init, Bytes);
     } else {
       std::vector<unsigned char> Zeros(Size, 0);
-      check(clEnqueueWriteBuffer(C.Queue, M, CL_TRUE, 0, Size, Zeros.data(),
-                                 0, nullptr, nullptr),
+      check(clEnqueueWriteBuffer(C.Queue, M, CL_TRUE, 0, Size, Zeros.data(), 0,
+                                 nullptr, nullptr),
             "clEnqueueWriteBuffer");
     }
     return B;
@@ -112,16 +111,16 @@ public:
   void write(Buf B, const void *Src, size_t Bytes) override {
     cl_mem M = buffer(B, Bytes);
     if (Bytes)
-      check(clEnqueueWriteBuffer(C.Queue, M, CL_TRUE, 0, Bytes, Src, 0,
-                                 nullptr, nullptr),
+      check(clEnqueueWriteBuffer(C.Queue, M, CL_TRUE, 0, Bytes, Src, 0, nullptr,
+                                 nullptr),
             "clEnqueueWriteBuffer");
   }
 
   void read(Buf B, void *Dst, size_t Bytes) override {
     cl_mem M = buffer(B, Bytes);
     if (Bytes)
-      check(clEnqueueReadBuffer(C.Queue, M, CL_TRUE, 0, Bytes, Dst, 0,
-                                nullptr, nullptr),
+      check(clEnqueueReadBuffer(C.Queue, M, CL_TRUE, 0, Bytes, Dst, 0, nullptr,
+                                nullptr),
             "clEnqueueReadBuffer");
   }
 
@@ -175,8 +174,8 @@ private:
       return It->second;
     cl_int Err;
     cl_kernel K = clCreateKernel(Program, Name, &Err);
-    check(Err, std::string("clCreateKernel '") + Name + "' of " + Bench +
-                   ".cl");
+    check(Err,
+          std::string("clCreateKernel '") + Name + "' of " + Bench + ".cl");
     Kernels.emplace(Name, K);
     return K;
   }
@@ -220,8 +219,8 @@ public:
         break;
       }
     if (!Platform)
-      throw BackendError(std::string("no OpenCL platform named like '") +
-                         Want + "' (set BENCH_PLATFORM)");
+      throw BackendError(std::string("no OpenCL platform named like '") + Want +
+                         "' (set BENCH_PLATFORM)");
     Version = platformInfo(Platform, CL_PLATFORM_VERSION);
     check(clGetDeviceIDs(Platform, CL_DEVICE_TYPE_CPU, 1, &C.Dev, nullptr),
           "clGetDeviceIDs (a CPU device)");
@@ -260,9 +259,10 @@ namespace corpus {
 bool haveOpenCL() { return false; }
 
 std::unique_ptr<System> makeOpenCLSystem(const Options &) {
-  throw BackendError("kiln-corpus was built without OpenCL (no OpenCL "
-                     "headers or ICD loader when it was configured: install "
-                     "ocl-icd-opencl-dev and opencl-headers, then reconfigure)");
+  throw BackendError(
+      "kiln-corpus was built without OpenCL (no OpenCL "
+      "headers or ICD loader when it was configured: install "
+      "ocl-icd-opencl-dev and opencl-headers, then reconfigure)");
 }
 
 } // namespace corpus

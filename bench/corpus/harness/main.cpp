@@ -206,8 +206,8 @@ public:
   int run();
 
 private:
-  void result(const char *System, const std::string &Bench,
-              const char *Metric, double Value) {
+  void result(const char *System, const std::string &Bench, const char *Metric,
+              double Value) {
     std::printf("RESULT %s %s %s %s %.6g\n", C.Tag.c_str(), System,
                 Bench.c_str(), Metric, Value);
     std::fflush(stdout);
@@ -418,8 +418,11 @@ int Harness::run() {
       } else if (S == "native") {
         Systems.push_back(makeNativeSystem(C.O));
       } else if (S == "opencl") {
-        if (!haveOpenCL() && !C.SystemsGiven)
-          continue; // "all available"
+        if (!haveOpenCL() && !C.SystemsGiven) { // "all available"
+          std::fprintf(stderr, "kiln-corpus: note: no opencl system: built "
+                               "without OpenCL\n");
+          continue;
+        }
         Systems.push_back(makeOpenCLSystem(C.O));
       }
     } catch (const std::exception &E) {
