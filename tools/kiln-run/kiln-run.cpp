@@ -556,8 +556,7 @@ int runPlan() {
   // The check run: buffers are created and every value the plan computes
   // is checked, before anything is compiled or launched.
   Start = Clock::now();
-  if (Error E =
-          P->run([](const kiln::PlanLaunch &) { return Error::success(); }))
+  if (Error E = P->check())
     return fail(std::move(E));
   double CheckMs = msSince(Start);
 

@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -32,8 +34,9 @@ constexpr unsigned MaxExprHeight = 1000;
 /// Names that cannot be given to a kernel, a buffer or a variable.
 bool isReserved(StringRef Name) {
   return llvm::is_contained({"kernel", "buffer", "let", "for", "to", "step",
-                             "repeat", "launch", "swap", "cubes", "min", "max",
-                             "true", "false", "inf", "nan"},
+                             "repeat", "launch", "swap", "set", "while",
+                             "cubes", "min", "max", "true", "false", "inf",
+                             "nan"},
                             Name);
 }
 
@@ -69,14 +72,16 @@ struct Expr {
 };
 
 struct Stmt {
-  enum Kind { Let, For, Repeat, Launch, Swap, Buffer };
+  enum Kind { Let, For, Repeat, Launch, Swap, Buffer, Set, While };
   Kind K = Let;
   SourceLoc Loc;
   unsigned Slot = 0;            ///< Let, For: the variable
   unsigned A = 0, B = 0, C = 0; ///< expressions (see parse)
   bool HasStep = false;         ///< For
-  unsigned X = 0, Y = 0;        ///< Launch: its index; Swap, Buffer: buffers
-  std::vector<Stmt> Body;       ///< For, Repeat
+  /// Launch: its index; Swap, Buffer, Set, While: buffers (Set: X, its
+  /// value Y in Sets).
+  unsigned X = 0, Y = 0;
+  std::vector<Stmt> Body; ///< For, Repeat, While
 };
 
 /// One NAME=VALUE of a launch statement.
@@ -107,6 +112,13 @@ struct LaunchStmt {
   std::vector<LaunchArg> Args;
   std::vector<BoundParam> Params;
   std::vector<ArgBinding> Bindings;
+};
+
+/// The value of a `set` statement: an expression or constant bytes.
+struct SetValue {
+  std::optional<unsigned> ExprIdx;
+  std::vector<uint8_t> Bytes;
+  SourceLoc Loc;
 };
 
 struct BufferDecl {
@@ -151,6 +163,7 @@ struct Plan::Impl {
   std::vector<PlanKernel> Kernels;
   std::vector<BufferDecl> Buffers;
   std::vector<LaunchStmt> Launches;
+  std::vector<SetValue> Sets;
   std::vector<Expr> Exprs;
   std::vector<Stmt> Top;
   unsigned SlotCount = 0;
@@ -161,9 +174,18 @@ struct Plan::Impl {
   std::vector<unsigned> Names; ///< buffer name -> the buffer it names
   uint64_t Steps = 0;
   bool HasRun = false;
+  /// The check run: buffers are created but neither written by `set` nor
+  /// read by `while`, whose body is checked once.
+  bool Checking = false;
+  /// The check run has met a `while`: from there on what it computes may
+  /// depend on the number of the loop's iterations, which only the run
+  /// knows, so its errors are left for the run to find.
+  bool Unsure = false;
 
   // Parse state.
   std::vector<llvm::StringMap<Symbol>> Scopes;
+  unsigned ElementExpr = 0; ///< the index parseElement parsed last
+  std::optional<SourceLoc> FirstWhile;
 
   Error error(SourceLoc Loc, const Twine &Message) const {
     return makeDiagnostic(FileName, Loc, Message);
@@ -225,7 +247,7 @@ struct Plan::Impl {
         T.K = Token::String;
         T.Text = Text.slice(I + 1, Close);
         I = Close + 1;
-      } else if (StringRef("={}(),+-*/%\\").contains(C)) {
+      } else if (StringRef("={}()[],+-*/%!\\").contains(C)) {
         T.K = Token::Punct;
         T.Text = Text.substr(I, 1);
         ++I;
@@ -590,11 +612,15 @@ struct Plan::Impl {
                     std::vector<Stmt> &Into);
   Error parseLaunch(const Token &Kw, Cursor &C, std::vector<Stmt> &Into);
   Error parseValue(Cursor &C, LaunchArg &A);
+  Expected<unsigned> parseElement(Cursor &C, StringRef Form);
+  Expected<uint64_t> elementIndex(const Stmt &S);
 
   Error exec(const std::vector<Stmt> &Body,
              llvm::function_ref<Error(const PlanLaunch &)> Launch);
   Error execOne(const Stmt &S,
                 llvm::function_ref<Error(const PlanLaunch &)> Launch);
+  Error execStatement(const Stmt &S,
+                      llvm::function_ref<Error(const PlanLaunch &)> Launch);
   Error createBuffer(BufferDecl &B);
   Error launch(const Stmt &S,
                llvm::function_ref<Error(const PlanLaunch &)> Launch);
@@ -720,6 +746,34 @@ Error Plan::Impl::parseBuffer(const Token &Kw, Cursor &C, StringRef Line,
   Buffers.push_back(std::move(B));
   Into.push_back(std::move(S));
   return Error::success();
+}
+
+/// BUFFER[INDEX] of `set` and `while`: the buffer, and the index's
+/// expression in ElementExpr.
+Expected<unsigned> Plan::Impl::parseElement(Cursor &C, StringRef Form) {
+  const Token &Name = C.next();
+  if (Name.K != Token::Name)
+    return error(Name.Loc, "expected a buffer's name, found " + describe(Name) +
+                               " (" + Form + ")");
+  const Symbol *S = lookup(Name.Text);
+  if (!S)
+    return error(Name.Loc, "unknown buffer '" + Name.Text + "'");
+  if (S->K != Symbol::Buffer)
+    return error(Name.Loc,
+                 "'" + Name.Text + "' is " + kindText(S->K) + ", not a buffer");
+  const Token &Open = C.next();
+  if (!Open.is("["))
+    return error(Open.Loc, "expected '[' after the buffer's name, found " +
+                               describe(Open) + " (" + Form + ")");
+  auto Index = parseExpr(C);
+  if (!Index)
+    return Index.takeError();
+  const Token &Close = C.next();
+  if (!Close.is("]"))
+    return error(Close.Loc,
+                 "expected ']' after the index, found " + describe(Close));
+  ElementExpr = *Index;
+  return S->Index;
 }
 
 Error Plan::Impl::parseValue(Cursor &C, LaunchArg &A) {
@@ -856,7 +910,7 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
   }
   if (Kw.K != Token::Name)
     return error(Kw.Loc, "expected a statement (kernel, buffer, let, for, "
-                         "repeat, launch, swap or '}'), found " +
+                         "repeat, while, launch, swap, set or '}'), found " +
                              describe(Kw));
   bool TopLevel = Blocks.size() == 1;
   if (Kw.Text == "kernel" || Kw.Text == "buffer") {
@@ -868,6 +922,10 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
       return error(Kw.Loc, "'" + Kw.Text +
                                "' statements stand at the top level of a "
                                "plan, not inside a loop");
+    if (Kw.Text == "buffer" && FirstWhile)
+      return error(Kw.Loc, "buffers are declared before the first while "
+                           "loop (at " +
+                               formatLoc(*FirstWhile) + ")");
     return Kw.Text == "kernel" ? parseKernel(Kw, C, Line)
                                : parseBuffer(Kw, C, Line, Into);
   }
@@ -962,6 +1020,87 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
       return E;
     return EndOfLine();
   }
+  if (Kw.Text == "set") {
+    Stmt S;
+    S.K = Stmt::Set;
+    S.Loc = Kw.Loc;
+    auto Buf = parseElement(C, "set BUFFER[INDEX] = VALUE");
+    if (!Buf)
+      return Buf.takeError();
+    S.X = *Buf;
+    S.A = ElementExpr;
+    const Token &Eq = C.next();
+    if (!Eq.is("="))
+      return error(Eq.Loc, "expected '=' after the element, found " +
+                               describe(Eq) + " (set BUFFER[INDEX] = VALUE)");
+    LaunchArg A;
+    if (Error E = parseValue(C, A))
+      return E;
+    SetValue V;
+    V.Loc = A.ValueLoc;
+    const BufferDecl &B = Buffers[S.X];
+    if (A.K == LaunchArg::BufferName)
+      return error(A.ValueLoc, "expected a value of type " +
+                                   B.ElementType.str() + ", found a buffer");
+    if (A.K == LaunchArg::Literal) {
+      auto Bytes = parseValueText(A.Text, B.ElementType);
+      if (!Bytes)
+        return error(A.ValueLoc, "buffer '" + B.Name + "' (" +
+                                     B.ElementType.str() +
+                                     "): " + toString(Bytes.takeError()));
+      V.Bytes = std::move(*Bytes);
+    } else {
+      V.ExprIdx = A.Index;
+    }
+    S.Y = static_cast<unsigned>(Sets.size());
+    Sets.push_back(std::move(V));
+    Into.push_back(std::move(S));
+    return EndOfLine();
+  }
+  if (Kw.Text == "while") {
+    if (Blocks.size() > MaxBlockDepth)
+      return error(Kw.Loc,
+                   "loops nested more than " + Twine(MaxBlockDepth) + " deep");
+    Stmt S;
+    S.K = Stmt::While;
+    S.Loc = Kw.Loc;
+    if (!FirstWhile)
+      FirstWhile = Kw.Loc;
+    auto Buf = parseElement(C, "while BUFFER[INDEX] != 0 max LIMIT {");
+    if (!Buf)
+      return Buf.takeError();
+    S.X = *Buf;
+    S.A = ElementExpr;
+    const Token &Bang = C.next();
+    const Token &Eq = C.next();
+    const Token &Zero = C.next();
+    if (!Bang.is("!") || !Eq.is("=") || Eq.Loc.Col != Bang.Loc.Col + 1 ||
+        Zero.K != Token::Int || Zero.Text.ltrim('0') != "")
+      return error(Bang.Loc, "expected '!= 0' after the element (while "
+                             "BUFFER[INDEX] != 0 max LIMIT {)");
+    const Token &Max = C.next();
+    if (!Max.isName("max"))
+      return error(Max.Loc, "expected 'max LIMIT' after '!= 0', found " +
+                                describe(Max) +
+                                " (a while loop has a maximum number of "
+                                "iterations)");
+    auto Limit = parseExpr(C);
+    if (!Limit)
+      return Limit.takeError();
+    S.C = *Limit;
+    const Token &Brace = C.next();
+    if (!Brace.is("{"))
+      return error(Brace.Loc, "expected '{' at the end of the while line, "
+                              "found " +
+                                  describe(Brace));
+    if (Error E = EndOfLine())
+      return E;
+    Scopes.emplace_back();
+    Into.push_back(std::move(S));
+    Blocks.push_back(&Into.back().Body);
+    Opens.push_back(Kw.Loc);
+    return Error::success();
+  }
   if (Kw.Text == "swap") {
     Stmt S;
     S.K = Stmt::Swap;
@@ -999,7 +1138,7 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
   }
   return error(Kw.Loc, "unknown statement '" + Kw.Text +
                            "' (expected kernel, buffer, let, for, repeat, "
-                           "launch, swap or '}')");
+                           "while, launch, swap, set or '}')");
 }
 
 Error Plan::Impl::parseText(StringRef Text) {
@@ -1142,8 +1281,42 @@ Error Plan::Impl::launch(const Stmt &S,
   return Fn(PL);
 }
 
+/// Whether element \p I of \p B is all zero bits.
+static bool isZero(const BufferDecl &B, uint64_t I) {
+  unsigned Size = B.ElementType.storeSize();
+  const uint8_t *E = B.Storage.as<uint8_t>() + I * Size;
+  return std::all_of(E, E + Size, [](uint8_t Byte) { return Byte == 0; });
+}
+
+/// The index of a `set` or `while` element, in range of the buffer that
+/// its name names now.
+Expected<uint64_t> Plan::Impl::elementIndex(const Stmt &S) {
+  auto I = eval(S.A);
+  if (!I)
+    return I.takeError();
+  const BufferDecl &B = Buffers[Names[S.X]];
+  if (*I < 0 || uint64_t(*I) >= B.Storage.count())
+    return error(Exprs[S.A].Begin, "index " + Twine(*I) +
+                                       " is outside buffer '" +
+                                       Buffers[S.X].Name + "' (" +
+                                       Twine(B.Storage.count()) + " elements)");
+  return uint64_t(*I);
+}
+
 Error Plan::Impl::execOne(const Stmt &S,
                           llvm::function_ref<Error(const PlanLaunch &)> Fn) {
+  Error E = execStatement(S, Fn);
+  // Past a while loop, the check run's errors are the run's to report
+  // (the statements of a loop's body have reported theirs already).
+  if (E && Checking && Unsure && S.K != Stmt::Buffer) {
+    consumeError(std::move(E));
+    return Error::success();
+  }
+  return E;
+}
+
+Error Plan::Impl::execStatement(
+    const Stmt &S, llvm::function_ref<Error(const PlanLaunch &)> Fn) {
   if (++Steps > MaxPlanSteps)
     return error(S.Loc, "the plan runs more than " + Twine(MaxPlanSteps) +
                             " statements and loop iterations (a runaway "
@@ -1163,6 +1336,58 @@ Error Plan::Impl::execOne(const Stmt &S,
   case Stmt::Swap:
     std::swap(Names[S.X], Names[S.Y]);
     return Error::success();
+  case Stmt::Set: {
+    auto I = elementIndex(S);
+    if (!I)
+      return I.takeError();
+    const SetValue &V = Sets[S.Y];
+    BufferDecl &B = Buffers[Names[S.X]];
+    std::vector<uint8_t> Bytes = V.Bytes;
+    if (V.ExprIdx) {
+      auto Value = eval(*V.ExprIdx);
+      if (!Value)
+        return Value.takeError();
+      auto Converted = convertValue(*Value, B.ElementType);
+      if (!Converted)
+        return error(V.Loc, "buffer '" + Buffers[S.X].Name + "' (" +
+                                B.ElementType.str() +
+                                "): " + toString(Converted.takeError()));
+      Bytes = std::move(*Converted);
+    }
+    if (!Checking)
+      std::memcpy(B.Storage.as<uint8_t>() + *I * Bytes.size(), Bytes.data(),
+                  Bytes.size());
+    return Error::success();
+  }
+  case Stmt::While: {
+    if (Checking)
+      Unsure = true;
+    auto Limit = eval(S.C);
+    if (!Limit)
+      return Limit.takeError();
+    if (*Limit < 0)
+      return error(Exprs[S.C].Begin,
+                   "while limit " + Twine(*Limit) + " is negative");
+    for (int64_t Done = 0;; ++Done) {
+      auto I = elementIndex(S);
+      if (!I)
+        return I.takeError();
+      // The check run launches nothing: the body is checked once.
+      if (Checking ? Done == std::min<int64_t>(1, *Limit)
+                   : isZero(Buffers[Names[S.X]], *I))
+        return Error::success();
+      if (Done == *Limit)
+        return error(S.Loc, "the while loop is still running after " +
+                                Twine(*Limit) + " iteration" +
+                                (*Limit == 1 ? "" : "s") + " (its max)");
+      if (++Steps > MaxPlanSteps)
+        return error(S.Loc, "the plan runs more than " + Twine(MaxPlanSteps) +
+                                " statements and loop iterations (a runaway "
+                                "loop?)");
+      if (Error E = exec(S.Body, Fn))
+        return E;
+    }
+  }
   case Stmt::Launch:
     return launch(S, Fn);
   case Stmt::Repeat: {
@@ -1340,6 +1565,14 @@ Error Plan::bind(llvm::ArrayRef<std::vector<ParamMetadata>> Params) {
   }
   P->Bound = true;
   return Error::success();
+}
+
+Error Plan::check() {
+  P->Checking = true;
+  P->Unsure = false;
+  Error E = run([](const PlanLaunch &) { return Error::success(); });
+  P->Checking = false;
+  return E;
 }
 
 Error Plan::run(llvm::function_ref<Error(const PlanLaunch &)> Launch) {

@@ -4,7 +4,8 @@
 //
 // A plan is a text file that kiln-run runs with --plan: a sequence of
 // launches of kernels from .kiln files on shared buffers, with host loops
-// and integer host variables (docs/Tools.md §3.6):
+// and integer host variables, host writes of single elements and loops on
+// a flag element (docs/Tools.md §3.6):
 //
 //   kernel step = stencil.kiln:jacobi
 //   buffer a = f32[1024]:iota
@@ -18,9 +19,9 @@
 // Plan::parse reads the text and resolves every name; the caller loads the
 // kernels (Plan::kernels) and hands their parameters to Plan::bind, which
 // checks every launch statement's bindings. Plan::run then executes the
-// plan, creating the buffers on its first run and calling back for each
-// launch; a first run whose callback launches nothing checks every value
-// the plan computes before anything runs. Every error is located:
+// plan, calling back for each launch; Plan::check, a run that launches
+// nothing, creates the buffers and checks every value the plan computes
+// before anything runs. Every error is located:
 // "PLAN:LINE:COL: error: MESSAGE".
 //
 //===----------------------------------------------------------------------===//
@@ -93,6 +94,11 @@ public:
   /// fresh variables. \p Launch is called for each launch; its error ends
   /// the run (return a located one with launchError()).
   llvm::Error run(llvm::function_ref<llvm::Error(const PlanLaunch &)> Launch);
+
+  /// The check run: the plan run once without launching, creating the
+  /// buffers and evaluating every value; `set` writes nothing and a `while`
+  /// body runs once (its flag is not read). Call it before run().
+  llvm::Error check();
 
   /// The number of launch statements and the location of each.
   unsigned launchCount() const;
