@@ -110,9 +110,9 @@ cl::opt<bool> SkipMany("skip-many",
 cl::list<std::string>
     Only("only",
          cl::desc("Run only these kernels' launch measurements (vadd, saxpy, "
-                  "reduce_sum, reduce_plane, scan_plane, matmul_tiled, "
-                  "matmul_cmma, softmax_rows, hist, empty), and no compile "
-                  "or store measurements"),
+                  "reduce_sum, reduce_plane, reduce_plane2, scan_plane, "
+                  "matmul_tiled, matmul_cmma, softmax_rows, hist, empty), "
+                  "and no compile or store measurements"),
          cl::value_desc("K1,K2,..."), cl::CommaSeparated, cl::cat(Category));
 
 /// Whether --only leaves \p Name in.
@@ -203,7 +203,7 @@ Suite loadSuite(const kiln::DeviceLimits &Limits) {
                                 "reduce_sum",   "reduce_plane", "matmul_tiled",
                                 "softmax_rows", "hist_global",  "hist_local",
                                 "empty",        "many32",       "scan_plane",
-                                "matmul_cmma"};
+                                "matmul_cmma",  "reduce_plane2"};
   Suite S;
   for (const char *F : Files) {
     SmallString<256> Path(KernelDir);
@@ -534,8 +534,8 @@ void benchSaxpy(Bench &Bn, const Suite &S, const Inputs &In, Triad &Tr) {
   result("saxpy", "GBps", 3.0 * 4 * N / (Tm * 1e6));
 }
 
-/// reduce_sum and reduce_plane: one partial sum per cube of 256; the host
-/// adds the partials.
+/// reduce_sum, reduce_plane and reduce_plane2: one partial sum per cube of
+/// 256; the host adds the partials.
 void benchReduce(Bench &Bn, const Suite &S, const Inputs &In,
                  StringRef Name) {
   LoadedKernel K = Bn.compile(S.get(Name), Name, true);
@@ -1145,7 +1145,7 @@ int main(int argc, char **argv) {
     if (wanted("saxpy"))
       benchSaxpy(Bn, S, In, Tr);
   }
-  for (const char *R : {"reduce_sum", "reduce_plane"})
+  for (const char *R : {"reduce_sum", "reduce_plane", "reduce_plane2"})
     if (wanted(R))
       benchReduce(Bn, S, In, R);
   if (wanted("scan_plane"))

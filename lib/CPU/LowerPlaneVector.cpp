@@ -14,14 +14,19 @@
 // and stored masked) take the operation's neutral element. Lane operations
 // are one constant shufflevector for a literal lane, a few selected ones for
 // a uniform lane, and a gather from a stack copy of the plane otherwise.
-// Consecutive plane operations share one loop over the planes.
+// Consecutive plane operations share one loop over the planes. A result is
+// stored only to the slots that later operations may read (all of them,
+// unless every use sits under `if`s that test the unit's index against
+// literals), and a plane none of whose slots is read is not computed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LoweringImpl.h"
 #include "SerialProductScans.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace kiln;
 using namespace kiln::lowering;
@@ -106,25 +111,181 @@ bool PlaneEmitter::vectorFormApplies(const Operation &Op) const {
   }
 }
 
+/// Marks in \p Units the units of the cube for which the guard \p G holds.
+/// False (nothing marked) when its bound is not a literal.
+static bool markGuardUnits(const UnitRangeGuard &G, llvm::BitVector &Units) {
+  if (!G.Bound.isLiteral() || G.CmpTy.isLine() || !G.CmpTy.isInteger())
+    return false;
+  // unit + Offset  Pred  Bound, solved exactly (UnitRange.h): |Offset| <
+  // 2^40 and the bound has at most 64 bits.
+  unsigned W = bitWidth(G.CmpTy.elementKind());
+  uint64_t Bits = G.Bound.Lit.Bits; // zero-extended
+  __int128 Bound = G.CmpTy.isSigned() ? __int128(llvm::SignExtend64(Bits, W))
+                                      : __int128(Bits);
+  __int128 K = Bound - G.Offset, N = Units.size();
+  if (G.Modulus) { // (unit + Offset) % m == Bound, Offset >= 0
+    __int128 M = G.Modulus;
+    if (G.Pred != OpKind::Eq || Bound < 0 || Bound >= M)
+      return G.Pred == OpKind::Eq;
+    for (__int128 U = ((K % M) + M) % M; U < N; U += M)
+      Units.set(unsigned(U));
+    return true;
+  }
+  __int128 Lo = 0, Hi = N;
+  switch (G.Pred) {
+  case OpKind::Lt:
+    Hi = K;
+    break;
+  case OpKind::Le:
+    Hi = K + 1;
+    break;
+  case OpKind::Gt:
+    Lo = K + 1;
+    break;
+  case OpKind::Ge:
+    Lo = K;
+    break;
+  case OpKind::Eq:
+    Lo = K;
+    Hi = K + 1;
+    break;
+  default:
+    return false;
+  }
+  Lo = std::max<__int128>(Lo, 0);
+  Hi = std::min<__int128>(Hi, N);
+  if (Lo < Hi)
+    Units.set(unsigned(Lo), unsigned(Hi));
+  return true;
+}
+
+/// Marks in \p Read every unit whose slot of \p R an operation of \p Blk
+/// may read, \p Guard being the units \p Blk runs for (null: every unit).
+/// False when that may be any unit: a use outside every guarded `if`.
+static bool markReaders(const LoweringContext &Cx, const Block &Blk, ValueId R,
+                        const llvm::BitVector *Guard, llvm::BitVector &Read) {
+  for (const Operation &Op : Blk.Ops) {
+    if (llvm::any_of(Op.Operands, [&](const Operand &O) {
+          return !O.isLiteral() && O.Value == R;
+        })) {
+      // A unit's operation reads its own slot; the plane and cmma operations
+      // (never under a divergent `if`) read those of their whole plane.
+      OpClass C = Op.opClass();
+      if (!Guard || C == OpClass::PlaneReduce || C == OpClass::PlaneBool ||
+          C == OpClass::PlaneLane || C == OpClass::PlaneBallot ||
+          C == OpClass::Cmma)
+        return false;
+      Read |= *Guard;
+    }
+    if (Op.Regions.empty())
+      continue;
+    // The body of `if (unit + c OP literal)` runs for the units where the
+    // condition holds, whatever the lowering makes of it.
+    const llvm::BitVector *Inner = Guard;
+    llvm::BitVector Units;
+    if (const UnitRangeGuard *G =
+            Op.Kind == OpKind::If ? Cx.Seg->unitRangeGuard(Op) : nullptr) {
+      Units.resize(Cx.Units);
+      if (markGuardUnits(*G, Units)) {
+        if (Guard)
+          Units &= *Guard;
+        Inner = &Units;
+      }
+    }
+    for (const Block &Sub : Op.Regions)
+      if (!markReaders(Cx, Sub, R, Inner, Read))
+        return false;
+  }
+  return true;
+}
+
+/// Per plane of the cube, the lanes of \p Op's result that are stored: an
+/// aligned block of a power of two lanes holding every lane a later
+/// operation may read, or the whole plane; none when no lane is read.
+static std::vector<PlaneLanes> storedLanes(const LoweringContext &Cx,
+                                           const Operation &Op) {
+  unsigned P = Cx.PlaneDim, Units = Cx.Units;
+  std::vector<PlaneLanes> Spans((Units + P - 1) / P);
+  llvm::BitVector Read(Units);
+  bool Narrow = Cx.Seg && markReaders(Cx, Cx.K.Body, Op.Result, nullptr, Read);
+  for (unsigned Pl = 0; Pl < Spans.size(); ++Pl) {
+    unsigned Base = Pl * P, Len = std::min(P, Units - Base);
+    Spans[Pl] = {0, Len};
+    if (!Narrow)
+      continue;
+    int First = Read.find_first_in(Base, Base + Len);
+    if (First < 0) {
+      Spans[Pl] = {0, 0};
+      continue;
+    }
+    unsigned Lo = unsigned(First) - Base;
+    unsigned Hi = unsigned(Read.find_last_in(Base, Base + Len)) + 1 - Base;
+    uint64_t N = llvm::PowerOf2Ceil(Hi - Lo);
+    while (llvm::alignDown(Lo, N) + N < Hi)
+      N *= 2;
+    Lo = unsigned(llvm::alignDown(Lo, N));
+    if (Lo + N <= Len && N < Len)
+      Spans[Pl] = {Lo, unsigned(Lo + N)};
+  }
+  return Spans;
+}
+
 void PlaneEmitter::lowerAsVectors(llvm::ArrayRef<const Operation *> Ops) {
   llvm::IRBuilder<> &B = Cx.B;
   unsigned P = Cx.PlaneDim;
   unsigned Full = Cx.Units / P, Tail = Cx.Units % P;
-  auto Plane = [&](Value *Index, unsigned Len) {
-    Value *Base = B.CreateMul(Index, B.getInt32(P));
-    for (const Operation *Op : Ops)
-      emitVectorPlane(*Op, Base, Len);
+  std::vector<std::vector<PlaneLanes>> Stored;
+  for (const Operation *Op : Ops)
+    Stored.push_back(storedLanes(Cx, *Op));
+  auto StoredIn = [&](unsigned Plane) {
+    std::vector<PlaneLanes> S;
+    for (const std::vector<PlaneLanes> &Of : Stored)
+      S.push_back(Of[Plane]);
+    return S;
   };
-  if (Full == 1) {
-    Plane(B.getInt32(0), P);
-  } else if (Full > 1) {
+  auto Plane = [&](Value *Index, unsigned Len,
+                   const std::vector<PlaneLanes> &S) {
+    Value *Base = B.CreateMul(Index, B.getInt32(P));
+    for (size_t I = 0; I < Ops.size(); ++I)
+      if (!S[I].empty())
+        emitVectorPlane(*Ops[I], Base, Len, S[I]);
+  };
+  // Each run of full planes that store the same lanes: one loop over them
+  // (none for a single plane); planes that store nothing compute nothing.
+  for (unsigned First = 0, End; First < Full; First = End) {
+    std::vector<PlaneLanes> S = StoredIn(First);
+    for (End = First + 1; End < Full && StoredIn(End) == S; ++End)
+      ;
+    if (llvm::all_of(S, [](const PlaneLanes &L) { return L.empty(); }))
+      continue;
+    if (End - First == 1) {
+      Plane(B.getInt32(First), P, S);
+      continue;
+    }
     Pos.emitCountedLoop(
-        B.getInt32(0), B.getInt32(Full), [&](Value *I) { Plane(I, P); },
+        B.getInt32(First), B.getInt32(End), [&](Value *I) { Plane(I, P, S); },
         "plane.vec");
     keepLoopOverPlanesEndingAt(B.GetInsertBlock());
   }
   if (Tail)
-    Plane(B.getInt32(Full), Tail);
+    Plane(B.getInt32(Full), Tail, StoredIn(Full));
+}
+
+void PlaneEmitter::storeLanes(ValueId R, Value *Base, Value *V, unsigned Len,
+                              PlaneLanes S) {
+  if (S.Lo == 0 && S.Hi >= Len) {
+    Memory.storeSlotVector(R, Base, V, Len);
+    return;
+  }
+  // Lanes [Lo, Hi) alone: Lo is a multiple of Hi - Lo, a power of two, so
+  // the store is as aligned as storeSlotVector takes it to be.
+  unsigned PerUnit =
+      llvm::cast<llvm::FixedVectorType>(V->getType())->getNumElements() /
+      Cx.PlaneDim;
+  Value *Part = Cx.B.CreateShuffleVector(
+      V, iota(S.Lo * PerUnit, (S.Hi - S.Lo) * PerUnit));
+  Memory.storeSlotVector(R, Cx.B.CreateAdd(Base, Cx.B.getInt32(S.Lo)), Part,
+                         S.Hi - S.Lo);
 }
 
 Value *PlaneEmitter::laneVector(const Operand &O, Value *Base, unsigned Len) {
@@ -363,7 +524,7 @@ Value *PlaneEmitter::uniformLaneOp(OpKind Kind, Value *V, Value *Arg,
 }
 
 void PlaneEmitter::emitVectorPlane(const Operation &Op, Value *Base,
-                                   unsigned Len) {
+                                   unsigned Len, PlaneLanes Stored) {
   llvm::IRBuilder<> &B = Cx.B;
   unsigned P = Cx.PlaneDim;
   ValueId R = Op.Result;
@@ -377,9 +538,8 @@ void PlaneEmitter::emitVectorPlane(const Operation &Op, Value *Base,
     Value *Bits = B.CreateBitCast(
         Act ? Act : llvm::Constant::getAllOnesValue(BoolVec), PlaneInt);
     Value *Low = B.CreateAnd(Bits, B.CreateNeg(Bits));
-    Memory.storeSlotVector(R, Base,
-                           B.CreateZExt(B.CreateBitCast(Low, BoolVec), ByteVec),
-                           Len);
+    storeLanes(R, Base, B.CreateZExt(B.CreateBitCast(Low, BoolVec), ByteVec),
+               Len, Stored);
     return;
   }
   case OpClass::PlaneBallot: {
@@ -402,14 +562,14 @@ void PlaneEmitter::emitVectorPlane(const Operation &Op, Value *Base,
     llvm::SmallVector<int, 256> Splat;
     for (unsigned I = 0; I < 4 * P; ++I)
       Splat.push_back(int(I % 4));
-    Memory.storeSlotVector(R, Base, B.CreateShuffleVector(W, Splat), Len);
+    storeLanes(R, Base, B.CreateShuffleVector(W, Splat), Len, Stored);
     return;
   }
   case OpClass::PlaneLane:
-    Memory.storeSlotVector(
+    storeLanes(
         R, Base,
-        vectorLaneOp(Op, laneVector(Op.Operands[0], Base, Len), Base, Len),
-        Len);
+        vectorLaneOp(Op, laneVector(Op.Operands[0], Base, Len), Base, Len), Len,
+        Stored);
     return;
   default:
     break;
@@ -418,9 +578,10 @@ void PlaneEmitter::emitVectorPlane(const Operation &Op, Value *Base,
   Type T = Values.operandType(Op.Operands[0]);
   Value *V = Types.fromMem(laneVector(Op.Operands[0], Base, Len), T);
   if (Act)
-    V = B.CreateSelect(Act, V, B.CreateVectorSplat(P, vectorNeutral(Op.Kind, T)));
+    V = B.CreateSelect(Act, V,
+                       B.CreateVectorSplat(P, vectorNeutral(Op.Kind, T)));
   Value *Res = isScan(Op.Kind)
                    ? vectorScan(Op.Kind, T, V)
                    : B.CreateVectorSplat(P, vectorReduce(Op.Kind, T, V));
-  Memory.storeSlotVector(R, Base, toMemVector(B, Res, T), Len);
+  storeLanes(R, Base, toMemVector(B, Res, T), Len, Stored);
 }

@@ -428,6 +428,17 @@ private:
   llvm::DenseMap<ValueId, llvm::AllocaInst *> VarAllocas;
 };
 
+/// The lanes [Lo, Hi) of one plane whose result slots a plane operation of
+/// the vector form stores; none (Lo >= Hi): the plane's operation is not
+/// computed (LowerPlaneVector.cpp).
+struct PlaneLanes {
+  unsigned Lo = 0, Hi = 0;
+  bool empty() const { return Lo >= Hi; }
+  bool operator==(const PlaneLanes &O) const {
+    return Lo == O.Lo && Hi == O.Hi;
+  }
+};
+
 /// Plane operations, computed at cube level over every unit's slot
 /// (LowerPlane.cpp).
 class PlaneEmitter {
@@ -458,8 +469,14 @@ private:
   /// Whether \p Op runs as <P x T> operations on whole planes.
   bool vectorFormApplies(const Operation &Op) const;
   void lowerAsVectors(llvm::ArrayRef<const Operation *> Ops);
-  /// \p Op on the plane of units [Base, Base + Len), Len <= P.
-  void emitVectorPlane(const Operation &Op, llvm::Value *Base, unsigned Len);
+  /// \p Op on the plane of units [Base, Base + Len), Len <= P, its results
+  /// stored for the lanes \p Stored only.
+  void emitVectorPlane(const Operation &Op, llvm::Value *Base, unsigned Len,
+                       PlaneLanes Stored);
+  /// Stores the lanes \p S of \p V (a plane's results as memory values,
+  /// as loadSlotVector gives them) to their slots of \p R.
+  void storeLanes(ValueId R, llvm::Value *Base, llvm::Value *V, unsigned Len,
+                  PlaneLanes S);
   /// \p O for the units [Base, Base + P) as <P x memType> (lanes from Len
   /// on unspecified).
   llvm::Value *laneVector(const Operand &O, llvm::Value *Base, unsigned Len);

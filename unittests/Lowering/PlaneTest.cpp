@@ -239,4 +239,93 @@ kernel @remat cube_dim(40) (%o: buffer<u32, write>) {
   }
 }
 
+// Results read only under `if`s on the unit's index are stored only for the
+// lanes those `if`s let through, and planes none of whose lanes is read are
+// not computed (docs/Lowering.md §6): what the guarded units read is still
+// every operation's value, and a guard with a bound that is not a literal
+// (or a use outside any guard) keeps every lane.
+TEST(LoweringPlane, ResultsReadUnderUnitGuards) {
+  const char *Text = R"(
+kernel @guarded cube_dim(80) (%in: buffer<u32, read>, %o: buffer<u32, write>,
+                              %cut: u32) {
+  %u = unit_pos : u32
+  %g = absolute_pos : u32
+  %x = load %in[%g] : u32
+  %s = plane_sum %x : u32
+  %inc = plane_inclusive_sum %x : u32
+  %bc = plane_broadcast %x, 5:u32 : u32
+  %mx = plane_max %x : u32
+  %exc = plane_exclusive_sum %x : u32
+  %mn = plane_min %x : u32
+  %sx = plane_shuffle_xor %x, 1:u32 : u32
+  %base = mul %g, 8:u32 : u32
+  %lt = lt %u, 40:u32 : bool
+  if %lt {
+    store %o[%base], %s
+  }
+  %ge = ge %u, 70:u32 : bool
+  if %ge {
+    %o1 = add %base, 1:u32 : u32
+    store %o[%o1], %inc
+  }
+  %lane = unit_pos_plane : u32
+  %l3 = eq %lane, 3:u32 : bool
+  if %l3 {
+    %o2 = add %base, 2:u32 : u32
+    store %o[%o2], %bc
+  }
+  %le = le %u, 35:u32 : bool
+  if %le {
+    %gt = lt 33:u32, %u : bool
+    if %gt {
+      %o3 = add %base, 3:u32 : u32
+      store %o[%o3], %mx
+    }
+  }
+  %cutoff = lt %u, %cut : bool
+  if %cutoff {
+    %o4 = add %base, 4:u32 : u32
+    store %o[%o4], %exc
+  }
+  %r = rem %u, 16:u32 : u32
+  %r15 = eq %r, 15:u32 : bool
+  if %r15 {
+    %o5 = add %base, 5:u32 : u32
+    %v = add %sx, 0:u32 : u32
+    store %o[%o5], %v
+  }
+}
+)";
+  JitKernel K = compile(Text);
+  ASSERT_TRUE(K.Fn);
+  const uint32_t U = 80, P = 32, Cubes = 2, N = U * Cubes, Cut = 50;
+  std::vector<uint32_t> In(N), O(N * 8, 0xDEAD);
+  for (uint32_t I = 0; I < N; ++I)
+    In[I] = (I * 2654435761u) % 1000;
+  uint32_t CutV = Cut;
+  K.launch({buf(In), buf(O), val(CutV)}, {Cubes, 1, 1});
+  for (uint32_t C = 0; C < Cubes; ++C)
+    for (uint32_t Uu = 0; Uu < U; ++Uu) {
+      uint32_t G = C * U + Uu, Base = Uu / P * P, End = std::min(Base + P, U);
+      uint32_t Lane = Uu - Base;
+      auto X = [&](uint32_t Unit) { return In[C * U + Unit]; };
+      uint32_t Sum = 0, Inc = 0, Exc = 0, Mx = 0;
+      for (uint32_t V = Base; V < End; ++V) {
+        Sum += X(V);
+        Mx = std::max(Mx, X(V));
+        Inc += V <= Uu ? X(V) : 0;
+        Exc += V < Uu ? X(V) : 0;
+      }
+      uint32_t Xor = (Lane ^ 1) < End - Base ? X(Base + (Lane ^ 1)) : X(Uu);
+      const uint32_t *R = &O[G * 8];
+      auto Want = [&](bool Guard, uint32_t V) { return Guard ? V : 0xDEAD; };
+      EXPECT_EQ(R[0], Want(Uu < 40, Sum)) << G;
+      EXPECT_EQ(R[1], Want(Uu >= 70, Inc)) << G;
+      EXPECT_EQ(R[2], Want(Lane == 3, X(Base + 5))) << G;
+      EXPECT_EQ(R[3], Want(Uu <= 35 && Uu > 33, Mx)) << G;
+      EXPECT_EQ(R[4], Want(Uu < Cut, Exc)) << G;
+      EXPECT_EQ(R[5], Want(Uu % 16 == 15, Xor)) << G;
+    }
+}
+
 } // namespace
