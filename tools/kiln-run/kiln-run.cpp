@@ -54,8 +54,8 @@ cl::opt<std::string> KernelName("kernel",
                                 cl::desc("The kernel to run (without '@')"),
                                 cl::value_desc("NAME"), cl::cat(Category));
 cl::opt<std::string> Cubes("cubes",
-                           cl::desc("Cube count of the launch: X[,Y[,Z]]; a zero in "
-                                    "any dimension runs nothing"),
+                           cl::desc("Cube count of the launch: X[,Y[,Z]]; a "
+                                    "zero in any dimension runs nothing"),
                            cl::value_desc("X[,Y[,Z]]"), cl::cat(Category));
 cl::opt<std::string> PlanFile(
     "plan",
