@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
@@ -656,9 +657,22 @@ Error Plan::Impl::parseKernel(const Token &Kw, Cursor &C, StringRef Line) {
   K.Loc = Kw.Loc;
   K.PathLoc = PathLoc;
   K.Kernel = K.Name;
+  auto Resolve = [&](StringRef Path) {
+    if (Folder.empty() || llvm::sys::path::is_absolute(Path))
+      return Path.str();
+    llvm::SmallString<256> Joined(Folder);
+    llvm::sys::path::append(Joined, Path);
+    return Joined.str().str();
+  };
   K.Path = Text.str();
+  K.File = Resolve(K.Path);
+  // A path that names an existing file is taken whole, colons and all;
+  // otherwise a last ':' starts the kernel's name.
   size_t Colon = Text.rfind(':');
-  if (Colon != StringRef::npos) {
+  llvm::sys::fs::file_status Status;
+  bool WholeFile = !llvm::sys::fs::status(K.File, Status) &&
+                   Status.type() != llvm::sys::fs::file_type::directory_file;
+  if (Colon != StringRef::npos && !WholeFile) {
     StringRef After = Text.drop_front(Colon + 1).trim();
     After.consume_front("@");
     if (!isKernelName(After))
@@ -669,13 +683,7 @@ Error Plan::Impl::parseKernel(const Token &Kw, Cursor &C, StringRef Line) {
     K.Path = Text.take_front(Colon).rtrim().str();
     if (K.Path.empty())
       return error(PathLoc, "empty path before ':'");
-  }
-  if (!Folder.empty() && !llvm::sys::path::is_absolute(K.Path)) {
-    llvm::SmallString<256> Joined(Folder);
-    llvm::sys::path::append(Joined, K.Path);
-    K.File = Joined.str().str();
-  } else {
-    K.File = K.Path;
+    K.File = Resolve(K.Path);
   }
   Kernels.push_back(std::move(K));
   return Error::success();
