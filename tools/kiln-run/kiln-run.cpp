@@ -704,6 +704,7 @@ int main(int argc, char **argv) {
       "    kernel K = PATH.kiln[:NAME]      buffer B = SPEC (COUNT may be\n"
       "    an expression)      let V = EXPR      swap B1 B2\n"
       "    for V = FROM to TO [step S] {  ...  }      repeat N {  ...  }\n"
+      "    set B[INDEX] = VALUE      while B[INDEX] != 0 max N {  ...  }\n"
       "    launch K cubes=X[,Y[,Z]] PARAM=VALUE ...  (a buffer's name, an\n"
       "    integer expression with + - * / % min() max(), or a literal)\n"
       "    Paths are relative to the plan's folder; --out and --print name\n"
