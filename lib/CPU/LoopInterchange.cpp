@@ -138,3 +138,128 @@ kiln::lowering::unitStrideLowerBound(const Operation &Op,
     return std::nullopt;
   return C;
 }
+
+/// The trip count of a `for` whose bounds and step are all literals (none
+/// when one is not); a step that is not positive runs no iteration.
+static std::optional<uint64_t> literalTrips(const Operation &Op) {
+  for (const Operand &O : Op.Operands)
+    if (!O.isLiteral())
+      return std::nullopt;
+  Type T = Op.ResultType;
+  unsigned W = bitWidth(T.elementKind());
+  auto Read = [&](const Operand &O) -> __int128 {
+    uint64_t Bits = O.Lit.Bits;
+    if (W < 64)
+      Bits &= (uint64_t(1) << W) - 1;
+    if (T.isSigned() && W < 64 && (Bits >> (W - 1)) & 1)
+      return static_cast<__int128>(Bits) - (static_cast<__int128>(1) << W);
+    if (T.isSigned())
+      return static_cast<int64_t>(Bits);
+    return Bits;
+  };
+  __int128 Lo = Read(Op.Operands[0]), Hi = Read(Op.Operands[1]);
+  __int128 Step = Op.Operands.size() > 2 ? Read(Op.Operands[2]) : 1;
+  if (Step <= 0 || Hi <= Lo)
+    return 0;
+  __int128 N = (Hi - Lo + Step - 1) / Step;
+  return N > static_cast<__int128>(UINT64_MAX) ? UINT64_MAX
+                                               : static_cast<uint64_t>(N);
+}
+
+namespace {
+/// What the body of a candidate loop does, for the choice by cost.
+struct BodySummary {
+  bool Blocked = false;  ///< an atomic, or a loop that stays per unit
+  bool Carried = false;  ///< a value carried from one iteration to the next
+  bool LoopDense = true; ///< every index moves by 0 or +-1 per iteration
+  bool UnitSparse = false; ///< some index is strided or gathered across units
+};
+} // namespace
+
+static void summarise(const Block &Blk, const Operation &Loop, bool TopLevel,
+                      const UniformityInfo &U, const AccessPatterns &P,
+                      bool KernelReturns, uint32_t UnitsX,
+                      const llvm::DenseSet<ValueId> &Local, BodySummary &S) {
+  for (const Operation &Op : Blk.Ops) {
+    switch (Op.opClass()) {
+    case OpClass::AtomicRMW:
+    case OpClass::AtomicCas:
+    case OpClass::AtomicLoad:
+    case OpClass::AtomicStore:
+      S.Blocked = true;
+      return;
+    case OpClass::Loop:
+      S.Blocked = true; // a `loop` always runs per unit
+      return;
+    case OpClass::For:
+      // A nested loop must run across the units too, which it can only at
+      // the body's top level (the body is lowered at cube level then).
+      if (!TopLevel ||
+          !runsAcrossUnits(Op, U, P, KernelReturns, UnitsX)) {
+        S.Blocked = true;
+        return;
+      }
+      break;
+    case OpClass::Set:
+      // A var that outlives an iteration carries a value to the next one.
+      if (!Op.Operands.empty() && !Op.Operands[0].isLiteral() &&
+          !Local.contains(Op.Operands[0].Value))
+        S.Carried = true;
+      break;
+    case OpClass::Load:
+    case OpClass::Store:
+      if (Op.Operands.size() >= 2) {
+        Stride AlongLoop = P.alongLoop(Op.Operands[1], Loop);
+        if (!AlongLoop.isDense())
+          S.LoopDense = false;
+        if (Op.opClass() == OpClass::Store && AlongLoop.isInvariant())
+          S.Carried = true; // an accumulator in memory
+        if (!P.alongUnits(Op.Operands[1]).isDense())
+          S.UnitSparse = true;
+      }
+      break;
+    default:
+      break;
+    }
+    // The body of a nested `for` that runs across the units is lowered at
+    // cube level too; under an `if` or a `switch` everything is per unit.
+    bool CubeLevel = TopLevel && Op.opClass() == OpClass::For;
+    for (const Block &R : Op.Regions) {
+      summarise(R, Loop, CubeLevel, U, P, KernelReturns, UnitsX, Local, S);
+      if (S.Blocked)
+        return;
+    }
+  }
+}
+
+static void collectVarDecls(const Block &Blk, llvm::DenseSet<ValueId> &Out) {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.opClass() == OpClass::VarDecl && Op.Result != NoValue)
+      Out.insert(Op.Result);
+    for (const Block &R : Op.Regions)
+      collectVarDecls(R, Out);
+  }
+}
+
+bool kiln::lowering::runsAcrossUnits(const Operation &Op,
+                                     const UniformityInfo &U,
+                                     const AccessPatterns &P,
+                                     bool KernelReturns, uint32_t UnitsX) {
+  if (!isRoundableFor(Op, KernelReturns) || UnitsX < 4)
+    return false;
+  for (const Operand &O : Op.Operands)
+    if (!U.isUniform(O))
+      return false;
+  if (std::optional<uint64_t> N = literalTrips(Op); N && *N <= ShortLoopTrips)
+    return false;
+  if (jumpsOut(Op.Regions[0], 0))
+    return false;
+  // Vars declared inside the body live for one iteration.
+  llvm::DenseSet<ValueId> Local;
+  collectVarDecls(Op.Regions[0], Local);
+  BodySummary S;
+  summarise(Op.Regions[0], Op, true, U, P, KernelReturns, UnitsX, Local, S);
+  if (S.Blocked)
+    return false;
+  return S.Carried || !S.LoopDense || !S.UnitSparse;
+}

@@ -12,6 +12,7 @@
 #ifndef KILN_LIB_CPU_LOOPINTERCHANGE_H
 #define KILN_LIB_CPU_LOOPINTERCHANGE_H
 
+#include "AccessPattern.h"
 #include "UnitRange.h"
 
 #include "kiln/IR/Kernel.h"
@@ -76,6 +77,31 @@ std::optional<UpperBoundSuffix> upperBoundSuffix(const Operation &Op,
 /// bounds (docs/Lowering.md §4, "Unit-stride lower bounds").
 std::optional<int64_t> unitStrideLowerBound(const Operation &Op,
                                             const UnitIndexForms &Forms);
+
+/// Whether the per-unit `for` \p Op (not a split, in a block lowered at
+/// cube level, in a cube whose x dimension has \p UnitsX units) runs across
+/// the units: at cube level, its body one unit loop per iteration, so that
+/// the units of the cube are the vector's lanes inside the loop (outer-loop
+/// vectorisation; docs/Lowering.md §4, "Loops across units"). It must be an
+/// integer `for` of at most 64 bits with uniform bounds and step, in a kernel
+/// without `return`, with no break/continue leaving its body and no atomic
+/// in it, more than ShortLoopTrips iterations or bounds that are not all
+/// literals, and every loop of its body (at its top level, not under an
+/// `if`) running across the units as well. Then the choice is by cost, from
+/// \p Patterns: it runs across the units unless it can vectorise along its
+/// own iterations and not across the units, that is unless nothing carries
+/// from one iteration to the next (no var set in the body that lives
+/// outside it, no store at an index the same in every iteration), every
+/// index in the body moves by 0 or 1 element per iteration, and some index
+/// is strided or gathered from one unit to the next.
+bool runsAcrossUnits(const Operation &Op, const UniformityInfo &Uniformity,
+                     const AccessPatterns &Patterns, bool KernelReturns,
+                     uint32_t UnitsX);
+
+/// A loop with literal bounds and at most this many iterations stays per
+/// unit: LLVM unrolls it fully inside the unit loop, which then vectorises
+/// across the units with the iterations as straight-line code.
+constexpr uint64_t ShortLoopTrips = 64;
 
 } // namespace kiln::lowering
 

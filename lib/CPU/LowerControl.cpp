@@ -24,10 +24,12 @@ void ControlEmitter::startDeadBlock() {
 void ControlEmitter::emitSegment(llvm::ArrayRef<const Operation *> Ops) {
   if (emitNarrowedSegment(Ops))
     return;
+  Pos.InnerDim = Cx.Seg->patterns().innermostDim(Ops);
   emitSegmentWith([&] {
     for (const Operation *Op : Ops)
       lowerUnitOp(*Op);
   });
+  Pos.InnerDim = 0;
 }
 
 bool ControlEmitter::emitNarrowedSegment(
@@ -48,60 +50,80 @@ bool ControlEmitter::emitNarrowedSegment(
       return false;
 
   // The bound, once for the cube. It is uniform: evaluated for the first
-  // unit still running (unit 0 when none is: then no unit runs anyway), with
-  // the operations of the prefix it depends on computed at cube level.
+  // unit still running (unit 0 when none is: then no unit runs anyway; the
+  // first unit passing the guards inside a guarded `if`).
   llvm::IRBuilder<> &B = Cx.B;
-  Value *At = B.getInt32(0);
-  if (Cx.Layout.HasFlags) {
+  Value *At = Pos.GuardFirst ? Pos.GuardFirst : B.getInt32(0);
+  if (!Pos.GuardFirst && Cx.Layout.HasFlags) {
     Value *First = Pos.firstActiveUnit();
     At = B.CreateSelect(B.CreateICmpEQ(First, B.getInt32(Cx.Units)),
                         B.getInt32(0), First);
   }
+  Value *Lo, *Hi;
+  uint32_t Step;
+  unitRangeOf(*G, At, Prefix, Lo, Hi, Step);
+  emitSegmentWith(
+      [&] {
+        for (const Operation *Op : Prefix)
+          lowerUnitOp(*Op);
+        lowerBlock(If.Regions[0], Level::Unit);
+      },
+      Lo, Hi, Step);
+  return true;
+}
+
+void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
+                                 llvm::ArrayRef<const Operation *> Prefix,
+                                 Value *&Lo, Value *&Hi, uint32_t &Step) {
+  llvm::IRBuilder<> &B = Cx.B;
   llvm::DenseSet<ValueId> Needed;
-  if (!G->Bound.isLiteral())
-    Needed.insert(G->Bound.Value);
+  if (!G.Bound.isLiteral())
+    Needed.insert(G.Bound.Value);
   for (const Operation *Op : llvm::reverse(Prefix))
     if (Op->Result != NoValue && Needed.contains(Op->Result))
       for (const Operand &O : Op->Operands)
         if (!O.isLiteral())
           Needed.insert(O.Value);
   Values.SegValues.clear();
+  Value *SavedUnit = Pos.Unit;
   Pos.Unit = At;
   for (const Operation *Op : Prefix)
     if (Op->Result != NoValue && Needed.contains(Op->Result))
       if (Value *V = Scalar.lowerValueOp(*Op))
         Values.SegValues[Op->Result] = V;
-  Value *Bound = Values.value(G->Bound);
-  Pos.Unit = nullptr; // emitSegmentWith clears SegValues
+  Value *Bound = Values.value(G.Bound);
+  Pos.Unit = SavedUnit;
+  Values.SegValues.clear();
 
   // unit + c OP bound, exactly: in 64 bits (128 for 64-bit types), then
   // clamped to [0, units].
-  bool Sg = G->CmpTy.isSigned();
-  llvm::Type *Wide = bitWidth(G->CmpTy.elementKind()) >= 64
+  bool Sg = G.CmpTy.isSigned();
+  llvm::Type *Wide = bitWidth(G.CmpTy.elementKind()) >= 64
                          ? llvm::Type::getInt128Ty(Cx.Ctx)
                          : Cx.I64;
   auto Const = [&](int64_t V) { return llvm::ConstantInt::get(Wide, V, true); };
   Value *Wb = Sg ? B.CreateSExt(Bound, Wide) : B.CreateZExt(Bound, Wide);
-  Value *Edge = B.CreateSub(Wb, Const(G->Offset)); // unit < Edge: index < bound
+  Value *Edge = B.CreateSub(Wb, Const(G.Offset)); // unit < Edge: index < bound
   auto Clamp = [&](Value *V) {
     V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, V, Const(Cx.Units));
     V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, V, Const(0));
     return B.CreateTrunc(V, Cx.I32);
   };
-  Value *Lo = B.getInt32(0), *Hi = B.getInt32(Cx.Units);
-  uint32_t Step = 1;
-  if (G->Modulus) {
+  Lo = B.getInt32(0);
+  Hi = B.getInt32(Cx.Units);
+  Step = 1;
+  if (G.Modulus) {
     // (unit + c) % m == r: no unit unless 0 <= r < m; else every m-th unit
     // from the first, (r - c mod m) mod m (r and c mod m are in [0, m)).
-    Step = G->Modulus;
-    Value *M = Const(G->Modulus);
+    Step = G.Modulus;
+    Value *M = Const(G.Modulus);
     Value *NotNegative = B.CreateICmpSGE(Wb, Const(0));
     Value *InRange = B.CreateAnd(NotNegative, B.CreateICmpSLT(Wb, M));
     Value *First = B.CreateSRem(
-        B.CreateAdd(B.CreateSub(Wb, Const(G->Offset % G->Modulus)), M), M);
+        B.CreateAdd(B.CreateSub(Wb, Const(G.Offset % G.Modulus)), M), M);
     Lo = Clamp(B.CreateSelect(InRange, First, Const(Cx.Units)));
   } else {
-    switch (G->Pred) {
+    switch (G.Pred) {
     case OpKind::Lt:
       Hi = Clamp(Edge);
       break;
@@ -124,14 +146,81 @@ bool ControlEmitter::emitNarrowedSegment(
     Lo->setName("unit.lo");
   if (!llvm::isa<llvm::Constant>(Hi))
     Hi->setName("unit.hi");
-  emitSegmentWith(
-      [&] {
-        for (const Operation *Op : Prefix)
-          lowerUnitOp(*Op);
-        lowerBlock(If.Regions[0], Level::Unit);
-      },
-      Lo, Hi, Step);
-  return true;
+}
+
+void ControlEmitter::lowerGuardedIf(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (Op.Operands.empty() || Op.Regions.empty()) {
+    Cx.fail(Op.Loc, "malformed 'if'");
+    return;
+  }
+  // The units that may pass: those of an enclosing range, narrowed to this
+  // condition's own range when it is one (one-dimensional cubes only).
+  Value *Lo = Pos.RangeBegin ? Pos.RangeBegin : B.getInt32(0);
+  Value *Hi = Pos.RangeEnd ? Pos.RangeEnd : B.getInt32(Cx.Units);
+  const UnitRangeGuard *G = Cx.Seg->unitRangeGuard(Op);
+  bool Ranged = G && G->Modulus == 0;
+  if (Ranged) {
+    Value *GLo, *GHi;
+    uint32_t Step;
+    unitRangeOf(*G, Pos.GuardFirst ? Pos.GuardFirst : Lo, {}, GLo, GHi, Step);
+    Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo, GLo);
+    Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Hi, GHi);
+  }
+  // A range is exact: its units need no test of their own.
+  const Operand Cond = Op.Operands[0];
+  if (!Ranged)
+    Pos.Guards.push_back(
+        [this, Cond](Value *U) { return Values.value(Cond, U); });
+
+  // The first unit in [Lo, Hi) that passes every guard, Hi when none does.
+  Value *First = Lo;
+  if (!Pos.Guards.empty()) {
+    BasicBlock *Pre = B.GetInsertBlock();
+    BasicBlock *Head = Cx.newBlock("guard.scan");
+    BasicBlock *Test = Cx.newBlock("guard.test");
+    BasicBlock *Next = Cx.newBlock("guard.next");
+    BasicBlock *Done = Cx.newBlock("guard.found");
+    B.CreateBr(Head);
+    B.SetInsertPoint(Head);
+    llvm::PHINode *U = B.CreatePHI(Cx.I32, 2, "guard.unit");
+    U->addIncoming(Lo, Pre);
+    B.CreateCondBr(B.CreateICmpULT(U, Hi), Test, Done);
+    B.SetInsertPoint(Test);
+    for (auto &Guard : Pos.Guards) {
+      BasicBlock *Pass = Cx.newBlock("guard.pass");
+      B.CreateCondBr(Guard(U), Pass, Next);
+      B.SetInsertPoint(Pass);
+    }
+    B.CreateBr(Done);
+    B.SetInsertPoint(Next);
+    U->addIncoming(B.CreateAdd(U, B.getInt32(1)), Next);
+    B.CreateBr(Head);
+    B.SetInsertPoint(Done);
+    First = U;
+  }
+  // No unit passes: the body does not run, and nothing of it (not even a
+  // uniform bound, which may load) is evaluated.
+  BasicBlock *Run = Cx.newBlock("guard.if");
+  BasicBlock *Merge = Cx.newBlock("guard.endif");
+  B.CreateCondBr(B.CreateICmpULT(First, Hi), Run, Merge);
+  B.SetInsertPoint(Run);
+  Value *SavedBegin = Pos.RangeBegin, *SavedEnd = Pos.RangeEnd,
+        *SavedFirst = Pos.GuardFirst;
+  if (Ranged || SavedBegin) {
+    Pos.RangeBegin = Lo;
+    Pos.RangeEnd = Hi;
+  }
+  Pos.GuardFirst = First;
+  lowerCubeBlock(Op.Regions[0]);
+  Pos.GuardFirst = SavedFirst;
+  Pos.RangeBegin = SavedBegin;
+  Pos.RangeEnd = SavedEnd;
+  if (!Ranged)
+    Pos.Guards.pop_back();
+  if (!Cx.terminated())
+    B.CreateBr(Merge);
+  B.SetInsertPoint(Merge);
 }
 
 void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body,
@@ -197,6 +286,10 @@ void ControlEmitter::lowerCubeBlock(const Block &Blk) {
     Flush();
     if (Cx.Seg->isInterchanged(Op)) {
       lowerInterchangedFor(Op);
+      continue;
+    }
+    if (Cx.Seg->isGuardedIf(Op)) {
+      lowerGuardedIf(Op);
       continue;
     }
     switch (Op.opClass()) {
@@ -478,7 +571,9 @@ void ControlEmitter::lowerFor(const Operation &Op, Level L) {
   B.SetInsertPoint(S.Body);
   if (Cube) {
     Values.CubeValues[Op.Result] = S.IV;
-    PendingPrefetch = {&Op, S.IV, Step, Hi};
+    // A loop across the units has no barrier: nothing to prefetch for.
+    if (!Cx.Seg->runsAcross(Op))
+      PendingPrefetch = {&Op, S.IV, Step, Hi};
   } else {
     Values.define(Op.Result, S.IV);
   }

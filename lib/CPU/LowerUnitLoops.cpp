@@ -68,6 +68,8 @@ void UnitLoops::markReturned() {
 
 Value *UnitLoops::firstActiveUnit() {
   llvm::IRBuilder<> &B = Cx.B;
+  if (GuardFirst)
+    return GuardFirst;
   if (!Cx.Layout.HasFlags)
     return B.getInt32(0);
   BasicBlock *Pre = B.GetInsertBlock();
@@ -91,6 +93,8 @@ Value *UnitLoops::firstActiveUnit() {
 
 Value *UnitLoops::firstActiveOrSkip(BasicBlock *Skip) {
   llvm::IRBuilder<> &B = Cx.B;
+  if (GuardFirst)
+    return GuardFirst; // some unit passes the guards (lowerGuardedIf)
   if (!Cx.Layout.HasFlags)
     return B.getInt32(0);
   Value *First = firstActiveUnit();
@@ -106,6 +110,29 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   // A range only for the single loop of a one-dimensional cube.
   assert((!Begin || (Cx.K.CubeDim[1] <= 1 && Cx.K.CubeDim[2] <= 1)) &&
          "a narrowed unit loop needs a one-dimensional cube");
+  if (RangeBegin) {
+    // Inside a ranged `if`: only the units in its range run. A narrowed
+    // segment's own range is intersected with it, keeping its step.
+    if (!Begin) {
+      Begin = RangeBegin;
+      End = RangeEnd;
+    } else {
+      if (Step == 1) {
+        Begin = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Begin,
+                                        RangeBegin);
+      } else {
+        // The first unit at or past RangeBegin of Begin, Begin + Step, ...
+        // (all below 2^31: the sum cannot wrap).
+        Value *Gap = B.CreateSub(RangeBegin, B.CreateBinaryIntrinsic(
+                                                 llvm::Intrinsic::umin,
+                                                 Begin, RangeBegin));
+        Value *Steps = B.CreateUDiv(
+            B.CreateAdd(Gap, B.getInt32(Step - 1)), B.getInt32(Step));
+        Begin = B.CreateAdd(Begin, B.CreateMul(Steps, B.getInt32(Step)));
+      }
+      End = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, End, RangeEnd);
+    }
+  }
   AccessGroup = llvm::MDNode::getDistinct(Cx.Ctx, {});
   ScalarRMW = false;
   // One loop per dimension of size > 1, z outermost, x innermost, so that
@@ -117,8 +144,14 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     BasicBlock *Body, *Latch, *Exit;
   };
   std::vector<Level> Levels;
-  for (int D = 2; D >= 0; --D) {
-    if (Cx.K.CubeDim[D] <= 1 && !(D == 0 && Levels.empty())) {
+  // z, y, x from the outside in, with InnerDim moved innermost (a dimension
+  // along which the segment's indices are consecutive, AccessPattern.h).
+  unsigned Inner = InnerDim < 3 && Cx.K.CubeDim[InnerDim] > 1 ? InnerDim : 0;
+  int Order[3] = {2, 1, 0};
+  if (Inner != 0)
+    Order[0] = Inner == 2 ? 1 : 2, Order[1] = 0, Order[2] = int(Inner);
+  for (int D : Order) {
+    if (Cx.K.CubeDim[D] <= 1 && !(D == int(Inner) && Levels.empty())) {
       UnitXYZ[D] = B.getInt32(0);
       continue;
     }
@@ -160,6 +193,12 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     BasicBlock *Work = Cx.newBlock("unit.active");
     B.CreateCondBr(unitFinished(U), UnitLatch, Work);
     B.SetInsertPoint(Work);
+  }
+  for (auto &Guard : Guards) {
+    // Inside a guarded `if`: the units whose condition fails skip the body.
+    BasicBlock *Pass = Cx.newBlock("unit.pass");
+    B.CreateCondBr(Guard(nullptr), Pass, UnitLatch);
+    B.SetInsertPoint(Pass);
   }
   Body();
 

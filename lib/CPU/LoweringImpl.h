@@ -52,6 +52,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -244,6 +245,21 @@ public:
   /// Headers of the innermost unit loops, in emission order (for
   /// LoopVersioning.h).
   std::vector<llvm::BasicBlock *> InnerUnitHeaders;
+  /// Set while the body of a guarded `if` whose condition is a unit range
+  /// is lowered at cube level (i32): every unit loop runs over units
+  /// [RangeBegin, RangeEnd) only (a one-dimensional cube).
+  llvm::Value *RangeBegin = nullptr, *RangeEnd = nullptr;
+  /// The dimension whose loop is the innermost of the next nest (0: x),
+  /// chosen per segment by AccessPatterns::innermostDim.
+  unsigned InnerDim = 0;
+  /// The conditions of the guarded ifs whose bodies are being lowered at
+  /// cube level, outermost first, each for unit \p U (null: the current
+  /// unit); a unit loop skips the units where one does not hold.
+  std::vector<std::function<llvm::Value *(llvm::Value *U)>> Guards;
+  /// While Guards is not empty: the first unit for which all hold, which
+  /// stands for the cube where a cube-level construct reads a uniform value
+  /// (a kernel with guarded ifs has no `return`).
+  llvm::Value *GuardFirst = nullptr;
 
 private:
   LoweringContext &Cx;
@@ -624,6 +640,17 @@ private:
   /// uniform` (UnitRange.h): runs the unit loop over the units where the
   /// condition holds, without the `if`. False (nothing emitted) otherwise.
   bool emitNarrowedSegment(llvm::ArrayRef<const Operation *> Ops);
+  /// The units [Lo, Hi) of a one-dimensional cube for which the range
+  /// guard \p G holds (Lo, Hi i32 in [0, units]; Step the modulus or 1),
+  /// its bound read for unit \p At; \p Prefix: pure operations the bound
+  /// may be computed from, evaluated at cube level.
+  void unitRangeOf(const UnitRangeGuard &G, llvm::Value *At,
+                   llvm::ArrayRef<const Operation *> Prefix, llvm::Value *&Lo,
+                   llvm::Value *&Hi, uint32_t &Step);
+  /// A guarded `if` (Segmentation::isGuardedIf): its body at cube level,
+  /// every unit loop running the units whose condition holds (narrowed to
+  /// their range when it is one); nothing when no unit's does.
+  void lowerGuardedIf(const Operation &Op);
   /// Runs an interchanged `for` (isInterchangeable) as rounds r = 0, 1, ...
   /// with a unit loop inside each: unit u runs its iteration
   /// k = lo_u + r*step when k < hi; the rounds end once no unit ran one.

@@ -102,7 +102,18 @@ void LivenessWalker::walkCubeBlock(const Block &Blk) {
         walkInSegment(Inner, Body);
       continue;
     }
-    // Split operations read their operands at cube level.
+    if (Seg.isGuardedIf(Op)) {
+      // Every unit loop of the body reads the condition of its unit, and a
+      // unit range is computed at cube level from the guard's bound.
+      use(Op.Operands[0], CubeSegment);
+      if (const UnitRangeGuard *G = Seg.unitRangeGuard(Op))
+        use(G->Bound, CubeSegment);
+      for (const Block &R : Op.Regions)
+        walkCubeBlock(R);
+      continue;
+    }
+    // Split operations (and loops across the units) read their operands at
+    // cube level.
     for (const Operand &O : Op.Operands)
       use(O, CubeSegment);
     switch (Op.opClass()) {

@@ -6,6 +6,7 @@
 
 #include "Segmentation.h"
 
+#include "AccessPattern.h"
 #include "LoopInterchange.h"
 
 #include "kiln/IR/Uniformity.h"
@@ -38,8 +39,9 @@ Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U,
   Returns = hasReturn(K.Body);
   Flags = AnySplit && Returns;
   UnitIndexForms Forms(K);
-  findInterchanged(K.Body, U, Forms, PlaneDim);
   RangeGuards = findUnitRangeGuards(Forms, U, PlaneDim);
+  Patterns = std::make_unique<AccessPatterns>(K, U);
+  findInterchanged(K.Body, U, *Patterns, Forms, PlaneDim, false);
 }
 
 bool Segmentation::computeSplit(const Operation &Op) {
@@ -78,12 +80,36 @@ bool Segmentation::isSplit(const Operation &Op) const {
   }
 }
 
+bool Segmentation::holdsLoopAcross(const Block &Blk, const UniformityInfo &U,
+                                   const AccessPatterns &Patterns) const {
+  for (const Operation &Op : Blk.Ops)
+    if (runsAcrossUnits(Op, U, Patterns, Returns, Kern.CubeDim[0]))
+      return true;
+  return false;
+}
+
 void Segmentation::findInterchanged(const Block &CubeBlock,
                                     const UniformityInfo &U,
+                                    const AccessPatterns &Patterns,
                                     const UnitIndexForms &Forms,
-                                    uint32_t PlaneDim) {
+                                    uint32_t PlaneDim, bool InRange) {
   for (const Operation &Op : CubeBlock.Ops) {
     if (!isSplit(Op)) {
+      if (runsAcrossUnits(Op, U, Patterns, Returns, Kern.CubeDim[0])) {
+        AcrossUnits.insert(&Op);
+        findInterchanged(Op.Regions[0], U, Patterns, Forms, PlaneDim,
+                         InRange);
+        continue;
+      }
+      if (Op.opClass() == OpClass::If && !Op.HasElse && !Returns &&
+          Op.Regions.size() == 1 && !Op.Operands.empty() &&
+          holdsLoopAcross(Op.Regions[0], U, Patterns)) {
+        GuardedIfs.insert(&Op);
+        findInterchanged(Op.Regions[0], U, Patterns, Forms, PlaneDim, true);
+        continue;
+      }
+      if (InRange)
+        continue; // rounds over the whole cube do not fit a range
       if (isInterchangeable(Op, U, Returns)) {
         Interchanged[&Op] = kiln::lowering::unitStrideLowerBound(Op, Forms);
       } else if (isUpperBoundInterchangeable(Op, U, Returns)) {
@@ -97,7 +123,7 @@ void Segmentation::findInterchanged(const Block &CubeBlock,
     }
     // The bodies of split constructs are lowered at cube level too.
     for (const Block &R : Op.Regions)
-      findInterchanged(R, U, Forms, PlaneDim);
+      findInterchanged(R, U, Patterns, Forms, PlaneDim, InRange);
   }
 }
 

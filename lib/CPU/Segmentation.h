@@ -20,6 +20,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <memory>
 #include <optional>
 
 namespace kiln {
@@ -57,10 +58,22 @@ public:
     auto It = UpperBoundRounds.find(&Op);
     return It == UpperBoundRounds.end() ? nullptr : &It->second;
   }
+  /// A per-unit `for` with uniform bounds that runs across the units
+  /// (runsAcrossUnits, LoopInterchange.h): lowered at cube level, as a
+  /// split `for` is, its body one unit loop per iteration.
+  bool runsAcross(const Operation &Op) const { return AcrossUnits.contains(&Op); }
+  /// An `if` without `else` whose body holds, at its top level, a `for`
+  /// that runs across the units: lowered at cube level, every unit loop of
+  /// its body running only for the units whose condition holds (narrowed to
+  /// them when the condition is a unit range, unitRangeGuard).
+  bool isGuardedIf(const Operation &Op) const { return GuardedIfs.contains(&Op); }
   /// Whether a block lowered at cube level is cut at \p Op.
   bool isCut(const Operation &Op) const {
-    return isSplit(Op) || isInterchanged(Op);
+    return isSplit(Op) || isInterchanged(Op) || runsAcross(Op) ||
+           isGuardedIf(Op);
   }
+  /// How the kernel's memory indices move along the units and along loops.
+  const AccessPatterns &patterns() const { return *Patterns; }
   /// The kernel has a `return` anywhere.
   bool kernelReturns() const { return Returns; }
   /// Units keep a "returned" flag in scratch: the kernel has a `return` and
@@ -78,14 +91,24 @@ private:
   bool isCubeBarrierWait(const Operation &Op) const;
 
   const Kernel &Kern;
+  /// \p InRange: the block runs for some units only (the body of a guarded
+  /// `if`), where rounds that assume the whole cube may not run.
   void findInterchanged(const Block &CubeBlock, const UniformityInfo &U,
-                        const UnitIndexForms &Forms, uint32_t PlaneDim);
+                        const AccessPatterns &Patterns,
+                        const UnitIndexForms &Forms, uint32_t PlaneDim,
+                        bool InRange);
+  /// Whether the top level of \p Blk has a `for` that runs across the units.
+  bool holdsLoopAcross(const Block &Blk, const UniformityInfo &U,
+                       const AccessPatterns &Patterns) const;
 
   /// Control constructs only; other operations are decided by their class.
   llvm::DenseMap<const Operation *, bool> SplitConstruct;
   llvm::DenseMap<const Operation *, std::optional<int64_t>> Interchanged;
   llvm::DenseMap<const Operation *, UpperBoundSuffix> UpperBoundRounds;
   llvm::DenseMap<const Operation *, UnitRangeGuard> RangeGuards;
+  std::unique_ptr<AccessPatterns> Patterns;
+  llvm::DenseSet<const Operation *> AcrossUnits;
+  llvm::DenseSet<const Operation *> GuardedIfs;
   bool Returns = false;
   bool Flags = false;
 };

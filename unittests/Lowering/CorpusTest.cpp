@@ -2,7 +2,7 @@
 //===//
 //
 // Lowers every kernel of the repository's valid .kiln files (IR round-trip
-// tests, verifier positives, conformance and benchmark kernels, examples) in
+// tests, verifier positives, conformance and benchmark kernels, the foreign-kernel corpus, examples) in
 // both variants, checks the module with llvm::verifyModule and generates host
 // code for it through LLJIT, so that every operation reaches instruction
 // selection. With
@@ -45,6 +45,14 @@ std::vector<std::string> corpus() {
       if (llvm::sys::path::extension(It->path()) == ".kiln")
         Files.push_back(It->path());
   }
+  // The foreign-kernel corpus: one folder a benchmark.
+  llvm::SmallString<256> Foreign(KILN_SOURCE_DIR);
+  llvm::sys::path::append(Foreign, "bench", "corpus");
+  std::error_code EC;
+  for (llvm::sys::fs::recursive_directory_iterator It(Foreign, EC), End;
+       It != End && !EC; It.increment(EC))
+    if (llvm::sys::path::extension(It->path()) == ".kiln")
+      Files.push_back(It->path());
   std::sort(Files.begin(), Files.end());
   return Files;
 }
