@@ -10,6 +10,7 @@
 #include "ScalarFallbackLoops.h"
 #include "SerialProductScans.h"
 #include "StreamingUnroll.h"
+#include "UniformGathers.h"
 #include "UnitLoopWidth.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -396,8 +397,9 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   // After vectorisation and unrolling: unit loops that are one long
   // floating-point chain run several units per iteration, interleaved
   // (JamUnitLoops.h, from O2 on); then microcoded masked stores into the
-  // scratch area become blends (BlendScratchStores.h), and block copies
-  // and fills vector loops (ExpandBlockCopies.h).
+  // scratch area become blends (BlendScratchStores.h), block copies
+  // and fills vector loops (ExpandBlockCopies.h), and masked gathers from
+  // one address a scalar load when any lane is set (UniformGathers.h).
   PB.registerOptimizerLastEPCallback(
       [&TM](ModulePassManager &MPM, OptimizationLevel Level) {
         FunctionPassManager FPM;
@@ -405,6 +407,8 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
           FPM.addPass(JamUnitLoopsPass());
         FPM.addPass(BlendScratchStoresPass(TM));
         FPM.addPass(ExpandBlockCopiesPass());
+        if (Level.getSpeedupLevel() >= 2)
+          FPM.addPass(UniformGathersPass());
         MPM.addPass(createModuleToFunctionPassAdaptor(std::move(FPM)));
       });
 
