@@ -139,9 +139,7 @@ kiln::lowering::unitStrideLowerBound(const Operation &Op,
   return C;
 }
 
-/// The trip count of a `for` whose bounds and step are all literals (none
-/// when one is not); a step that is not positive runs no iteration.
-static std::optional<uint64_t> literalTrips(const Operation &Op) {
+std::optional<uint64_t> kiln::lowering::literalTrips(const Operation &Op) {
   for (const Operand &O : Op.Operands)
     if (!O.isLiteral())
       return std::nullopt;

@@ -98,6 +98,11 @@ bool runsAcrossUnits(const Operation &Op, const UniformityInfo &Uniformity,
                      const AccessPatterns &Patterns, bool KernelReturns,
                      uint32_t UnitsX);
 
+/// The trip count of the `for` \p Op when its bounds and step are all
+/// literals (none when one is not); a step that is not positive runs no
+/// iteration. Saturated at UINT64_MAX.
+std::optional<uint64_t> literalTrips(const Operation &Op);
+
 /// A loop with literal bounds and at most this many iterations stays per
 /// unit: LLVM unrolls it fully inside the unit loop, which then vectorises
 /// across the units with the iterations as straight-line code.

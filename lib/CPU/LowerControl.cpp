@@ -495,28 +495,11 @@ static ForShape beginFor(LoweringContext &L, Type T, Value *Lo, Value *Hi,
 /// its own), and one fully unrolled would otherwise poll once per copy.
 static constexpr uint64_t MaxUnpolledTrips = 4096;
 
-/// Whether \p Op, a `for` of type \p T, has literal bounds and step and at
-/// most MaxUnpolledTrips iterations.
-static bool isShortLiteralFor(const Operation &Op, Type T) {
-  for (const Operand &O : Op.Operands)
-    if (!O.isLiteral())
-      return false;
-  unsigned W = bitWidth(T.elementKind());
-  auto Read = [&](const Operand &O) -> __int128 {
-    uint64_t Bits = O.Lit.Bits;
-    if (W < 64)
-      Bits &= (uint64_t(1) << W) - 1;
-    if (T.isSigned() && W < 64 && (Bits >> (W - 1)) & 1)
-      return static_cast<__int128>(Bits) - (static_cast<__int128>(1) << W);
-    if (T.isSigned())
-      return static_cast<int64_t>(Bits);
-    return Bits;
-  };
-  __int128 Lo = Read(Op.Operands[0]), Hi = Read(Op.Operands[1]);
-  __int128 Step = Op.Operands.size() > 2 ? Read(Op.Operands[2]) : 1;
-  if (Step <= 0 || Hi <= Lo)
-    return true; // no iteration at all
-  return (Hi - Lo + Step - 1) / Step <= MaxUnpolledTrips;
+/// Whether \p Op, a `for`, has literal bounds and step and at most
+/// MaxUnpolledTrips iterations.
+static bool isShortLiteralFor(const Operation &Op) {
+  std::optional<uint64_t> N = literalTrips(Op);
+  return N && *N <= MaxUnpolledTrips;
 }
 
 static void endFor(LoweringContext &L, ForShape &S, Type T, Value *Step,
@@ -582,7 +565,7 @@ void ControlEmitter::lowerFor(const Operation &Op, Level L) {
   Loops.pop_back();
   if (PendingPrefetch.Op == &Op)
     PendingPrefetch = {};
-  endFor(Cx, S, T, Step, !isShortLiteralFor(Op, T));
+  endFor(Cx, S, T, Step, !isShortLiteralFor(Op));
 }
 
 void ControlEmitter::lowerLoop(const Operation &Op, Level L) {
