@@ -127,9 +127,9 @@ Stride AccessPatterns::stride(const Operand &O, const Axis &A,
           else if (D->Kind == OpKind::AbsolutePos)
             R = Stride::symbolic();
           else
-            R = Stride::known(A.Dim == 1 ? int64_t(K.CubeDim[0])
-                                         : int64_t(K.CubeDim[0]) *
-                                               K.CubeDim[1]);
+            R = Stride::known(A.Dim == 1
+                                  ? int64_t(K.CubeDim[0])
+                                  : int64_t(K.CubeDim[0]) * K.CubeDim[1]);
         } else {
           R = Stride::known(D->Component == A.Dim + 1 ? 1 : 0);
         }
@@ -183,8 +183,7 @@ Stride AccessPatterns::stride(const Operand &O, const Axis &A,
     case OpKind::Cast:
       if (IntScalar && !D->Operands.empty()) {
         const Operand &X = D->Operands[0];
-        Type From = X.isLiteral() ? D->ResultType
-                                  : K.value(X.Value).Ty;
+        Type From = X.isLiteral() ? D->ResultType : K.value(X.Value).Ty;
         if (From.isInteger() && !From.isLine())
           R = Sub(0);
       }
@@ -222,8 +221,8 @@ struct DimScore {
 static void scoreAccesses(const Block &Blk, const AccessPatterns &P,
                           unsigned Dims, DimScore &S);
 
-static void scoreOp(const Operation &Op, const AccessPatterns &P,
-                    unsigned Dims, DimScore &S) {
+static void scoreOp(const Operation &Op, const AccessPatterns &P, unsigned Dims,
+                    DimScore &S) {
   switch (Op.opClass()) {
   case OpClass::Load:
   case OpClass::Store:

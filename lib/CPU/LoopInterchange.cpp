@@ -167,9 +167,9 @@ std::optional<uint64_t> kiln::lowering::literalTrips(const Operation &Op) {
 namespace {
 /// What the body of a candidate loop does, for the choice by cost.
 struct BodySummary {
-  bool Blocked = false;  ///< an atomic, or a loop that stays per unit
-  bool Carried = false;  ///< a value carried from one iteration to the next
-  bool LoopDense = true; ///< every index moves by 0 or +-1 per iteration
+  bool Blocked = false;    ///< an atomic, or a loop that stays per unit
+  bool Carried = false;    ///< a value carried from one iteration to the next
+  bool LoopDense = true;   ///< every index moves by 0 or +-1 per iteration
   bool UnitSparse = false; ///< some index is strided or gathered across units
 };
 } // namespace
@@ -192,8 +192,7 @@ static void summarise(const Block &Blk, const Operation &Loop, bool TopLevel,
     case OpClass::For:
       // A nested loop must run across the units too, which it can only at
       // the body's top level (the body is lowered at cube level then).
-      if (!TopLevel ||
-          !runsAcrossUnits(Op, U, P, KernelReturns, UnitsX)) {
+      if (!TopLevel || !runsAcrossUnits(Op, U, P, KernelReturns, UnitsX)) {
         S.Blocked = true;
         return;
       }

@@ -111,23 +111,23 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   assert((!Begin || (Cx.K.CubeDim[1] <= 1 && Cx.K.CubeDim[2] <= 1)) &&
          "a narrowed unit loop needs a one-dimensional cube");
   if (RangeBegin) {
-    // Inside a ranged `if`: only the units in its range run. A narrowed
+    // Inside a guarded `if` on a unit range: only its units run. A narrowed
     // segment's own range is intersected with it, keeping its step.
     if (!Begin) {
       Begin = RangeBegin;
       End = RangeEnd;
     } else {
       if (Step == 1) {
-        Begin = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Begin,
-                                        RangeBegin);
+        Begin =
+            B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Begin, RangeBegin);
       } else {
         // The first unit at or past RangeBegin of Begin, Begin + Step, ...
         // (all below 2^31: the sum cannot wrap).
-        Value *Gap = B.CreateSub(RangeBegin, B.CreateBinaryIntrinsic(
-                                                 llvm::Intrinsic::umin,
-                                                 Begin, RangeBegin));
-        Value *Steps = B.CreateUDiv(
-            B.CreateAdd(Gap, B.getInt32(Step - 1)), B.getInt32(Step));
+        Value *Gap = B.CreateSub(
+            RangeBegin,
+            B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Begin, RangeBegin));
+        Value *Steps = B.CreateUDiv(B.CreateAdd(Gap, B.getInt32(Step - 1)),
+                                    B.getInt32(Step));
         Begin = B.CreateAdd(Begin, B.CreateMul(Steps, B.getInt32(Step)));
       }
       End = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, End, RangeEnd);

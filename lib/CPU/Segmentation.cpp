@@ -97,8 +97,7 @@ void Segmentation::findInterchanged(const Block &CubeBlock,
     if (!isSplit(Op)) {
       if (runsAcrossUnits(Op, U, Patterns, Returns, Kern.CubeDim[0])) {
         AcrossUnits.insert(&Op);
-        findInterchanged(Op.Regions[0], U, Patterns, Forms, PlaneDim,
-                         InRange);
+        findInterchanged(Op.Regions[0], U, Patterns, Forms, PlaneDim, InRange);
         continue;
       }
       if (Op.opClass() == OpClass::If && !Op.HasElse && !Returns &&

@@ -61,12 +61,16 @@ public:
   /// A per-unit `for` with uniform bounds that runs across the units
   /// (runsAcrossUnits, LoopInterchange.h): lowered at cube level, as a
   /// split `for` is, its body one unit loop per iteration.
-  bool runsAcross(const Operation &Op) const { return AcrossUnits.contains(&Op); }
+  bool runsAcross(const Operation &Op) const {
+    return AcrossUnits.contains(&Op);
+  }
   /// An `if` without `else` whose body holds, at its top level, a `for`
   /// that runs across the units: lowered at cube level, every unit loop of
   /// its body running only for the units whose condition holds (narrowed to
   /// them when the condition is a unit range, unitRangeGuard).
-  bool isGuardedIf(const Operation &Op) const { return GuardedIfs.contains(&Op); }
+  bool isGuardedIf(const Operation &Op) const {
+    return GuardedIfs.contains(&Op);
+  }
   /// Whether a block lowered at cube level is cut at \p Op.
   bool isCut(const Operation &Op) const {
     return isSplit(Op) || isInterchanged(Op) || runsAcross(Op) ||

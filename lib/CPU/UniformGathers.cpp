@@ -26,8 +26,7 @@ PreservedAnalyses kiln::UniformGathersPass::run(Function &F,
   for (IntrinsicInst *G : Gathers) {
     Value *Ptr = getSplatValue(G->getArgOperand(0));
     auto *VecTy = cast<FixedVectorType>(G->getType());
-    Align Alignment =
-        cast<ConstantInt>(G->getArgOperand(1))->getAlignValue();
+    Align Alignment = cast<ConstantInt>(G->getArgOperand(1))->getAlignValue();
     Value *Mask = G->getArgOperand(2), *PassThru = G->getArgOperand(3);
     IRBuilder<> B(G);
     Type *ElemTy = VecTy->getElementType();
@@ -61,6 +60,5 @@ PreservedAnalyses kiln::UniformGathersPass::run(Function &F,
     G->replaceAllUsesWith(R);
     G->eraseFromParent();
   }
-  return Gathers.empty() ? PreservedAnalyses::all()
-                         : PreservedAnalyses::none();
+  return Gathers.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
 }

@@ -140,8 +140,7 @@ TEST(LoweringAcrossUnits, CarriedVarWithRuntimeBoundsAndSteps) {
                 Acc = std::fma(Acc, 0.5f, A[size_t(I) * N + J]);
             Want[I] = Acc;
           }
-          K.launch({buf(A), buf(Out), val(N), val(Lo), val(St)},
-                   {Cubes, 1, 1});
+          K.launch({buf(A), buf(Out), val(N), val(Lo), val(St)}, {Cubes, 1, 1});
           for (uint32_t I = 0; I < AllUnits; ++I)
             ASSERT_TRUE(sameBits(Out[I], Want[I]))
                 << "unit " << I << ": " << Out[I] << " != " << Want[I];
@@ -294,7 +293,9 @@ void runLiteral(uint32_t Trips, bool Across) {
   });
 }
 
-TEST(LoweringAcrossUnits, ShortLiteralLoopStaysPerUnit) { runLiteral(16, false); }
+TEST(LoweringAcrossUnits, ShortLiteralLoopStaysPerUnit) {
+  runLiteral(16, false);
+}
 TEST(LoweringAcrossUnits, LongLiteralLoopRunsAcross) { runLiteral(100, true); }
 
 // The loop's bound is loaded inside the guard: with no unit in range (an

@@ -2,11 +2,11 @@
 //===//
 //
 // Lowers every kernel of the repository's valid .kiln files (IR round-trip
-// tests, verifier positives, conformance and benchmark kernels, the foreign-kernel corpus, examples) in
-// both variants, checks the module with llvm::verifyModule and generates host
-// code for it through LLJIT, so that every operation reaches instruction
-// selection. With
-// KILN_LOWERING_DUMP=<dir> the lowered modules are written there.
+// tests, verifier positives, conformance and benchmark kernels, the
+// foreign-kernel corpus, examples) in both variants, checks the module with
+// llvm::verifyModule and generates host code for it through LLJIT, so that
+// every operation reaches instruction selection. With KILN_LOWERING_DUMP=<dir>
+// the lowered modules are written there.
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "UniformGathers.h"
 #include "FunctionPassTestUtil.h"
 #include "LoweringHarness.h"
-#include "UniformGathers.h"
 
 #include "gtest/gtest.h"
 
