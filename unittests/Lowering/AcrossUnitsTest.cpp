@@ -383,4 +383,69 @@ TEST(LoweringAcrossUnits, UnitRangeGuardNarrowsTheUnitLoops) {
   });
 }
 
+// A rank-k update in a two-dimensional cube under a compound guard, as
+// PolyBench's GPU syrk writes it: the guard is no unit range, so every unit
+// loop of its body tests each unit's condition.
+const char *RankK2D = R"(
+kernel @syrk cube_dim(8, 4) (%a: buffer<f32, read>, %c: buffer<f32, read_write>,
+                             %alpha: f32, %n: i32, %m: i32) {
+  %ju = absolute_pos.x : u32
+  %j = cast %ju : i32
+  %iu = absolute_pos.y : u32
+  %i = cast %iu : i32
+  %inr = lt %i, %n : bool
+  %jnr = lt %j, %n : bool
+  %in = and %inr, %jnr : bool
+  if %in {
+    %in0 = mul %i, %n : i32
+    %ci = add %in0, %j : i32
+    %im = mul %i, %m : i32
+    %jm = mul %j, %m : i32
+    for %k = 0:i32 to %m {
+      %ai = add %im, %k : i32
+      %aj = add %jm, %k : i32
+      %x = load %a[%ai] : f32
+      %y = load %a[%aj] : f32
+      %p = mul %alpha, %x : f32
+      %q = mul %p, %y : f32
+      %old = load %c[%ci] : f32
+      %new = add %old, %q : f32
+      store %c[%ci], %new
+    }
+  }
+}
+)";
+
+TEST(LoweringAcrossUnits, CompoundGuardInTwoDimensions) {
+  forEachBuild(RankK2D, true, [](const JitKernel &K) {
+    EXPECT_NE(K.LLVMIR.find("unit.pass"), std::string::npos);
+    for (int32_t N : {0, 3, 13}) {
+      SCOPED_TRACE("n = " + std::to_string(N));
+      int32_t M = 11;
+      float Alpha = 0.5f;
+      // A 2 x 4 grid of 8 x 4 cubes covers 16 x 16 elements; c is exactly
+      // n x n, so a unit past n that ran would write out of bounds.
+      std::vector<float> A(std::max<size_t>(size_t(N) * M, 1)),
+          C(std::max<size_t>(size_t(N) * N, 1));
+      for (size_t I = 0; I < A.size(); ++I)
+        A[I] = float((I * 5) % 9) - 4.0f;
+      for (size_t I = 0; I < C.size(); ++I)
+        C[I] = float(I % 3);
+      std::vector<float> Want = C;
+      for (int32_t I = 0; I < N; ++I)
+        for (int32_t J = 0; J < N; ++J)
+          for (int32_t T = 0; T < M; ++T)
+            Want[size_t(I) * N + J] =
+                Want[size_t(I) * N + J] +
+                Alpha * A[size_t(I) * M + T] * A[size_t(J) * M + T];
+      KernelArg CArg{C.data(), size_t(N) * N};
+      KernelArg AArg{A.data(), size_t(N) * M};
+      K.launch({AArg, CArg, val(Alpha), val(N), val(M)}, {2, 4, 1});
+      for (size_t I = 0; I < size_t(N) * N; ++I)
+        ASSERT_TRUE(sameBits(C[I], Want[I]))
+            << "element " << I << ": " << C[I] << " != " << Want[I];
+    }
+  });
+}
+
 } // namespace
