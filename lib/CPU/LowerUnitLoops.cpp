@@ -135,9 +135,9 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   }
   AccessGroup = llvm::MDNode::getDistinct(Cx.Ctx, {});
   ScalarRMW = false;
-  // One loop per dimension of size > 1, z outermost, x innermost, so that
-  // the loop the vectoriser sees runs over consecutive unit_pos.x (and
-  // absolute_pos.x) with no division in the way.
+  // One loop per dimension of size > 1, z outermost and x innermost unless
+  // InnerDim says otherwise, so that the loop the vectoriser sees runs over
+  // consecutive unit positions of one dimension with no division in the way.
   struct Level {
     unsigned Dim;
     llvm::PHINode *IV;

@@ -608,6 +608,10 @@ struct Plan::Impl {
   Error parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
                        std::vector<std::vector<Stmt> *> &Blocks,
                        std::vector<SourceLoc> &Opens);
+  /// The next token of \p C, which must be `=`: else an error "expected
+  /// '=' after AFTER, found ... (USAGE)".
+  Expected<const Token *> expectEquals(Cursor &C, StringRef After,
+                                       StringRef Usage) const;
   Error parseKernel(const Token &Kw, Cursor &C, StringRef Line);
   Error parseBuffer(const Token &Kw, Cursor &C, StringRef Line,
                     std::vector<Stmt> &Into);
@@ -638,15 +642,25 @@ static std::pair<StringRef, unsigned> restOfLine(StringRef Line,
   return {Rest.trim(), static_cast<unsigned>(From + Lead + 1)};
 }
 
+Expected<const Token *> Plan::Impl::expectEquals(Cursor &C, StringRef After,
+                                                 StringRef Usage) const {
+  const Token &Eq = C.next();
+  if (!Eq.is("="))
+    return error(Eq.Loc, "expected '=' after " + After + ", found " +
+                             describe(Eq) + " (" + Usage + ")");
+  return &Eq;
+}
+
 Error Plan::Impl::parseKernel(const Token &Kw, Cursor &C, StringRef Line) {
   const Token &Name = C.next();
   if (Error E = declare(
           Name, {Symbol::Kernel, static_cast<unsigned>(Kernels.size()), {}}))
     return E;
-  const Token &Eq = C.next();
-  if (!Eq.is("="))
-    return error(Eq.Loc, "expected '=' after the kernel's name, found " +
-                             describe(Eq) + " (kernel NAME = PATH[:KERNEL])");
+  auto EqOr =
+      expectEquals(C, "the kernel's name", "kernel NAME = PATH[:KERNEL]");
+  if (!EqOr)
+    return EqOr.takeError();
+  const Token &Eq = **EqOr;
   auto [Text, Col] = restOfLine(Line, Eq);
   SourceLoc PathLoc{Kw.Loc.Line, Col};
   if (Text.empty())
@@ -695,11 +709,11 @@ Error Plan::Impl::parseBuffer(const Token &Kw, Cursor &C, StringRef Line,
   if (Error E = declare(
           Name, {Symbol::Buffer, static_cast<unsigned>(Buffers.size()), {}}))
     return E;
-  const Token &Eq = C.next();
-  if (!Eq.is("="))
-    return error(Eq.Loc, "expected '=' after the buffer's name, found " +
-                             describe(Eq) +
-                             " (buffer NAME = TYPE[COUNT]:CONTENTS)");
+  auto EqOr = expectEquals(C, "the buffer's name",
+                           "buffer NAME = TYPE[COUNT]:CONTENTS");
+  if (!EqOr)
+    return EqOr.takeError();
+  const Token &Eq = **EqOr;
   auto [Spec, Col] = restOfLine(Line, Eq);
   SourceLoc SpecLoc{Kw.Loc.Line, Col};
   BufferDecl B;
@@ -939,10 +953,9 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
   }
   if (Kw.Text == "let") {
     const Token &Name = C.next();
-    const Token &Eq = C.next();
-    if (!Eq.is("="))
-      return error(Eq.Loc, "expected '=' after the variable's name, found " +
-                               describe(Eq) + " (let NAME = EXPR)");
+    if (auto Eq = expectEquals(C, "the variable's name", "let NAME = EXPR");
+        !Eq)
+      return Eq.takeError();
     auto Value = parseExprThen(C);
     if (!Value)
       return Value.takeError();
@@ -977,11 +990,10 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
     if (Kw.Text == "for") {
       S.K = Stmt::For;
       Var = C.next();
-      const Token &Eq = C.next();
-      if (!Eq.is("="))
-        return error(Eq.Loc, "expected '=' after the loop variable, found " +
-                                 describe(Eq) +
-                                 " (for VAR = FROM to TO [step STEP] {)");
+      if (auto Eq = expectEquals(C, "the loop variable",
+                                 "for VAR = FROM to TO [step STEP] {");
+          !Eq)
+        return Eq.takeError();
       auto From = parseExprThen(C, "to");
       if (!From)
         return From.takeError();
@@ -1037,10 +1049,9 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
       return Buf.takeError();
     S.X = *Buf;
     S.A = ElementExpr;
-    const Token &Eq = C.next();
-    if (!Eq.is("="))
-      return error(Eq.Loc, "expected '=' after the element, found " +
-                               describe(Eq) + " (set BUFFER[INDEX] = VALUE)");
+    if (auto Eq = expectEquals(C, "the element", "set BUFFER[INDEX] = VALUE");
+        !Eq)
+      return Eq.takeError();
     LaunchArg A;
     if (Error E = parseValue(C, A))
       return E;
