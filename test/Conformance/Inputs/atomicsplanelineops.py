@@ -1,7 +1,7 @@
 # Float atomics, plane product scans and sync_plane through kiln-run.
-"""Usage: issue11ops.py WORKDIR
+"""Usage: atomicsplanelineops.py WORKDIR
 
-docs/LangRef.md for the operations of issue 11, each kernel run in the
+Checks these operations against docs/LangRef.md, each kernel run in the
 bounds-checked and in the unchecked variant:
 - plane_inclusive_prod / plane_exclusive_prod on u32, i32, i64, f32, f64
   and vec<2 x f32>, over cubes of 80 units (two planes of 32 and one of 16):
@@ -410,7 +410,7 @@ def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
     os.chdir(work)
-    chk = K.Checker("issue 11 ops")
+    chk = K.Checker("atomics, plane and line ops")
     variants = (("checked", []), ("unchecked", ["--no-bounds-check"]))
 
     # Plane product scans.
