@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Divergence survey of the bench kernels (issue 10, item 1): for each kernel,
+# Divergence survey of the bench kernels: for each kernel,
 # variant and target CPU, how many masked loads, masked stores and gathers
 # are left in the optimised IR (`kiln-compile --emit=llvm-opt`), and, for
 # znver3, whether any masked store became a blend (BlendScratchStores).

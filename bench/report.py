@@ -69,7 +69,8 @@ EXTRA_REFS = {
     "hist_global": ["native_private"], "matmul_tiled": ["openblas", "native_blocked"],
     "matmul_cmma": ["openblas", "kiln_tiled"],
 }
-# Issue 10's targets: (reference, the largest time ratio Kiln/reference, text)
+# The suite's targets (docs/Performance.md, "The targets"): (reference, the
+# largest time ratio Kiln/reference, text)
 TARGETS = {
     "vadd": ("native", 1 / 0.95, ">= 95 % of native (ratio <= 1.053)"),
     "saxpy": ("native", 1 / 0.95, ">= 95 % of native (ratio <= 1.053)"),
@@ -317,9 +318,9 @@ def build_summary(data):
         for t in ("1t", "nt"):
             L[f"{name}_{t}_GBps"] = med(data, "native", f"{name}_{t}", "GBps")
     for t in ("1t", "nt"):
-        # A peak is the best run: another tenant's work only ever lowers it
-        # (the median of one run of all threads once read 286 GFLOP/s on a
-        # Zen 5 guest where OpenBLAS's sgemm ran at 372).
+        # A peak is the best run: another tenant's work only ever lowers it,
+        # and a median can read below what sgemm reaches in the same run
+        # (docs/Performance.md, "Known limits of the method").
         best = vals(data, "native", f"fma_peak_{t}", "GFLOPs_best")
         L[f"fma_peak_{t}_GFLOPs"] = max(best) if best else float("nan")
     L["fma_vector_width"] = med(data, "native", "fma_peak_nt", "vector_width")
@@ -349,7 +350,7 @@ def build_summary(data):
             row["triad_fraction_median"] = med(data, "kiln", k, "triad_fraction_median")
             row["triad_fraction_p10"] = med(data, "kiln", k, "triad_fraction_p10")
             row["triad_fraction_p90"] = med(data, "kiln", k, "triad_fraction_p90")
-        # Issue 11's kernels (scan_plane, matmul_cmma) have no target.
+        # scan_plane and matmul_cmma have no target.
         ref, limit, text = TARGETS.get(k, ("native", float("inf"), "–"))
         r = row["refs"].get(ref, {}).get("ratio_median", float("nan"))
         row["target"] = text
@@ -437,7 +438,7 @@ def markdown(S, data, processes, notes, run, env, corpus=None):
         o.append("")
     o.append("## In-process ratios: Kiln / native on the same buffers and threads\n")
     o.append("| kernel | Kiln ms [p10, p90] | native | native ms | Kiln/native median [p10, p90] "
-             "| other reference: Kiln/it | PoCL ms | target (issue 10) | met | correct (Kiln/native/PoCL) |")
+             "| other reference: Kiln/it | PoCL ms | target | met | correct (Kiln/native/PoCL) |")
     o.append("|---|---|---|---|---|---|---|---|---|---|")
     for k, r in S["steady"].items():
         nat = r["refs"]["native"]
@@ -542,7 +543,7 @@ def chart(S, run):
     with dat.open("w") as f:
         f.write("kernel speed lo hi\n")
         for k, r in S["steady"].items():
-            if k not in TARGETS:  # scan_plane, matmul_cmma: no issue-10 target
+            if k not in TARGETS:  # scan_plane, matmul_cmma: no target
                 continue
             ref = TARGETS[k][0]
             x = r["refs"].get(ref, {})
@@ -553,7 +554,7 @@ def chart(S, run):
     script = f"""
 set terminal pngcairo size 1000,520 font ",10" noenhanced
 set output '{png}'
-set title "Kiln's speed relative to the reference of issue 10's target, same process\\n(reference time / Kiln time per round: median, bars p10-p90; higher is better)"
+set title "Kiln's speed relative to the reference of its target, same process\\n(reference time / Kiln time per round: median, bars p10-p90; higher is better)"
 set style fill solid 0.8 border -1
 set boxwidth 0.6
 set logscale y

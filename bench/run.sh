@@ -201,14 +201,15 @@ export BENCH_ITERS=$ITERS
 # after kiln-bench's pause (--gap-us): neither side spins into the other's run.
 export OMP_WAIT_POLICY=PASSIVE
 # OpenBLAS's kernel is named, not detected: Debian's OpenBLAS 0.3.21 does
-# not know recent CPU models (on an Emerald Rapids KVM guest it chose its
-# generic "Prescott" kernel, 10x slower than its AVX-512 one) and the sgemm
-# reference would then mean nothing. AVX-512 hosts get SkylakeX, AVX2 ones
+# not know recent CPU models (Emerald Rapids gets its generic "Prescott"
+# kernel, many times slower than its AVX-512 one) and the sgemm reference
+# would then mean nothing (docs/Performance.md, "Known limits of the
+# method"). AVX-512 hosts get SkylakeX, AVX2 ones
 # Haswell; so does AVX2 code (--mattr=-avx512f or x86-64-v3 natives): AVX2
 # against AVX2. --blas-core names another. An OPENBLAS_CORETYPE inherited
-# from the environment is not used (a Zen 5 guest's login environment set
-# Haswell, which made AVX-512 code look twice as close to OpenBLAS as it
-# is); it is recorded in env.txt. kiln-bench and native-bench print the
+# from the environment is not used (a login environment may set Haswell,
+# which makes AVX-512 code look twice as close to OpenBLAS as it is); it is
+# recorded in env.txt. kiln-bench and native-bench print the
 # kernel OpenBLAS runs (INFO ... blas) into raw.txt and env.txt.
 echo "openblas_coretype_inherited: ${OPENBLAS_CORETYPE:-none} (not used)" >> "$OUT/env.txt"
 echo "openblas_other_settings: $(env | grep '^OPENBLAS_' | grep -v '^OPENBLAS_CORETYPE=' | tr '\n' ' ')" >> "$OUT/env.txt"
@@ -223,9 +224,9 @@ fi
 echo "openblas_coretype: ${OPENBLAS_CORETYPE:-chosen by OpenBLAS}" >> "$OUT/env.txt"
 # OpenBLAS's threads spin for 2^OPENBLAS_THREAD_TIMEOUT cycles after each
 # call (default 2^28, about 0.1 s): longer than kiln-bench's pause, so Kiln's
-# next launch ran beside two spinning threads and took twice as long
-# (matmul_tiled 34 against 17 ms on a 2-core guest; its ratio to OpenBLAS was
-# bimodal, 2.2 or 4.3). 2^4 cycles puts them to sleep at once; OpenBLAS's
+# next launch would run beside spinning threads and take up to twice as
+# long, and its ratio to OpenBLAS would be bimodal. 2^4 cycles puts them to
+# sleep at once; OpenBLAS's
 # own sgemm time does not change. A value set by the caller wins.
 export OPENBLAS_THREAD_TIMEOUT=${OPENBLAS_THREAD_TIMEOUT:-4}
 echo "openblas_thread_timeout: $OPENBLAS_THREAD_TIMEOUT" >> "$OUT/env.txt"

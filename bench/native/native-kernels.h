@@ -29,9 +29,9 @@ void vadd(const float *A, const float *B, float *C, size_t N, int Threads);
 void saxpy(float Alpha, const float *X, float *Y, size_t N, int Threads);
 /// The same loop as GCC builds it by default (-ffp-contract=fast): one FMA
 /// an element, a different result in the last bit. Reported beside the
-/// exact loop, not the target's reference: on the 2-core Xeon guest it was
-/// about 7 % faster than the same loop with a multiply and an add
-/// (docs/Performance.md, "saxpy: contraction").
+/// exact loop, not the target's reference: it is faster than the same
+/// loop with a multiply and an add, a difference of arithmetic, not of
+/// Kiln (docs/Performance.md, "What each number means").
 void saxpyContracted(float Alpha, const float *X, float *Y, size_t N,
                      int Threads);
 /// The f32 triad: a[i] = b[i] + s * c[i] (two streams read, one written:

@@ -163,10 +163,10 @@ Expected<ResolvedTarget> resolveTarget(const CodeGenOptions &Opts) {
 
   // LLVM tunes every Intel AVX-512 CPU for 256-bit vectors (Skylake-SP
   // lowers its clock under 512-bit code); Ice Lake and later cores, which
-  // have AVX512-VBMI, hardly do, and Kiln's unit loops run up to 1.3x
-  // faster with 512-bit vectors there (docs/Performance.md, "512-bit
-  // vectors on Intel"). Zen 4 and 5 are tuned for them already. A feature
-  // list that names prefer-256-bit decides for itself.
+  // have AVX512-VBMI, hardly do, and Kiln's unit loops run faster with
+  // 512-bit vectors there (docs/Lowering.md §16, "512-bit vectors on
+  // Intel"). Zen 4 and 5 are tuned for them already. A feature list that
+  // names prefer-256-bit decides for itself.
   if (!NamesPrefer256 && STI->checkFeatures("+avx512f,+avx512vbmi,+evex512") &&
       STI->checkFeatures("+prefer-256-bit")) {
     R.Features += ",-prefer-256-bit";
@@ -431,29 +431,25 @@ namespace {
 /// still decides every other pass (docs/Design.md §10.13: no process-wide
 /// -disable-lsr or -post-RA-scheduler from a library).
 ///  - Loop strength reduction, everywhere. On the unit loops' nested
-///    address recurrences it spends 5-15 ms of SCEV work on each larger
-///    kernel (a quarter of plane_ops29's and softmax_rows' code
-///    generation), and the kernels run as fast without it: x86 addressing
-///    modes take the scaled indices it would rewrite (docs/Performance.md,
-///    "Code generation without LSR").
+///    address recurrences it spends a large share of a larger kernel's
+///    code generation in SCEV, and the kernels run as fast without it: x86
+///    addressing modes take the scaled indices it would rewrite
+///    (docs/Lowering.md §16, "Code generation without LSR").
 ///  - Post-RA list scheduling, in functions of more than
 ///    PostRASchedulingLimit IR instructions. Its dependence graph adds a
 ///    chain edge between every pair of memory operations in a region that
 ///    may alias, so its cost grows with the square of a region's memory
-///    operations (6-9 % of plane_ops29's compile), while on out-of-order
-///    x86 cores the reordering it makes is worth a few percent either way
-///    (of the x86 tunings, AMD's Zen models are the ones that ask for it).
-///    Small kernels keep it: their graphs are cheap and their code stays
-///    as it was measured (docs/Performance.md, "Large functions without
-///    post-RA scheduling").
+///    operations, while on out-of-order x86 cores the reordering it makes
+///    is worth a few percent either way (of the x86 tunings, AMD's Zen
+///    models are the ones that ask for it). Small kernels keep it: their
+///    graphs are cheap and their code stays the same (docs/Lowering.md
+///    §16, "Post-RA scheduling in large functions").
 ///  - X86 domain reassignment, everywhere. With AVX-512 it looks for
-///    integer logic it could move into mask registers and spent 2.5 % of
-///    softmax_rows' 512-bit compile (11 M instructions) doing so, while on
-///    every kernel of bench/kernels, test/ and examples/ (69, 512-bit code)
-///    the assembly came out byte for byte the same without it: the lowering
-///    builds masks from vector compares, which select to mask registers
-///    directly (docs/Performance.md, "Cold compile: the domain
-///    reassignment pass").
+///    integer logic it could move into mask registers, which costs compile
+///    time, while the lowering builds masks from vector compares, which
+///    select to mask registers directly: every kernel of bench/kernels,
+///    test/ and examples/ assembles byte for byte the same without it
+///    (docs/Lowering.md §16, "X86 domain reassignment").
 class CodeGenerationGate final : public OptPassGate {
 public:
   explicit CodeGenerationGate(Module &M)

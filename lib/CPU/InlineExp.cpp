@@ -22,9 +22,10 @@ bool kiln::shouldInlineExp(const TargetMachine &TM) {
   const Triple &TT = TM.getTargetTriple();
   if (TT.isAArch64())
     return true;
-  // With AVX2 but not AVX-512, libmvec's 8-wide call measured as fast as
-  // the inline code (softmax_rows, Zen 4) and compiles in 12 % fewer
-  // instructions; with AVX-512 the inline code runs 16 wide (see the top).
+  // With AVX2 but not AVX-512, libmvec's 8-wide call runs as fast as the
+  // inline code and compiles in fewer instructions; with AVX-512 the inline
+  // code runs 16 wide (InlineExp.h; docs/Lowering.md §11, "Inline f32
+  // `exp`").
   return TT.isX86() && TM.getMCSubtargetInfo()->checkFeatures("+fma,+avx512f");
 }
 

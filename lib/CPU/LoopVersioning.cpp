@@ -1,9 +1,9 @@
 //===- LoopVersioning.cpp - Unit loops without bounds checks when safe ----===//
 //
 // In the bounds-checked variant every access of a unit loop is guarded, and
-// the vectoriser turns the guards into masked loads and stores: measured on
-// the bench's vadd (2^24 elements, one thread) 13.1 ms against 5.1 ms for the
-// same loop unguarded. Most cubes access only in-bounds elements, and most
+// the vectoriser turns the guards into masked loads and stores, which cost
+// as much as the memory traffic (docs/Lowering.md §13, fix 3). Most cubes
+// access only in-bounds elements, and most
 // indices rise with the unit (absolute_pos + a uniform offset), so an
 // innermost unit loop whose guarded indices are affine in the unit with a
 // non-negative constant step gets a twin without those guards, entered when a
@@ -193,10 +193,10 @@ void kiln::lowering::versionUnitLoops(
     // bounds check against 2^32: then no unit's index wraps.
     // Only where the loop runs once for each row of a 2-D cube. A 1-D
     // loop's own check runs once for the whole segment, and a twin for it
-    // would cost compile time only (softmax_rows' unchecked variant: +16 %
-    // of its compile's instructions); and where a 1-D loop gets a twin for
-    // its bounds anyway, 64-bit offsets made softmax_rows' AVX2 code run
-    // about a tenth slower (docs/Performance.md, "Block copies as loops").
+    // would cost compile time only; and where a 1-D loop gets a twin for
+    // its bounds anyway, 64-bit offsets make softmax_rows' AVX2 code slower
+    // (docs/Lowering.md §16, "Row versioning, library copies and 1-D
+    // loops").
     Value *Wrap = llvm::ConstantInt::get(I64, 1ull << 32);
     bool WidenHere = L->getParentLoop() && isUnitLoop(L->getParentLoop());
     for (llvm::BasicBlock *BB : L->blocks()) {

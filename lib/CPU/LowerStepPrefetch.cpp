@@ -23,10 +23,10 @@ using llvm::Value;
 /// The most units of one step's loads prefetched, a line each, per buffer
 /// (a cube of 256 f32 units reading one element each touches 16 lines).
 static constexpr uint32_t MaxPrefetchedLines = 32;
-/// llvm.prefetch's locality: 2 is prefetcht1, into L2. Into L1 (3) was
-/// slower on the 2-core Xeon (matmul_tiled 18.0 against 16.4 ms): the 16
-/// rows of B fall into one L1 set, and the prefetches hold L1 fill buffers
-/// that the step's own loads need.
+/// llvm.prefetch's locality: 2 is prefetcht1, into L2. Into L1 (3) is
+/// slower: the 16 rows of B fall into one L1 set, and the prefetches hold
+/// L1 fill buffers that the step's own loads need (docs/Lowering.md §16,
+/// "Prefetch of the next step").
 static constexpr unsigned StepPrefetchLocality = 2;
 /// How deep an index's chain of integer operations may be.
 static constexpr unsigned MaxIndexDepth = 8;

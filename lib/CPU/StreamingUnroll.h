@@ -3,13 +3,12 @@
 // After vectorisation LLVM unrolls a short unit loop fully: saxpy's 256
 // units become 16 vectors of 512 bits (32 of AVX2) in a row, with no loop
 // left. For a loop that only streams buffers (loads and stores of global
-// memory and a little arithmetic) that was measurably slower than a loop of
-// 8 vectors an iteration on the 2-core Xeon guest: 1-4 % for saxpy and
-// vadd, with both 512-bit and AVX2 code, and GCC's own saxpy loop was 5 %
-// slower unrolled 16 times than 8 (docs/Performance.md, "saxpy:
-// contraction and unrolling"). A loop that uses scratch (shared memory,
-// registers kept per unit) keeps the full unrolling: that is what drops
-// reduce_sum's all-false masked iterations.
+// memory and a little arithmetic) that is slower than a loop of 8 vectors
+// an iteration, with both 512-bit and AVX2 code, and GCC's own saxpy loop
+// is likewise slower unrolled 16 times than 8 (docs/Lowering.md §16,
+// "Streaming unit loops, and saxpy's reference"). A loop that uses scratch
+// (shared memory, registers kept per unit) keeps the full unrolling: that
+// is what drops reduce_sum's all-false masked iterations.
 //
 // The pass runs before the vectoriser and only changes the loop's
 // `llvm.loop.vectorize.followup_vectorized` attributes, which the vectorised

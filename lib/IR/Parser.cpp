@@ -897,7 +897,7 @@ bool Parser::parseSwitch(Kernel &K, Operation &Op) {
                        describeToken());
     if (isWord("case")) {
       consume();
-      // `case 1, 3, 5 {`: one or more labels, comma-separated (issue 11).
+      // `case 1, 3, 5 {`: one or more labels, comma-separated.
       std::vector<CaseLabel> Labels;
       do {
         if (!Labels.empty())

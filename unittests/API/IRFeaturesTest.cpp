@@ -1,4 +1,4 @@
-//===- IRFeaturesTest.cpp - Issue 11's IR additions through the C++ API ---===//
+//===- IRFeaturesTest.cpp - cubecl's IR additions through the C++ API ----===//
 //
 // Kernels built with KernelBuilder (no text), loaded and launched through
 // the public API: switch cases with several labels, workgroup_uniform_load

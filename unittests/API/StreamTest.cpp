@@ -222,7 +222,7 @@ TEST(StreamTest, StressStreamsThreadsAndEvents) {
 
 namespace {
 
-// Several devices in one process (issue 11), each with its own threads, as a
+// Several devices in one process, each with its own threads, as a
 // runtime might make one per NUMA node: work flows from one to the other
 // through events and copies, buffers being host memory of no device.
 TEST(MultiDeviceTest, TwoDevicesHandWorkToEachOtherThroughEventsAndCopies) {
@@ -274,7 +274,7 @@ TEST(MultiDeviceTest, TwoDevicesHandWorkToEachOtherThroughEventsAndCopies) {
 
 namespace {
 
-// Indirect dispatch (issue 11): the cube count is read from a buffer when
+// Indirect dispatch: the cube count is read from a buffer when
 // the launch runs, after the stream's earlier work wrote it.
 constexpr const char *SetCountText = R"(
 kernel @setcount cube_dim(1) (%c: buffer<u32, write>, %x: u32, %y: u32) {

@@ -1,6 +1,6 @@
 //===- StressTest.cpp - Many threads on one device, a vandalised store ----===//
 //
-// Issue 13's concurrency stress, bounded in time (KILN_STRESS_SECONDS,
+// A concurrency stress test, bounded in time (KILN_STRESS_SECONDS,
 // default 25): threads sharing one device launch on several streams with
 // events between them, compile batches, load and unload kernels and cancel
 // or time out kernels that never end, while a child process (Vandal.h)

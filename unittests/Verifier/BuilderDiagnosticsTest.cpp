@@ -216,7 +216,7 @@ TEST(BuilderDiagnosticsTest, FieldsLeadBackToTheOperation) {
 }
 
 TEST(BuilderDiagnosticsTest, SaturatingAndInverseHyperbolicOps) {
-  // op() implies the types of the operations of issue 11 and the verifier
+  // op() implies the types of these operations and the verifier
   // keeps add_sat/sub_sat/find_first_set to integers, asinh/acosh/atanh and
   // rhypot to floats.
   KernelBuilder B("small");

@@ -84,7 +84,8 @@ llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
 /// function, and post-RA list scheduling out of each function of more IR
 /// instructions than this: that scheduler's cost grows with the square of a
 /// region's memory operations, its benefit on out-of-order x86 cores is a
-/// few percent either way (docs/Performance.md).
+/// few percent either way (docs/Lowering.md §16, "Post-RA scheduling in
+/// large functions").
 inline constexpr unsigned PostRASchedulingLimit = 512;
 
 /// Emits \p M as a relocatable object for \p TM, in memory.

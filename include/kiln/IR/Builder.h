@@ -224,7 +224,7 @@ public:
   /// (`addCase(CaseLabel::fromUnsigned(~0ull))`).
   void addCase(CaseLabel Value);
   /// Starts the block of a case with several labels, `case 1, 3, 5`: it runs
-  /// when the selector equals any of them (issue 11).
+  /// when the selector equals any of them.
   void addCase(llvm::ArrayRef<int64_t> Labels);
   /// The same for labels of any value (a distinct name: `addCase({1, 2})`
   /// must stay unambiguous).

@@ -209,7 +209,7 @@ struct Operation {
   OpClass opClass() const { return kiln::opClass(Kind); }
 };
 
-/// Switch cases with several labels (`case 1, 3, 5 { ... }`, issue 11):
+/// Switch cases with several labels (`case 1, 3, 5 { ... }`):
 /// the number of case regions of switch \p Op (the default not counted),
 /// and the labels of case \p Case. A malformed operation (counts that do
 /// not add up to CaseValues.size()) has no cases here; the verifier

@@ -1,4 +1,4 @@
-# Checks the kernels of the issue-11 IR features (switch or-patterns, ...) through kiln-run.
+# Checks the kernels of the cubecl IR features (switch or-patterns, ...) through kiln-run.
 """Usage: irfeatures.py KERNEL_FILE PATTERN WORKDIR
 
 Each PATTERN function generates inputs, runs the kernels of KERNEL_FILE with

@@ -1,7 +1,7 @@
 # asinh, acosh, atanh, rhypot, add_sat, sub_sat and find_first_set through kiln-run.
 """Usage: smallops.py WORKDIR
 
-docs/LangRef.md §5.3 for the operations of issue 11, on scalars and lines,
+docs/LangRef.md §5.3 for these operations, on scalars and lines,
 each kernel run in the bounds-checked and in the unchecked variant:
 - asinh, acosh, atanh and rhypot against Python's math module: f32 and f64
   within 4 ulp, f16 and bf16 within 1 ulp of the exact result; acosh(x < 1)
