@@ -3,9 +3,10 @@
 // The vector form of a plane's inclusive product scan (docs/Lowering.md §6)
 // is log2(P) Hillis-Steele steps over <P x i64>. Without a vector 64-bit
 // multiply (AVX2, SSE, NEON) each step's multiplies are a dozen
-// instructions per register: plane_ops29's one i64 product scan cost AVX2
-// code generation 5-6 ms of instruction selection and ran no faster than
-// the P - 1 dependent scalar multiplies of the scan written as a loop. The
+// instructions per register: a long instruction selection for code that
+// runs no faster than the P - 1 dependent scalar multiplies of the scan
+// written as a loop (docs/Lowering.md §6, "64-bit product scans without a
+// vector multiply"). The
 // lowering tags the scan's last multiply; before the optimisation pipeline,
 // where the target is known, this rewrite replaces each tagged scan by that
 // loop when the target's cost model says the steps cost more than the

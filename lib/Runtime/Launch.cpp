@@ -726,9 +726,10 @@ struct Executor::Impl {
   /// After a launch that used the workers: queues keep-warm tasks, each
   /// spinning until new work is announced or the window ends, so that the
   /// next launch soon after finds workers awake (TBB's sleeping workers take
-  /// 10-20 us to wake up here). At most MaxWarmWorkers of them: each costs
-  /// the launching thread an enqueue (measured on 16 threads, warming all
-  /// 15 workers cost more than it saved).
+  /// microseconds to wake up). At most MaxWarmWorkers of them: each costs
+  /// the launching thread an enqueue, and on 16 threads warming all 15
+  /// workers costs more than it saves (docs/Performance.md, "Launches and
+  /// dispatch").
   static constexpr int MaxWarmWorkers = 3;
   void keepWarm() {
     if (Warm->Window.count() == 0)

@@ -9,9 +9,9 @@
 // pool of JITDylibs: the first JITDylib where none of the object's symbols is
 // already defined, a new one when all clash. Several variants of one kernel
 // (same cube function name) can therefore be loaded at once, while the
-// common case (distinct names) links into one JITDylib. Measured here (300
-// small objects kept loaded): 50-65 us per load into one shared JITDylib,
-// 69-100 us with a fresh JITDylib per object; hence the pool.
+// common case (distinct names) links into one JITDylib: a load into one
+// shared JITDylib costs less than one into a fresh JITDylib per object
+// (docs/Design.md §8); hence the pool.
 //
 // Ownership: every LoadedKernel holds the linker's state, so the session
 // outlives every tracker (docs/Design.md §10.10) even if the JITLinker

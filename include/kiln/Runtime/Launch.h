@@ -148,8 +148,9 @@ public:
   /// MaxThreads before it gets here). After a
   /// launch that used the arena's workers, they stay awake (spinning) for
   /// \p KeepWarmMicroseconds, so that the next launch or stream task within
-  /// that time does not pay for waking them (10-20 us here); 0 lets them
-  /// sleep at once. Any new work ends the spinning at once.
+  /// that time does not pay for waking them (docs/Performance.md, "Launches
+  /// and dispatch"); 0 lets them sleep at once. Any new work ends the
+  /// spinning at once.
   ///
   /// A launch is spread over only as many threads as its work is worth:
   /// each thread gets at least \p MinWorkPerThreadMicroseconds of cubes, by
