@@ -179,8 +179,8 @@ std::unique_ptr<llvm::Module> parseIR(const char *Text,
 }
 
 TEST(HostileOptions, AVX512OnACPUWithoutIt) {
-  // AVX-512 on a CPU without it used to miss 512-bit vectors in code
-  // generation: "Cannot select: masked_store" and an abort.
+  // AVX-512 on a CPU without it gets 512-bit vectors too: without them
+  // code generation aborts ("Cannot select: masked_store").
   for (const char *CPU : {"haswell", "znver3", "x86-64"}) {
     CodeGenOptions Opts;
     Opts.CPU = CPU;

@@ -637,7 +637,7 @@ TEST_F(RetrainTest, ShrinksRealObjectsAndKeepsThemReadable) {
   B[B.size() - 3] ^= 0xff;
   writeBytes(Bad, B);
   // The zstd frames alone, before and after (the headers shrink too: a
-  // CPU's "-feature" list is no longer kept).
+  // CPU's "-feature" list is not kept).
   auto FrameBytes = [&] {
     uint64_t Sum = 0;
     for (size_t I = 1; I != All.size(); ++I) {
