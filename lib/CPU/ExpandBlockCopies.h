@@ -14,7 +14,8 @@
 // So the idiom stays allowed and, after optimisation, each copy or fill of a
 // constant size that code generation would not expand inline itself becomes
 // a loop of full-width vector moves (not unrolled: no unroller runs after
-// it) and a tail of fewer bytes than a vector. docs/Lowering.md §2.
+// it) and a tail of fewer bytes than a vector. docs/Lowering.md §2; the
+// figures in §16, "Row versioning, library copies and 1-D loops".
 //
 //===----------------------------------------------------------------------===//
 

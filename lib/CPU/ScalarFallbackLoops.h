@@ -5,8 +5,9 @@
 // unit that runs, the original, guarded loop runs only for a cube whose
 // last unit's index passes a buffer's end (the cubes at a buffer's end, and
 // launches that fault). Such a loop is left scalar, as LLVM's own fallback
-// loops of runtime checks are: vectorising its masked accesses was a fifth
-// of softmax_rows' compile time (docs/Lowering.md §7).
+// loops of runtime checks are: vectorising its masked accesses costs a
+// fifth of softmax_rows' compile time (docs/Lowering.md §7; the figures in
+// §16, "Scalar fallback loops").
 //
 // Scalar, though, a loop must compute what the vectorised twin computes,
 // bit for bit: a libm call, or a math intrinsic that the vectoriser maps to
