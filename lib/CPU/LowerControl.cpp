@@ -22,13 +22,12 @@ void ControlEmitter::startDeadBlock() {
 }
 
 void ControlEmitter::emitSegment(llvm::ArrayRef<const Operation *> Ops) {
-  if (emitNarrowedSegment(Ops))
-    return;
   Pos.InnerDim = Cx.Seg->patterns().innermostDim(Ops);
-  emitSegmentWith([&] {
-    for (const Operation *Op : Ops)
-      lowerUnitOp(*Op);
-  });
+  if (!emitNarrowedSegment(Ops))
+    emitSegmentWith([&] {
+      for (const Operation *Op : Ops)
+        lowerUnitOp(*Op);
+    });
   Pos.InnerDim = 0;
 }
 
@@ -38,7 +37,7 @@ bool ControlEmitter::emitNarrowedSegment(
     return false;
   const Operation &If = *Ops.back();
   const UnitRangeGuard *G = Cx.Seg->unitRangeGuard(If);
-  if (!G || If.Regions.empty())
+  if (If.Regions.empty())
     return false;
   // A unit outside the range skips the whole segment: what comes before the
   // `if` must be pure and kept nowhere (no per-unit slot to fill).
@@ -48,6 +47,10 @@ bool ControlEmitter::emitNarrowedSegment(
         (Op->Result != NoValue && Op->Result < Cx.Live.Values.size() &&
          Cx.Live[Op->Result].NeedsSlot))
       return false;
+  // Every m-th unit (a modular guard): a stepped loop over dimension 0.
+  // Anything else of the box form: a range per dimension.
+  if (!G || !G->Modulus)
+    return emitBoxedSegment(If, Prefix);
 
   // The bound, once for the cube. It is uniform: evaluated for the first
   // unit still running (unit 0 when none is: then no unit runs anyway; the
@@ -72,13 +75,14 @@ bool ControlEmitter::emitNarrowedSegment(
   return true;
 }
 
-void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
-                                 llvm::ArrayRef<const Operation *> Prefix,
-                                 Value *&Lo, Value *&Hi, uint32_t &Step) {
-  llvm::IRBuilder<> &B = Cx.B;
+void ControlEmitter::uniformsAt(Value *At,
+                                llvm::ArrayRef<const Operation *> Prefix,
+                                llvm::ArrayRef<Operand> Wanted,
+                                llvm::SmallVectorImpl<Value *> &Out) {
   llvm::DenseSet<ValueId> Needed;
-  if (!G.Bound.isLiteral())
-    Needed.insert(G.Bound.Value);
+  for (const Operand &O : Wanted)
+    if (!O.isLiteral())
+      Needed.insert(O.Value);
   for (const Operation *Op : llvm::reverse(Prefix))
     if (Op->Result != NoValue && Needed.contains(Op->Result))
       for (const Operand &O : Op->Operands)
@@ -89,11 +93,22 @@ void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
   Pos.Unit = At;
   for (const Operation *Op : Prefix)
     if (Op->Result != NoValue && Needed.contains(Op->Result))
-      if (Value *V = Scalar.lowerValueOp(*Op))
+      if (Value *V = Op->opClass() == OpClass::Len ? Memory.lowerMemoryOp(*Op)
+                                                    : Scalar.lowerValueOp(*Op))
         Values.SegValues[Op->Result] = V;
-  Value *Bound = Values.value(G.Bound);
+  for (const Operand &O : Wanted)
+    Out.push_back(Values.value(O));
   Pos.Unit = SavedUnit;
   Values.SegValues.clear();
+}
+
+void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
+                                 llvm::ArrayRef<const Operation *> Prefix,
+                                 Value *&Lo, Value *&Hi, uint32_t &Step) {
+  llvm::IRBuilder<> &B = Cx.B;
+  llvm::SmallVector<Value *, 1> Got;
+  uniformsAt(At, Prefix, {G.Bound}, Got);
+  Value *Bound = Got[0];
 
   // unit + c OP bound, exactly: in 64 bits (128 for 64-bit types), then
   // clamped to [0, units].
@@ -224,11 +239,12 @@ void ControlEmitter::lowerGuardedIf(const Operation &Op) {
 }
 
 void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body,
-                                     Value *Begin, Value *End, uint32_t Step) {
+                                     Value *Begin, Value *End, uint32_t Step,
+                                     const UnitBox *Box, bool Cold) {
   llvm::IRBuilder<> &B = Cx.B;
   Values.SegValues.clear();
   SegmentHoistedJump = false;
-  Pos.emitNest(Body, Begin, End, Step);
+  Pos.emitNest(Body, Begin, End, Step, Box, Cold);
   Values.SegValues.clear();
   if (SegmentHoistedJump && !Loops.empty() && Loops.back().Hoisted) {
     // break/continue of a cube-level loop: uniform, so all units agreed.

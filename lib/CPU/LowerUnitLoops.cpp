@@ -105,7 +105,8 @@ Value *UnitLoops::firstActiveOrSkip(BasicBlock *Skip) {
 }
 
 void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
-                         Value *End, uint32_t Step) {
+                         Value *End, uint32_t Step, const UnitBox *Box,
+                         bool Cold) {
   llvm::IRBuilder<> &B = Cx.B;
   // A range only for the single loop of a one-dimensional cube.
   assert((!Begin || (Cx.K.CubeDim[1] <= 1 && Cx.K.CubeDim[2] <= 1)) &&
@@ -133,6 +134,38 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
       End = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, End, RangeEnd);
     }
   }
+  // The range of each dimension's loop: [Lo, Hi), the whole dimension
+  // where null. A box (a narrowed segment in a cube of any shape) is
+  // intersected with the range of dimension 0 (step 1 then).
+  Value *Lo[3] = {Begin, nullptr, nullptr}, *Hi[3] = {End, nullptr, nullptr};
+  if (Box)
+    for (unsigned D = 0; D < 3; ++D) {
+      if (!Box->Begin[D])
+        continue;
+      assert((D != 0 || Step == 1) && "a box has no step");
+      Lo[D] = Lo[D] ? B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo[D],
+                                              Box->Begin[D])
+                    : Box->Begin[D];
+      Hi[D] = Hi[D] ? B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Hi[D],
+                                              Box->End[D])
+                    : Box->End[D];
+    }
+  // No unit when a range is empty: the nest is skipped as a whole, and
+  // each loop runs from its Lo at least once.
+  BasicBlock *Skip = nullptr;
+  Value *NonEmpty = nullptr;
+  for (unsigned D = 0; D < 3; ++D)
+    if (Lo[D]) {
+      Value *C = B.CreateICmpULT(Lo[D], Hi[D]);
+      NonEmpty = NonEmpty ? B.CreateAnd(NonEmpty, C) : C;
+    }
+  if (NonEmpty) {
+    // A preheader of its own, which LoopVersioning needs for the twin.
+    BasicBlock *PH = Cx.newBlock("unit.ph");
+    Skip = Cx.newBlock("unit.skip");
+    B.CreateCondBr(NonEmpty, PH, Skip);
+    B.SetInsertPoint(PH);
+  }
   AccessGroup = llvm::MDNode::getDistinct(Cx.Ctx, {});
   ScalarRMW = false;
   // One loop per dimension of size > 1, z outermost and x innermost unless
@@ -158,19 +191,10 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     BasicBlock *Pre = B.GetInsertBlock();
     Level L{unsigned(D), nullptr, Cx.newBlock("unit"),
             Cx.newBlock("unit.latch"), Cx.newBlock("unit.end")};
-    bool Ranged = Begin && D == 0;
-    if (Ranged) { // units [Begin, End): none when Begin >= End
-      // A preheader of its own, which LoopVersioning needs for the twin.
-      BasicBlock *PH = Cx.newBlock("unit.ph");
-      B.CreateCondBr(B.CreateICmpULT(Begin, End), PH, L.Exit);
-      B.SetInsertPoint(PH);
-      Pre = PH;
-      B.CreateBr(L.Body);
-    } else
-      B.CreateBr(L.Body);
+    B.CreateBr(L.Body);
     B.SetInsertPoint(L.Body);
     L.IV = B.CreatePHI(Cx.I32, 2, std::string("unit.") + "xyz"[D]);
-    L.IV->addIncoming(Ranged ? Begin : B.getInt32(0), Pre);
+    L.IV->addIncoming(Lo[D] ? Lo[D] : B.getInt32(0), Pre);
     UnitXYZ[D] = L.IV;
     Levels.push_back(L);
   }
@@ -203,23 +227,21 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   Body();
 
   // The units of a segment are independent: vectorise without checks. No
-  // llvm.loop.vectorize.enable: it vectorises nothing more here (measured on
-  // the bench kernels) but makes LLVM print a warning to stderr for every
-  // unit loop it cannot vectorise (atomics, libm calls), from inside a library.
+  // llvm.loop.vectorize.enable: it vectorises no bench kernel's loop more
+  // but makes LLVM print a warning to stderr for every unit loop it cannot
+  // vectorise (atomics, libm calls), from inside a library.
   llvm::MDNode *Parallel = llvm::MDNode::get(
       Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.parallel_accesses"),
                AccessGroup});
   llvm::MDNode *Progress = llvm::MDNode::get(
       Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.mustprogress")});
   // No unrolling of a unit loop before the vectoriser has seen it: full
-  // unrolling runs first and turned short unit loops (matmul's 16-unit rows)
-  // into straight-line scalar code with a branch per bounds check, neither
-  // vectorised nor cheap to compile (Loop Strength Reduction alone took a
-  // third of the matmul's code generation). The vectorised loop gets a fresh
-  // loop ID (followup) that allows unrolling again: fully unrolling it after
-  // vectorisation is what drops reduce_sum's all-false masked iterations
-  // (without the followup it ran 5x slower). docs/Lowering.md, "Performance
-  // notes".
+  // unrolling runs first and would turn short unit loops (matmul's 16-unit
+  // rows) into straight-line scalar code with a branch per bounds check,
+  // neither vectorised nor cheap to compile. The vectorised loop gets a
+  // fresh loop ID (followup) that allows unrolling again: fully unrolling it
+  // after vectorisation is what drops reduce_sum's all-false masked
+  // iterations. docs/Lowering.md §13, fix 2, has the figures.
   llvm::MDNode *NoUnroll = llvm::MDNode::get(
       Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.unroll.disable")});
   llvm::MDNode *AfterVectorising = llvm::MDNode::get(
@@ -240,16 +262,25 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     Value *Next = B.CreateAdd(It->IV, B.getInt32(Stepped ? Step : 1), "",
                               true, !Stepped);
     It->IV->addIncoming(Next, It->Latch);
-    Value *Limit = Begin && It->Dim == 0 ? End
-                                         : B.getInt32(Cx.K.CubeDim[It->Dim]);
+    Value *Limit =
+        Hi[It->Dim] ? Hi[It->Dim] : B.getInt32(Cx.K.CubeDim[It->Dim]);
     auto *Br = B.CreateCondBr(B.CreateICmpULT(Next, Limit), It->Body, It->Exit);
     llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Cx.Ctx, {});
-    llvm::MDNode *LoopID = llvm::MDNode::getDistinct(
-        Cx.Ctx, {Tmp.get(), Parallel, Progress, Serial ? UnrollBy : NoUnroll,
-                 AfterVectorising});
+    llvm::SmallVector<llvm::Metadata *, 6> Props = {
+        Tmp.get(), Parallel, Progress, Serial ? UnrollBy : NoUnroll,
+        AfterVectorising};
+    if (Cold) // a fallback that (practically) never runs: kept scalar
+      Props.push_back(llvm::MDNode::get(
+          Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.vectorize.width"),
+                   llvm::ConstantAsMetadata::get(B.getInt32(1))}));
+    llvm::MDNode *LoopID = llvm::MDNode::getDistinct(Cx.Ctx, Props);
     LoopID->replaceOperandWith(0, LoopID);
     Br->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
     B.SetInsertPoint(It->Exit);
+  }
+  if (Skip) {
+    B.CreateBr(Skip);
+    B.SetInsertPoint(Skip);
   }
 
   Unit = nullptr;
@@ -311,8 +342,8 @@ Value *UnitLoops::emitBuiltin(const Operation &Op) {
     // (docs/LangRef.md §2), so no position wraps. Inside an interchanged
     // loop's rounds nuw says so, and an index zext(absolute_pos + k) becomes
     // a 64-bit sum, a pointer the unit loop steps (§13, fix 6). (Only there:
-    // elsewhere it changed O3's full unrolling of vectorised unit loops,
-    // and reduce_sum ran slower.) RowX and RowX * RowY may wrap to 0 (a
+    // elsewhere nuw stops O3 fully unrolling some vectorised unit loops, and
+    // reduce_sum runs slower.) RowX and RowX * RowY may wrap to 0 (a
     // grid of exactly 2^32 units in x, or in x and y), but then the y (and
     // z) positions are 0, and so are the products.
     bool NW = NoWrapPositions;

@@ -190,6 +190,13 @@ private:
   llvm::DenseMap<ValueId, llvm::MDNode *> NoAliasOf; ///< noalias list
 };
 
+/// The units a narrowed nest runs: [Begin[d], End[d]) along each dimension
+/// d that has a range (i32, clamped to the dimension), all of it where
+/// Begin[d] is null.
+struct UnitBox {
+  llvm::Value *Begin[3] = {}, *End[3] = {};
+};
+
 /// Where code runs: the cube of the cube loop, the unit loop nests and the
 /// current unit inside one, the units' "returned" flags, and the builtins
 /// that read the position (LowerUnitLoops.cpp).
@@ -202,8 +209,13 @@ public:
   /// nothing runs when Begin >= End), a one-dimensional cube's unit loop
   /// runs over units [Begin, End) only (a narrowed segment, UnitRange.h),
   /// every \p Step-th unit from Begin (Step < 2^31).
+  /// With \p Box, each dimension's loop runs over the box's range of that
+  /// dimension (where it has one; UnitRange.h, UnitBoxCondition). With
+  /// \p Cold, the nest is a fallback that practically never runs: kept
+  /// scalar.
   void emitNest(llvm::function_ref<void()> Body, llvm::Value *Begin = nullptr,
-                llvm::Value *End = nullptr, uint32_t Step = 1);
+                llvm::Value *End = nullptr, uint32_t Step = 1,
+                const UnitBox *Box = nullptr, bool Cold = false);
   void emitCountedLoop(llvm::Value *Begin, llvm::Value *End,
                        llvm::function_ref<void(llvm::Value *)> Body,
                        const llvm::Twine &Name);
@@ -635,7 +647,21 @@ private:
   /// the break/continue of a cube-level loop its units asked for.
   void emitSegmentWith(llvm::function_ref<void()> Body,
                        llvm::Value *Begin = nullptr, llvm::Value *End = nullptr,
-                       uint32_t Step = 1);
+                       uint32_t Step = 1, const UnitBox *Box = nullptr,
+                       bool Cold = false);
+  /// A segment that is pure operations then an `if` whose condition has
+  /// conjuncts of the box form (UnitBoxCondition): runs each dimension's
+  /// loop over the box only, and tests the other conjuncts (if any) per
+  /// unit inside it. Where the box's indices are not exact for every unit
+  /// of the cube (a check at run time, per cube), a scalar copy of the
+  /// whole segment runs instead. False (nothing emitted) otherwise.
+  bool emitBoxedSegment(const Operation &If,
+                        llvm::ArrayRef<const Operation *> Prefix);
+  /// The cube-uniform \p Wanted evaluated for unit \p At, with the pure
+  /// operations of \p Prefix they are computed from.
+  void uniformsAt(llvm::Value *At, llvm::ArrayRef<const Operation *> Prefix,
+                  llvm::ArrayRef<Operand> Wanted,
+                  llvm::SmallVectorImpl<llvm::Value *> &Out);
   /// A segment that is pure operations then an `if` on `unit + c OP
   /// uniform` (UnitRange.h): runs the unit loop over the units where the
   /// condition holds, without the `if`. False (nothing emitted) otherwise.

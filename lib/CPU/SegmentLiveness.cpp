@@ -59,6 +59,14 @@ void LivenessWalker::use(const Operand &O, int S) {
 void LivenessWalker::walkInSegment(const Operation &Op, int S) {
   for (const Operand &O : Op.Operands)
     use(O, S);
+  if (const UnitBoxCondition *Box = Seg.unitBox(Op))
+    // A narrowed segment reads the box's bounds and offsets at cube level,
+    // wherever the comparisons were computed.
+    for (const UnitIndexBound &Bd : Box->Bounds) {
+      use(Bd.Bound, S);
+      for (const UniformTerm &T : Bd.Index.Terms)
+        use(T.Value, S);
+    }
   if (Op.Result < V.size()) {
     ValuePlan &P = V[Op.Result];
     P.DefSeg = S;

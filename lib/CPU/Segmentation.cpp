@@ -40,6 +40,7 @@ Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U,
   Flags = AnySplit && Returns;
   UnitIndexForms Forms(K);
   RangeGuards = findUnitRangeGuards(Forms, U, PlaneDim);
+  Boxes = findUnitBoxConditions(K, U);
   Patterns = std::make_unique<AccessPatterns>(K, U);
   findInterchanged(K.Body, U, *Patterns, Forms, PlaneDim, false);
 }

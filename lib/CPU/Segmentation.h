@@ -89,6 +89,13 @@ public:
     return It == RangeGuards.end() ? nullptr : &It->second;
   }
 
+  /// The `if` \p Op tests conjuncts of the box form (UnitRange.h), or
+  /// null.
+  const UnitBoxCondition *unitBox(const Operation &Op) const {
+    auto It = Boxes.find(&Op);
+    return It == Boxes.end() ? nullptr : &It->second;
+  }
+
 private:
   bool computeSplit(const Operation &Op);
   /// barrier_wait / barrier_arrive_and_wait on a barrier_cube.
@@ -110,6 +117,7 @@ private:
   llvm::DenseMap<const Operation *, std::optional<int64_t>> Interchanged;
   llvm::DenseMap<const Operation *, UpperBoundSuffix> UpperBoundRounds;
   llvm::DenseMap<const Operation *, UnitRangeGuard> RangeGuards;
+  llvm::DenseMap<const Operation *, UnitBoxCondition> Boxes;
   std::unique_ptr<AccessPatterns> Patterns;
   llvm::DenseSet<const Operation *> AcrossUnits;
   llvm::DenseSet<const Operation *> GuardedIfs;

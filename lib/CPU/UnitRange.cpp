@@ -282,3 +282,195 @@ kiln::lowering::findUnitRangeGuards(const UnitIndexForms &Forms,
   M.findAll(Forms.kernel().Body, Out);
   return Out;
 }
+
+namespace {
+
+/// Matches unit indices and box conditions in a cube of any shape.
+class BoxMatcher {
+public:
+  BoxMatcher(const Kernel &K, const UniformityInfo &U) : K(K), U(U) {
+    collect(K.Body);
+    OneDim = K.CubeDim[1] == 1 && K.CubeDim[2] == 1;
+  }
+
+  /// \p O as pos + offset along one dimension, exactly, or none.
+  std::optional<UnitIndex> index(const Operand &O, unsigned Depth = 0) const {
+    if (O.isLiteral() || Depth > 8)
+      return std::nullopt;
+    const Operation *D = Def.lookup(O.Value);
+    if (!D || D->ResultType.isLine() || !D->ResultType.isInteger())
+      return std::nullopt;
+    std::optional<UnitIndex> X;
+    switch (D->Kind) {
+    case OpKind::UnitPos:
+    case OpKind::AbsolutePos: {
+      bool Abs = D->Kind == OpKind::AbsolutePos;
+      unsigned C = D->Component;
+      if (C == 0 && !OneDim)
+        return std::nullopt; // a linear index spans dimensions
+      unsigned Dim = C == 0 ? 0 : C - 1;
+      // A dimension of one unit has no loop of its own to narrow.
+      if (Dim > 2 || (K.CubeDim[Dim] <= 1 && !OneDim))
+        return std::nullopt;
+      X = UnitIndex();
+      X->Dim = Dim;
+      X->Absolute = Abs;
+      X->AbsoluteLinear = Abs && C == 0;
+      return step(*X, D->ResultType);
+    }
+    case OpKind::Cast:
+      if (D->Operands.size() != 1)
+        return std::nullopt;
+      X = index(D->Operands[0], Depth + 1);
+      break;
+    case OpKind::Add:
+    case OpKind::Sub: {
+      if (D->Operands.size() != 2)
+        return std::nullopt;
+      bool Sub = D->Kind == OpKind::Sub;
+      for (unsigned I = 0; I < 2 && !X; ++I) {
+        const Operand &Base = D->Operands[I], &Other = D->Operands[1 - I];
+        if (Sub && I == 1) // v - index is no index
+          break;
+        std::optional<UnitIndex> B = index(Base, Depth + 1);
+        if (!B)
+          continue;
+        if (Other.isLiteral()) {
+          std::optional<int64_t> L = literalValue(Other.Lit);
+          if (!L)
+            continue;
+          int64_t Sum = Sub ? B->Literal - *L : B->Literal + *L;
+          if (Sum <= -Limit || Sum >= Limit)
+            continue;
+          B->Literal = Sum;
+        } else if (U.isUniform(Other) && B->Terms.size() < 4) {
+          B->Terms.push_back({Other, D->ResultType, Sub});
+        } else {
+          continue;
+        }
+        X = std::move(B);
+      }
+      break;
+    }
+    default:
+      return std::nullopt;
+    }
+    if (!X)
+      return std::nullopt;
+    return step(*X, D->ResultType);
+  }
+
+  std::optional<UnitBoxCondition> match(const Operation &If) const {
+    if (If.Operands.empty() || If.Operands[0].isLiteral() ||
+        (If.HasElse && If.Regions.size() > 1 && !If.Regions[1].Ops.empty()))
+      return std::nullopt;
+    UnitBoxCondition C;
+    conjuncts(If.Operands[0], C, 0);
+    if (C.Bounds.empty())
+      return std::nullopt;
+    return C;
+  }
+
+private:
+  /// Records that the index, now of type \p T, must fit it; none when it
+  /// cannot for some unit of any launch.
+  std::optional<UnitIndex> step(UnitIndex X, Type T) const {
+    unsigned W = bitWidth(T.elementKind());
+    // Every position is in [0, 2^32) (unit positions in [0, cube_dim)).
+    int64_t Span = X.Absolute ? (int64_t(1) << 32) - 1
+                              : int64_t(K.CubeDim[X.Dim]) - 1;
+    if (X.Terms.empty()) {
+      if (UnitIndexForms::fits(T, X.Literal, X.Literal + Span))
+        return X;
+      // The literal offset alone may leave the type: only a check per cube
+      // can tell, for absolute positions; unit positions never fit.
+      if (!X.Absolute || W < 32)
+        return std::nullopt;
+    }
+    X.Checks.push_back({T, X.Literal, unsigned(X.Terms.size())});
+    return X;
+  }
+
+  void conjuncts(const Operand &Cond, UnitBoxCondition &C,
+                 unsigned Depth) const {
+    const Operation *D =
+        Cond.isLiteral() ? nullptr : Def.lookup(Cond.Value);
+    if (!D || Depth > 6 || D->ResultType.isLine()) {
+      C.Complete = false;
+      return;
+    }
+    if (D->Kind == OpKind::And && D->Operands.size() == 2) {
+      conjuncts(D->Operands[0], C, Depth + 1);
+      conjuncts(D->Operands[1], C, Depth + 1);
+      return;
+    }
+    if (D->opClass() == OpClass::Compare && D->Operands.size() == 2 &&
+        C.Bounds.size() < 8) {
+      OpKind P = D->Kind;
+      if (P == OpKind::Lt || P == OpKind::Le || P == OpKind::Gt ||
+          P == OpKind::Ge || P == OpKind::Eq) {
+        for (unsigned I = 0; I < 2; ++I) {
+          const Operand &X = D->Operands[I], &Bound = D->Operands[1 - I];
+          if (!U.isUniform(Bound))
+            continue;
+          std::optional<UnitIndex> Ix = index(X);
+          if (!Ix)
+            continue;
+          UnitIndexBound B;
+          B.Index = std::move(*Ix);
+          B.Pred = P;
+          if (I == 1 && P != OpKind::Eq) // bound OP index: index OP' bound
+            B.Pred = P == OpKind::Lt   ? OpKind::Gt
+                     : P == OpKind::Le ? OpKind::Ge
+                     : P == OpKind::Gt ? OpKind::Lt
+                                       : OpKind::Le;
+          B.Bound = Bound;
+          B.CmpTy = Def.lookup(X.Value)->ResultType;
+          C.Bounds.push_back(std::move(B));
+          return;
+        }
+      }
+    }
+    C.Complete = false;
+  }
+
+  void collect(const Block &Blk) {
+    for (const Operation &Op : Blk.Ops) {
+      if (Op.Result != NoValue && Op.Result < K.Values.size() &&
+          producesValue(Op.opClass()))
+        Def[Op.Result] = &Op;
+      for (const Block &R : Op.Regions)
+        collect(R);
+    }
+  }
+
+  const Kernel &K;
+  const UniformityInfo &U;
+  bool OneDim = true;
+  llvm::DenseMap<ValueId, const Operation *> Def;
+};
+
+void findBoxes(const BoxMatcher &M, const Block &Blk,
+               llvm::DenseMap<const Operation *, UnitBoxCondition> &Out) {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.opClass() == OpClass::If)
+      if (auto C = M.match(Op))
+        Out[&Op] = std::move(*C);
+    for (const Block &R : Op.Regions)
+      findBoxes(M, R, Out);
+  }
+}
+
+} // namespace
+
+llvm::DenseMap<const Operation *, UnitBoxCondition>
+kiln::lowering::findUnitBoxConditions(const Kernel &K,
+                                      const UniformityInfo &U) {
+  llvm::DenseMap<const Operation *, UnitBoxCondition> Out;
+  uint64_t N = K.unitsPerCube();
+  if (N == 0 || N > (uint64_t(1) << 31))
+    return Out;
+  BoxMatcher M(K, U);
+  findBoxes(M, K.Body, Out);
+  return Out;
+}

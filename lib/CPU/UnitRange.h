@@ -18,6 +18,7 @@
 #include "kiln/IR/Kernel.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 
@@ -38,6 +39,59 @@ struct UnitRangeGuard {
   Type CmpTy;               ///< the (integer, scalar) type compared
   int64_t Offset = 0;       ///< |Offset| < 2^40
   uint32_t Modulus = 0;     ///< 0, or m in [2, 2^31) for the modular form
+};
+
+/// One term of a unit index's offset: a cube-uniform value, added or
+/// subtracted (its mathematical value, as its type's signedness reads it).
+struct UniformTerm {
+  Operand Value;
+  Type Ty;
+  bool Negated = false;
+};
+
+/// A type the index passes through on its way to the comparison, with the
+/// part of the offset it holds there (the literal so far and the first
+/// Terms terms): the index is exact only if every such value fits.
+struct IndexStep {
+  Type Ty;
+  int64_t Literal = 0;
+  unsigned Terms = 0;
+};
+
+/// A unit's position along one dimension plus an offset, exactly:
+/// `pos + Literal + terms`, where pos is unit_pos along Dim (the linear
+/// unit_pos in a one-dimensional cube) or, with Absolute, the absolute
+/// position along Dim (cube_pos.d * cube_dim.d + unit_pos.d; the linear
+/// absolute_pos of a one-dimensional cube, cube_dim.x * the cube's linear
+/// index + unit_pos.x). No position reaches 2^32 (launch limits).
+struct UnitIndex {
+  unsigned Dim = 0;
+  bool Absolute = false;
+  bool AbsoluteLinear = false;
+  int64_t Literal = 0;
+  llvm::SmallVector<UniformTerm, 2> Terms;
+  /// Empty when the index is exact for every unit of every launch; else
+  /// the steps to check at run time, per cube.
+  llvm::SmallVector<IndexStep, 3> Checks;
+};
+
+/// One comparison of a range condition: `index Pred Bound`, compared in
+/// CmpTy (Lt, Le, Gt, Ge or Eq, the index on the left).
+struct UnitIndexBound {
+  UnitIndex Index;
+  OpKind Pred = OpKind::Lt;
+  Operand Bound; ///< cube-uniform
+  Type CmpTy;
+};
+
+/// The condition of an `if` without else as a conjunction (`and`) of
+/// comparisons of unit indices with cube-uniform bounds: the units that
+/// pass lie in one box of the cube (one range per dimension). Complete:
+/// the condition is exactly that conjunction; otherwise it has other
+/// conjuncts too, still to be tested per unit inside the box.
+struct UnitBoxCondition {
+  llvm::SmallVector<UnitIndexBound, 4> Bounds;
+  bool Complete = true;
 };
 
 /// The values of a kernel that are `unit + c` exactly: the unit's linear
@@ -76,6 +130,11 @@ private:
 llvm::DenseMap<const Operation *, UnitRangeGuard>
 findUnitRangeGuards(const UnitIndexForms &Forms, const UniformityInfo &U,
                     uint32_t PlaneDim);
+
+/// Every `if` without else (in a cube of any shape) whose condition has
+/// at least one conjunct of the UnitBoxCondition form.
+llvm::DenseMap<const Operation *, UnitBoxCondition>
+findUnitBoxConditions(const Kernel &K, const UniformityInfo &U);
 
 /// Whether \p Class computes its result from its operands alone (no memory,
 /// no control flow, no side effect): what may be skipped for a unit outside

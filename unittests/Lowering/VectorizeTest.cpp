@@ -117,14 +117,18 @@ TEST(LoweringVectorize, CheckedUnitLoopIsNotCloned) {
   LoweredModule L = lowerOnly(VAdd, Ctx, CpuVariant{true, 64});
   ASSERT_TRUE(L.Module);
   std::string IR = optimiseFor(*L.Module, "znver3");
-  // Two: the loop without checks (LowerVersioning.cpp) and the guarded one.
-  EXPECT_EQ(countLinesStartingWith(IR, "vector.body"), 2u) << IR;
+  // At most two: the loop without checks (LoopVersioning.cpp) and the
+  // guarded one (which may stay scalar: it runs only when a check fails).
+  unsigned Bodies = countLinesStartingWith(IR, "vector.body");
+  EXPECT_GE(Bodies, 1u) << IR;
+  EXPECT_LE(Bodies, 2u) << IR;
 }
 
 TEST(LoweringVectorize, InBoundsCubesRunWithoutMasks) {
-  // Both variants: the unit loop gets a twin without the bounds checks and
-  // without the kernel's own `%i < %n`, whose loads and stores are plain
-  // vector accesses; the masked loop remains for the cubes at the edge.
+  // Both variants: the kernel's own `%i < %n` narrows the unit loop to the
+  // units below n (UnitRange.h), and the loop gets a twin without the
+  // bounds checks: plain vector loads and stores, and no masked access
+  // even in the cube at the edge (it runs fewer units).
   if (!llvm::StringRef(llvm::sys::getProcessTriple()).starts_with("x86_64"))
     GTEST_SKIP() << "not an x86-64 host";
   for (bool Checked : {false, true}) {
@@ -134,14 +138,15 @@ TEST(LoweringVectorize, InBoundsCubesRunWithoutMasks) {
     std::string IR = optimiseFor(*L.Module, "znver3");
     EXPECT_NE(IR.find("load <8 x float>"), std::string::npos) << IR;
     EXPECT_NE(IR.find("store <8 x float>"), std::string::npos) << IR;
-    EXPECT_NE(IR.find("masked.store"), std::string::npos) << IR;
+    EXPECT_EQ(IR.find("masked.store"), std::string::npos) << IR;
   }
 }
 
 TEST(LoweringVectorize, ShortUnitLoopsVectoriseBeforeUnrolling) {
-  // matmul's unit loops run over 16 units: full unrolling used to get them
-  // first (scalar tile loads, one branch per bounds check); now the tile
-  // loads of A and B are vector loads and the k loop uses vector FMAs.
+  // matmul's unit loops run over 16 units: unless the vectoriser sees them
+  // before full unrolling, they become scalar tile loads with one branch per
+  // bounds check; the tile loads of A and B must be vector loads and the k
+  // loop must use vector FMAs.
   if (!llvm::StringRef(llvm::sys::getProcessTriple()).starts_with("x86_64"))
     GTEST_SKIP() << "not an x86-64 host";
   const char *MatMul = TiledMatmulKernel;

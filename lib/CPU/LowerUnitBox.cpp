@@ -1,0 +1,198 @@
+//===- LowerUnitBox.cpp - Segments narrowed to a box of units -------------===//
+//
+// A segment that ends in `if (index OP bound && ...)`, each index a unit's
+// position along one dimension plus an offset (UnitRange.h,
+// UnitBoxCondition), runs each dimension's unit loop over the units whose
+// comparisons hold instead of testing (and, vectorised, masking) every
+// unit: the tail cubes of a grid do part of the work, and cubes with none
+// of it skip the segment (docs/Lowering.md §4, "Narrowed unit loops").
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/MDBuilder.h"
+
+using namespace kiln;
+using namespace kiln::lowering;
+using llvm::BasicBlock;
+using llvm::Value;
+
+namespace {
+
+/// Whether the sums below need 128 bits: a 64-bit type on the way.
+bool needsWide(const UnitIndexBound &Bd) {
+  auto Big = [](Type T) { return bitWidth(T.elementKind()) >= 64; };
+  if (Big(Bd.CmpTy))
+    return true;
+  for (const UniformTerm &T : Bd.Index.Terms)
+    if (Big(T.Ty))
+      return true;
+  for (const IndexStep &S : Bd.Index.Checks)
+    if (Big(S.Ty))
+      return true;
+  return false;
+}
+
+} // namespace
+
+bool ControlEmitter::emitBoxedSegment(
+    const Operation &If, llvm::ArrayRef<const Operation *> Prefix) {
+  const UnitBoxCondition *Box = Cx.Seg->unitBox(If);
+  if (!Box)
+    return false;
+  llvm::IRBuilder<> &B = Cx.B;
+
+  // The bounds and offsets, once for the cube. They are uniform: evaluated
+  // for the first unit still running (unit 0 when none is: then no unit
+  // runs anyway; the first unit passing the guards inside a guarded `if`).
+  Value *At = Pos.GuardFirst ? Pos.GuardFirst : B.getInt32(0);
+  if (!Pos.GuardFirst && Cx.Layout.HasFlags) {
+    Value *First = Pos.firstActiveUnit();
+    At = B.CreateSelect(B.CreateICmpEQ(First, B.getInt32(Cx.Units)),
+                        B.getInt32(0), First);
+  }
+  llvm::SmallVector<Operand, 8> Wanted;
+  for (const UnitIndexBound &Bd : Box->Bounds) {
+    Wanted.push_back(Bd.Bound);
+    for (const UniformTerm &T : Bd.Index.Terms)
+      Wanted.push_back(T.Value);
+  }
+  llvm::SmallVector<Value *, 8> Got;
+  uniformsAt(At, Prefix, Wanted, Got);
+
+  // Each comparison, exactly: pos OP bound - offset in 64 bits (128 with a
+  // 64-bit type), then clamped to the dimension.
+  UnitBox Span;
+  Value *Exact = B.getTrue();
+  unsigned Next = 0;
+  for (const UnitIndexBound &Bd : Box->Bounds) {
+    const UnitIndex &Ix = Bd.Index;
+    llvm::Type *Wide = needsWide(Bd) ? llvm::Type::getInt128Ty(Cx.Ctx) : Cx.I64;
+    auto Const = [&](int64_t V) {
+      return llvm::ConstantInt::get(Wide, V, true);
+    };
+    auto Extend = [&](Value *V, Type T) {
+      return T.isSigned() ? B.CreateSExt(V, Wide) : B.CreateZExt(V, Wide);
+    };
+    Value *Bound = Extend(Got[Next++], Bd.CmpTy);
+    // The offset reached after the first N terms, the cube's own part of
+    // an absolute position included.
+    llvm::SmallVector<Value *, 4> TermSums;
+    Value *Base = Const(0);
+    if (Ix.Absolute) {
+      uint32_t D = Cx.K.CubeDim[Ix.Dim];
+      Value *Cube = Ix.AbsoluteLinear ? Pos.CubeLinear : Pos.CubePos[Ix.Dim];
+      Base = B.CreateMul(B.CreateZExt(Cube, Wide), Const(D));
+    }
+    TermSums.push_back(Base);
+    for (const UniformTerm &T : Ix.Terms) {
+      Value *V = Extend(Got[Next++], T.Ty);
+      TermSums.push_back(T.Negated ? B.CreateSub(TermSums.back(), V)
+                                   : B.CreateAdd(TermSums.back(), V));
+    }
+    // Every step of the index fits its type for every unit of this cube:
+    // positions [0, cube_dim) of the dimension.
+    int64_t Last = int64_t(Cx.K.CubeDim[Ix.Dim]) - 1;
+    for (const IndexStep &S : Ix.Checks) {
+      unsigned W = bitWidth(S.Ty.elementKind());
+      Value *Low = B.CreateAdd(TermSums[S.Terms], Const(S.Literal));
+      Value *High = B.CreateAdd(Low, Const(Last));
+      llvm::APInt Min = S.Ty.isSigned() ? llvm::APInt::getSignedMinValue(W)
+                                        : llvm::APInt::getMinValue(W);
+      llvm::APInt Max = S.Ty.isSigned() ? llvm::APInt::getSignedMaxValue(W)
+                                        : llvm::APInt::getMaxValue(W);
+      unsigned WW = Wide->getIntegerBitWidth();
+      Value *MinC = llvm::ConstantInt::get(
+          Wide, S.Ty.isSigned() ? Min.sext(WW) : Min.zext(WW));
+      Value *MaxC = llvm::ConstantInt::get(
+          Wide, S.Ty.isSigned() ? Max.sext(WW) : Max.zext(WW));
+      Exact = B.CreateAnd(Exact, B.CreateAnd(B.CreateICmpSGE(Low, MinC),
+                                             B.CreateICmpSLE(High, MaxC)));
+    }
+    // pos + offset OP bound  <=>  pos OP bound - offset.
+    Value *Offset = B.CreateAdd(TermSums.back(), Const(Ix.Literal));
+    Value *Edge = B.CreateSub(Bound, Offset);
+    uint32_t Units = Cx.K.CubeDim[Ix.Dim];
+    auto Clamp = [&](Value *V) {
+      V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, V, Const(Units));
+      V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, V, Const(0));
+      return B.CreateTrunc(V, Cx.I32);
+    };
+    Value *Lo = nullptr, *Hi = nullptr;
+    switch (Bd.Pred) {
+    case OpKind::Lt:
+      Hi = Clamp(Edge);
+      break;
+    case OpKind::Le:
+      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
+      break;
+    case OpKind::Gt:
+      Lo = Clamp(B.CreateAdd(Edge, Const(1)));
+      break;
+    case OpKind::Ge:
+      Lo = Clamp(Edge);
+      break;
+    default: // Eq: the one position at Edge, if any
+      Lo = Clamp(Edge);
+      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
+      break;
+    }
+    unsigned D = Ix.Dim;
+    if (!Lo)
+      Lo = B.getInt32(0);
+    if (!Hi)
+      Hi = B.getInt32(Units);
+    Span.Begin[D] = Span.Begin[D] ? B.CreateBinaryIntrinsic(
+                                        llvm::Intrinsic::umax, Span.Begin[D], Lo)
+                                  : Lo;
+    Span.End[D] = Span.End[D] ? B.CreateBinaryIntrinsic(llvm::Intrinsic::umin,
+                                                        Span.End[D], Hi)
+                              : Hi;
+  }
+  for (unsigned D = 0; D < 3; ++D) {
+    if (Span.Begin[D] && !llvm::isa<llvm::Constant>(Span.Begin[D]))
+      Span.Begin[D]->setName(std::string("unit.lo.") + "xyz"[D]);
+    if (Span.End[D] && !llvm::isa<llvm::Constant>(Span.End[D]))
+      Span.End[D]->setName(std::string("unit.hi.") + "xyz"[D]);
+  }
+
+  // Inside the box, the comparisons hold: only the other conjuncts, if
+  // any, are tested.
+  auto Narrowed = [&] {
+    for (const Operation *Op : Prefix)
+      lowerUnitOp(*Op);
+    if (Box->Complete)
+      lowerBlock(If.Regions[0], Level::Unit);
+    else
+      lowerUnitOp(If);
+  };
+  auto Whole = [&] {
+    for (const Operation *Op : Prefix)
+      lowerUnitOp(*Op);
+    lowerUnitOp(If);
+  };
+  if (auto *C = llvm::dyn_cast<llvm::ConstantInt>(Exact); C && C->isOne()) {
+    emitSegmentWith(Narrowed, nullptr, nullptr, 1, &Span);
+    return true;
+  }
+  // An index may wrap in its type for some unit of this cube (a grid of
+  // 2^31 units or more along the dimension, an offset near the type's
+  // limit): the whole segment, with the test, scalar.
+  BasicBlock *InBox = Cx.newBlock("box");
+  BasicBlock *Fallback = Cx.newBlock("box.fallback");
+  BasicBlock *Done = Cx.newBlock("box.done");
+  llvm::MDBuilder MDB(Cx.Ctx);
+  B.CreateCondBr(Exact, InBox, Fallback, MDB.createBranchWeights(1000000, 1));
+  B.SetInsertPoint(InBox);
+  emitSegmentWith(Narrowed, nullptr, nullptr, 1, &Span);
+  if (!Cx.terminated())
+    B.CreateBr(Done);
+  B.SetInsertPoint(Fallback);
+  emitSegmentWith(Whole, nullptr, nullptr, 1, nullptr, /*Cold=*/true);
+  if (!Cx.terminated())
+    B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+  return true;
+}
