@@ -46,7 +46,7 @@ bool ControlEmitter::emitNarrowedSegment(
     if (!isPureValueOp(Op->opClass()) ||
         (Op->Result != NoValue && Op->Result < Cx.Live.Values.size() &&
          Cx.Live[Op->Result].NeedsSlot))
-      return false;
+      return emitSplitBoxedSegment(If, Prefix);
   // Every m-th unit (a modular guard): a stepped loop over dimension 0.
   // Anything else of the box form: a range per dimension.
   if (!G || !G->Modulus)

@@ -196,3 +196,81 @@ bool ControlEmitter::emitBoxedSegment(
   B.SetInsertPoint(Done);
   return true;
 }
+
+/// Adds to \p Used every value an operation of \p Blk (nested ones too)
+/// reads.
+static void collectUses(const Block &Blk, llvm::DenseSet<ValueId> &Used) {
+  for (const Operation &Op : Blk.Ops) {
+    for (const Operand &O : Op.Operands)
+      if (!O.isLiteral())
+        Used.insert(O.Value);
+    for (const Block &R : Op.Regions)
+      collectUses(R, Used);
+  }
+}
+
+bool ControlEmitter::emitSplitBoxedSegment(
+    const Operation &If, llvm::ArrayRef<const Operation *> Prefix) {
+  const UnitBoxCondition *Box = Cx.Seg->unitBox(If);
+  if (!Box || Prefix.empty())
+    return false;
+  for (const Operation *Op : Prefix) {
+    switch (Op->opClass()) {
+    case OpClass::If:
+    case OpClass::For:
+    case OpClass::Loop:
+    case OpClass::Switch:
+    case OpClass::Jump:
+    case OpClass::DebugPrint:
+      return false;
+    case OpClass::Set:
+    case OpClass::VarDecl: {
+      // A variable of this segment alone lives in one place for the unit
+      // running: the second loop would not see the first loop's value.
+      ValueId Var = Op->opClass() == OpClass::Set
+                        ? (Op->Operands.empty() || Op->Operands[0].isLiteral()
+                               ? NoValue
+                               : Op->Operands[0].Value)
+                        : Op->Result;
+      if (Var == NoValue || Var >= Cx.Live.Values.size() ||
+          !Cx.Live[Var].MultiSegment)
+        return false;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  // What the `if` reads of the prefix, through pure operations only.
+  llvm::DenseSet<ValueId> Needed;
+  for (const Block &R : If.Regions)
+    collectUses(R, Needed);
+  if (!Box->Complete && !If.Operands.empty() && !If.Operands[0].isLiteral())
+    Needed.insert(If.Operands[0].Value);
+  for (const UnitIndexBound &Bd : Box->Bounds) {
+    if (!Bd.Bound.isLiteral())
+      Needed.insert(Bd.Bound.Value);
+    for (const UniformTerm &T : Bd.Index.Terms)
+      if (!T.Value.isLiteral())
+        Needed.insert(T.Value.Value);
+  }
+  for (const Operation *Op : llvm::reverse(Prefix)) {
+    if (Op->Result == NoValue || !Needed.contains(Op->Result))
+      continue;
+    if (!isPureValueOp(Op->opClass()))
+      return false;
+    for (const Operand &O : Op->Operands)
+      if (!O.isLiteral())
+        Needed.insert(O.Value);
+  }
+  llvm::SmallVector<const Operation *, 16> Recomputed;
+  for (const Operation *Op : Prefix)
+    if (Op->Result != NoValue && Needed.contains(Op->Result))
+      Recomputed.push_back(Op);
+
+  emitSegmentWith([&] {
+    for (const Operation *Op : Prefix)
+      lowerUnitOp(*Op);
+  });
+  return emitBoxedSegment(If, Recomputed);
+}

@@ -657,6 +657,17 @@ private:
   /// whole segment runs instead. False (nothing emitted) otherwise.
   bool emitBoxedSegment(const Operation &If,
                         llvm::ArrayRef<const Operation *> Prefix);
+  /// A segment whose operations before such an `if` have effects (a `set`
+  /// of a variable kept per unit, a store) or values kept per unit: those
+  /// run for every unit in a unit loop of their own, then the `if` as a
+  /// boxed segment, recomputing the pure operations it needs. The units of
+  /// a segment are unordered, so running each unit's operations before the
+  /// `if` first changes nothing a kernel may rely on. False (nothing
+  /// emitted) when the `if` needs a value of an operation with effects, a
+  /// variable kept for the segment only is set, or the prefix has control
+  /// flow.
+  bool emitSplitBoxedSegment(const Operation &If,
+                             llvm::ArrayRef<const Operation *> Prefix);
   /// The cube-uniform \p Wanted evaluated for unit \p At, with the pure
   /// operations of \p Prefix they are computed from.
   void uniformsAt(llvm::Value *At, llvm::ArrayRef<const Operation *> Prefix,

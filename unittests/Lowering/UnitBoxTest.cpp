@@ -195,4 +195,54 @@ kernel @boxlin cube_dim(16) (%out: buffer<u32, read_write>, %a: i32, %b: i32) {
   });
 }
 
+TEST(LoweringUnitBox, EffectsBeforeTheIfRunForEveryUnit) {
+  // Pathfinder's loop body: a per-unit variable reset (kept across the
+  // barrier), a store for every unit, and a value kept per unit before a
+  // boxed `if` that sets the variable; after the barrier every unit reports
+  // it. The effects run for every unit, the `if` only in the box.
+  const std::string Text = R"(
+kernel @boxsplit cube_dim(16) (%out: buffer<u32, read_write>, %a: i32, %b: i32) {
+  %done = var u32
+  %tu = unit_pos.x : u32
+  %tx = cast %tu : i32
+  %g = absolute_pos : u32
+  %kept = mul %tu, 3:u32 : u32
+  for %k = 0:i32 to 2:i32 {
+    set %done, 5:u32
+    %side = add %g, 100000:u32 : u32
+    store %out[%g], %side
+    %x = add %tx, %b : i32
+    %lo = ge %x, %k : bool
+    %hi = lt %x, %a : bool
+    %in = and %lo, %hi : bool
+    if %in {
+      %v = add %g, 1000:u32 : u32
+      set %done, %v
+    }
+    sync_cube
+  }
+  %d = get %done : u32
+  %o = load %out[%g] : u32
+  %s0 = add %d, %o : u32
+  %s = add %s0, %kept : u32
+  store %out[%g], %s
+}
+)";
+  forEachBuild(Text, {"unit.hi.x"}, [](const JitKernel &K) {
+    for (int32_t A : {-1, 0, 4, 16, 40})
+      for (int32_t B : {-20, -3, 0, 5, 16}) {
+        std::vector<uint32_t> Out(32, 7);
+        int32_t AA = A, BB = B;
+        K.launch({buf(Out), val(AA), val(BB)}, {2, 1, 1});
+        for (uint32_t G = 0; G < 32; ++G) {
+          int32_t X = int32_t(G % 16) + B;
+          // The last step (k = 1) decides.
+          uint32_t Done = X >= 1 && X < A ? 1000 + G : 5;
+          ASSERT_EQ(Out[G], Done + (G + 100000) + (G % 16) * 3)
+              << "g " << G << " a " << A << " b " << B;
+        }
+      }
+  });
+}
+
 } // namespace
