@@ -60,5 +60,47 @@ PreservedAnalyses kiln::UniformGathersPass::run(Function &F,
     G->replaceAllUsesWith(R);
     G->eraseFromParent();
   }
-  return Gathers.empty() ? PreservedAnalyses::all() : PreservedAnalyses::none();
+
+  // Scatters to one address: the lanes store in order, so the last active
+  // lane's value is what memory keeps.
+  SmallVector<IntrinsicInst *, 8> Scatters;
+  for (Instruction &I : instructions(F))
+    if (auto *II = dyn_cast<IntrinsicInst>(&I))
+      if (II->getIntrinsicID() == Intrinsic::masked_scatter &&
+          getSplatValue(II->getArgOperand(1)))
+        Scatters.push_back(II);
+  for (IntrinsicInst *S : Scatters) {
+    Value *Val = S->getArgOperand(0);
+    Value *Ptr = getSplatValue(S->getArgOperand(1));
+    Align Alignment = cast<ConstantInt>(S->getArgOperand(2))->getAlignValue();
+    Value *Mask = S->getArgOperand(3);
+    auto *VecTy = cast<FixedVectorType>(Val->getType());
+    unsigned N = VecTy->getNumElements();
+    IRBuilder<> B(S);
+    auto Store = [&](Value *Lane) {
+      StoreInst *St = B.CreateAlignedStore(B.CreateExtractElement(Val, Lane),
+                                           Ptr, Alignment);
+      St->setAAMetadata(S->getAAMetadata());
+      St->copyMetadata(*S, {LLVMContext::MD_access_group});
+    };
+    if (auto *C = dyn_cast<Constant>(Mask); C && C->isAllOnesValue()) {
+      Store(B.getInt32(N - 1));
+    } else if (N <= 64) {
+      // The store only where some lane is active: an address no active
+      // lane writes may be past the end of its buffer.
+      Value *Bits = B.CreateBitCast(Mask, B.getIntNTy(N));
+      Value *Any = B.CreateICmpNE(Bits, ConstantInt::get(Bits->getType(), 0));
+      Instruction *ThenTerm = SplitBlockAndInsertIfThen(Any, S, false);
+      B.SetInsertPoint(ThenTerm);
+      Value *Lead = B.CreateBinaryIntrinsic(Intrinsic::ctlz, Bits,
+                                            B.getTrue()); // Bits != 0
+      Value *Last = B.CreateSub(ConstantInt::get(Bits->getType(), N - 1), Lead);
+      Store(B.CreateZExtOrTrunc(Last, B.getInt32Ty()));
+    } else {
+      continue;
+    }
+    S->eraseFromParent();
+  }
+  return Gathers.empty() && Scatters.empty() ? PreservedAnalyses::all()
+                                             : PreservedAnalyses::none();
 }

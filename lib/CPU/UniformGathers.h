@@ -10,7 +10,10 @@
 // `llvm.masked.gather` whose pointer vector is a splat as one scalar load,
 // made only when some lane of the mask is set, broadcast to the lanes the
 // mask selects (the others keep the pass-through value, as the gather's
-// do). docs/Lowering.md §11, "Gathers from one address".
+// do). Likewise each `llvm.masked.scatter` to a splat address becomes one
+// scalar store of the last active lane's value (the lanes store in order),
+// made only when some lane is set. docs/Lowering.md §11, "Gathers from one
+// address".
 //
 //===----------------------------------------------------------------------===//
 

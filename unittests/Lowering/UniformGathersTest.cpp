@@ -109,4 +109,95 @@ TEST(UniformGathers, GuardedLoopAcrossUnitsKeepsItsResults) {
   }
 }
 
+const char *Scatters = R"(
+declare void @llvm.masked.scatter.v8f32.v8p0(<8 x float>, <8 x ptr>, i32, <8 x i1>)
+
+define void @f(ptr %p, ptr %q, <8 x float> %v, <8 x i1> %m, <8 x ptr> %ps) {
+  %i = insertelement <8 x ptr> poison, ptr %p, i64 0
+  %s = shufflevector <8 x ptr> %i, <8 x ptr> poison, <8 x i32> zeroinitializer
+  call void @llvm.masked.scatter.v8f32.v8p0(<8 x float> %v, <8 x ptr> %s, i32 4, <8 x i1> %m)
+  %j = insertelement <8 x ptr> poison, ptr %q, i64 0
+  %t = shufflevector <8 x ptr> %j, <8 x ptr> poison, <8 x i32> zeroinitializer
+  call void @llvm.masked.scatter.v8f32.v8p0(<8 x float> %v, <8 x ptr> %t, i32 4, <8 x i1> <i1 true, i1 true, i1 true, i1 true, i1 true, i1 true, i1 true, i1 true>)
+  call void @llvm.masked.scatter.v8f32.v8p0(<8 x float> %v, <8 x ptr> %ps, i32 4, <8 x i1> %m)
+  ret void
+}
+)";
+
+TEST(UniformGathers, ScattersToOneAddressStoreTheLastActiveLane) {
+  std::string Out = runOnParsedIR(Scatters, UniformGathersPass());
+  // The masked one: under `any lane set`, the highest set lane's value
+  // (lanes store in order, so it is the one memory keeps).
+  EXPECT_NE(Out.find("bitcast <8 x i1> %m to i8"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("llvm.ctlz.i8"), std::string::npos) << Out;
+  EXPECT_NE(Out.find("store float"), std::string::npos) << Out;
+  // The all-true one: lane 7, no test.
+  EXPECT_NE(Out.find("extractelement <8 x float> %v, i32 7"),
+            std::string::npos)
+      << Out;
+  // A scatter to different addresses stays; none to one address does.
+  EXPECT_NE(Out.find("masked.scatter.v8f32.v8p0(<8 x float> %v, <8 x ptr> %ps"),
+            std::string::npos)
+      << Out;
+  EXPECT_EQ(Out.find("<8 x ptr> %s,"), std::string::npos) << Out;
+  EXPECT_EQ(Out.find("<8 x ptr> %t,"), std::string::npos) << Out;
+}
+
+// Gaussian elimination's `if y == 0 { b[row] = ... }` inside a unit loop
+// along y: one unit of each row writes b[row], an address the same for the
+// whole row (vectorised as a scatter to one address, or peeled, as LLVM
+// chooses); the results must be exact either way. The corpus's gaussian
+// (ctest corpus-kiln-*) runs the scatter form.
+const char *RowLead = R"(
+kernel @lead cube_dim(16, 16) (%a: buffer<f32, read_write>, %b: buffer<f32, read_write>,
+                               %n: u32) {
+  %x = absolute_pos.x : u32
+  %y = absolute_pos.y : u32
+  %inx = lt %x, %n : bool
+  %iny = lt %y, %n : bool
+  %in = and %inx, %iny : bool
+  if %in {
+    %r = mul %x, %n : u32
+    %ai = add %r, %y : u32
+    %av = load %a[%ai] : f32
+    %d = mul %av, 2.0:f32 : f32
+    store %a[%ai], %d
+    %first = eq %y, 0:u32 : bool
+    if %first {
+      %bv = load %b[%x] : f32
+      %bn = add %bv, %av : f32
+      store %b[%x], %bn
+    }
+  }
+}
+)";
+
+TEST(UniformGathers, RowLeadStoresKeepTheirResults) {
+  for (bool Checked : {true, false}) {
+    SCOPED_TRACE(Checked ? "checked" : "unchecked");
+    CpuVariant V;
+    V.BoundsChecked = Checked;
+    JitKernel K = compile(RowLead, V, {}, true);
+    ASSERT_TRUE(K.Fn);
+    for (uint32_t N : {1u, 5u, 16u, 23u}) {
+      SCOPED_TRACE("n " + std::to_string(N));
+      std::vector<float> A(size_t(N) * N), B(N);
+      for (size_t I = 0; I < A.size(); ++I)
+        A[I] = float(I % 11) - 4.0f;
+      for (uint32_t I = 0; I < N; ++I)
+        B[I] = 0.5f * float(I);
+      std::vector<float> WantA = A, WantB = B;
+      for (uint32_t X = 0; X < N; ++X) {
+        WantB[X] = B[X] + A[size_t(X) * N];
+        for (uint32_t Y = 0; Y < N; ++Y)
+          WantA[size_t(X) * N + Y] = A[size_t(X) * N + Y] * 2.0f;
+      }
+      uint32_t C = (N + 15) / 16;
+      K.launch({buf(A), buf(B), val(N)}, {C, C, 1});
+      EXPECT_EQ(A, WantA);
+      EXPECT_EQ(B, WantB);
+    }
+  }
+}
+
 } // namespace
