@@ -211,7 +211,8 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     U->setName("u");
   Unit = U;
   UnitLatch = Levels.back().Latch;
-  InnerUnitHeaders.push_back(Levels.back().Body);
+  if (!Cold) // a fallback gets no twin without checks (LoopVersioning.h)
+    InnerUnitHeaders.push_back(Levels.back().Body);
   if (Cx.Layout.HasFlags) {
     // Units that returned skip the rest of the kernel.
     BasicBlock *Work = Cx.newBlock("unit.active");
