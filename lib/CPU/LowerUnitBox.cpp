@@ -38,7 +38,8 @@ bool needsWide(const UnitIndexBound &Bd) {
 } // namespace
 
 bool ControlEmitter::emitBoxedSegment(
-    const Operation &If, llvm::ArrayRef<const Operation *> Prefix) {
+    const Operation &If, llvm::ArrayRef<const Operation *> Prefix,
+    const UnitBox *Outer) {
   const UnitBoxCondition *Box = Cx.Seg->unitBox(If);
   if (!Box)
     return false;
@@ -151,6 +152,19 @@ bool ControlEmitter::emitBoxedSegment(
                                                         Span.End[D], Hi)
                               : Hi;
   }
+  // Inside an enclosing box (a boxed `if` in a boxed `if`'s body): its
+  // ranges too.
+  for (unsigned D = 0; Outer && D < 3; ++D) {
+    if (!Outer->Begin[D])
+      continue;
+    Span.Begin[D] = Span.Begin[D]
+                        ? B.CreateBinaryIntrinsic(llvm::Intrinsic::umax,
+                                                  Span.Begin[D], Outer->Begin[D])
+                        : Outer->Begin[D];
+    Span.End[D] = Span.End[D] ? B.CreateBinaryIntrinsic(llvm::Intrinsic::umin,
+                                                        Span.End[D], Outer->End[D])
+                              : Outer->End[D];
+  }
   for (unsigned D = 0; D < 3; ++D) {
     if (Span.Begin[D] && !llvm::isa<llvm::Constant>(Span.Begin[D]))
       Span.Begin[D]->setName(std::string("unit.lo.") + "xyz"[D]);
@@ -159,7 +173,23 @@ bool ControlEmitter::emitBoxedSegment(
   }
 
   // Inside the box, the comparisons hold: only the other conjuncts, if
-  // any, are tested.
+  // any, are tested. A body that ends in a boxed `if` of its own (a row's
+  // lead unit under the row's guard) runs as two nests: the rest of the
+  // body over this box, then that `if` over both boxes, rather than as a
+  // divergent `if` inside the loop (which the vectoriser may refuse: a
+  // store to one address under it has no vector form without scatters).
+  const Operation *Inner = nullptr;
+  llvm::SmallVector<const Operation *, 16> Before, InnerRecomputed;
+  if (Box->Complete && !If.Regions[0].Ops.empty() &&
+      If.Regions[0].Ops.back().opClass() == OpClass::If) {
+    Before.assign(Prefix.begin(), Prefix.end());
+    for (const Operation &Op : If.Regions[0].Ops)
+      if (&Op != &If.Regions[0].Ops.back())
+        Before.push_back(&Op);
+    if (!Before.empty() &&
+        splitBeforeBox(If.Regions[0].Ops.back(), Before, InnerRecomputed))
+      Inner = &If.Regions[0].Ops.back();
+  }
   auto Narrowed = [&] {
     for (const Operation *Op : Prefix)
       lowerUnitOp(*Op);
@@ -168,13 +198,26 @@ bool ControlEmitter::emitBoxedSegment(
     else
       lowerUnitOp(If);
   };
+  auto EmitInBox = [&] {
+    if (!Inner) {
+      emitSegmentWith(Narrowed, nullptr, nullptr, 1, &Span);
+      return;
+    }
+    emitSegmentWith(
+        [&] {
+          for (const Operation *Op : Before)
+            lowerUnitOp(*Op);
+        },
+        nullptr, nullptr, 1, &Span);
+    emitBoxedSegment(*Inner, InnerRecomputed, &Span);
+  };
   auto Whole = [&] {
     for (const Operation *Op : Prefix)
       lowerUnitOp(*Op);
     lowerUnitOp(If);
   };
   if (auto *C = llvm::dyn_cast<llvm::ConstantInt>(Exact); C && C->isOne()) {
-    emitSegmentWith(Narrowed, nullptr, nullptr, 1, &Span);
+    EmitInBox();
     return true;
   }
   // An index may wrap in its type for some unit of this cube (a grid of
@@ -186,11 +229,11 @@ bool ControlEmitter::emitBoxedSegment(
   llvm::MDBuilder MDB(Cx.Ctx);
   B.CreateCondBr(Exact, InBox, Fallback, MDB.createBranchWeights(1000000, 1));
   B.SetInsertPoint(InBox);
-  emitSegmentWith(Narrowed, nullptr, nullptr, 1, &Span);
+  EmitInBox();
   if (!Cx.terminated())
     B.CreateBr(Done);
   B.SetInsertPoint(Fallback);
-  emitSegmentWith(Whole, nullptr, nullptr, 1, nullptr, /*Cold=*/true);
+  emitSegmentWith(Whole, nullptr, nullptr, 1, Outer, /*Cold=*/true);
   if (!Cx.terminated())
     B.CreateBr(Done);
   B.SetInsertPoint(Done);
@@ -209,12 +252,13 @@ static void collectUses(const Block &Blk, llvm::DenseSet<ValueId> &Used) {
   }
 }
 
-bool ControlEmitter::emitSplitBoxedSegment(
-    const Operation &If, llvm::ArrayRef<const Operation *> Prefix) {
+bool ControlEmitter::splitBeforeBox(
+    const Operation &If, llvm::ArrayRef<const Operation *> Before,
+    llvm::SmallVectorImpl<const Operation *> &Recomputed) {
   const UnitBoxCondition *Box = Cx.Seg->unitBox(If);
-  if (!Box || Prefix.empty())
+  if (!Box || If.Regions.empty())
     return false;
-  for (const Operation *Op : Prefix) {
+  for (const Operation *Op : Before) {
     switch (Op->opClass()) {
     case OpClass::If:
     case OpClass::For:
@@ -241,7 +285,8 @@ bool ControlEmitter::emitSplitBoxedSegment(
       break;
     }
   }
-  // What the `if` reads of the prefix, through pure operations only.
+  // What the `if` reads of the operations before it, through pure
+  // operations only.
   llvm::DenseSet<ValueId> Needed;
   for (const Block &R : If.Regions)
     collectUses(R, Needed);
@@ -254,7 +299,7 @@ bool ControlEmitter::emitSplitBoxedSegment(
       if (!T.Value.isLiteral())
         Needed.insert(T.Value.Value);
   }
-  for (const Operation *Op : llvm::reverse(Prefix)) {
+  for (const Operation *Op : llvm::reverse(Before)) {
     if (Op->Result == NoValue || !Needed.contains(Op->Result))
       continue;
     if (!isPureValueOp(Op->opClass()))
@@ -263,11 +308,17 @@ bool ControlEmitter::emitSplitBoxedSegment(
       if (!O.isLiteral())
         Needed.insert(O.Value);
   }
-  llvm::SmallVector<const Operation *, 16> Recomputed;
-  for (const Operation *Op : Prefix)
+  for (const Operation *Op : Before)
     if (Op->Result != NoValue && Needed.contains(Op->Result))
       Recomputed.push_back(Op);
+  return true;
+}
 
+bool ControlEmitter::emitSplitBoxedSegment(
+    const Operation &If, llvm::ArrayRef<const Operation *> Prefix) {
+  llvm::SmallVector<const Operation *, 16> Recomputed;
+  if (Prefix.empty() || !splitBeforeBox(If, Prefix, Recomputed))
+    return false;
   emitSegmentWith([&] {
     for (const Operation *Op : Prefix)
       lowerUnitOp(*Op);

@@ -655,8 +655,18 @@ private:
   /// unit inside it. Where the box's indices are not exact for every unit
   /// of the cube (a check at run time, per cube), a scalar copy of the
   /// whole segment runs instead. False (nothing emitted) otherwise.
+  /// \p Outer: the box of an enclosing boxed `if` whose body this `if`
+  /// ends (its ranges are intersected with this one's).
   bool emitBoxedSegment(const Operation &If,
-                        llvm::ArrayRef<const Operation *> Prefix);
+                        llvm::ArrayRef<const Operation *> Prefix,
+                        const UnitBox *Outer = nullptr);
+  /// Whether the operations \p Before of a segment can run for every unit
+  /// in a loop of their own ahead of the boxed `if` \p If (see
+  /// emitSplitBoxedSegment); \p Recomputed gets the pure ones of them the
+  /// `if` needs, to evaluate again in its own loop.
+  bool splitBeforeBox(const Operation &If,
+                      llvm::ArrayRef<const Operation *> Before,
+                      llvm::SmallVectorImpl<const Operation *> &Recomputed);
   /// A segment whose operations before such an `if` have effects (a `set`
   /// of a variable kept per unit, a store) or values kept per unit: those
   /// run for every unit in a unit loop of their own, then the `if` as a

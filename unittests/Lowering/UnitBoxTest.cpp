@@ -245,4 +245,56 @@ kernel @boxsplit cube_dim(16) (%out: buffer<u32, read_write>, %a: i32, %b: i32) 
   });
 }
 
+TEST(LoweringUnitBox, BoxedIfEndingABoxedBodyRunsAsItsOwnNest) {
+  // Gaussian elimination's Fan2: inside the box `x < a && y < b`, the lead
+  // unit of each column (`y == 1`) updates again what it stored. The lead's
+  // `if` runs as a nest of its own over both boxes (one unit per column,
+  // none in cubes away from y = 1), after the unit's own store.
+  const std::string Text = R"(
+kernel @lead cube_dim(8, 4) (%out: buffer<u32, read_write>, %a: i32, %b: i32) {
+  %xu = absolute_pos.x : u32
+  %yu = absolute_pos.y : u32
+  %x = cast %xu : i32
+  %y = cast %yu : i32
+  %inx = lt %x, %a : bool
+  %iny = lt %y, %b : bool
+  %in = and %inx, %iny : bool
+  if %in {
+    %w0 = cube_count.x : u32
+    %w = mul %w0, 8:u32 : u32
+    %row = mul %yu, %w : u32
+    %g = add %row, %xu : u32
+    %hy = mul %yu, 100000:u32 : u32
+    %v0 = add %xu, 1000:u32 : u32
+    %v = add %v0, %hy : u32
+    store %out[%g], %v
+    %lead = eq %y, 1:i32 : bool
+    if %lead {
+      %o = load %out[%g] : u32
+      %o2 = add %o, 7:u32 : u32
+      store %out[%g], %o2
+    }
+  }
+}
+)";
+  forEachBuild(Text, {"unit.lo.y", "unit.hi.y"}, [](const JitKernel &K) {
+    for (int32_t A : {0, 3, 8, 17, 24})
+      for (int32_t B : {0, 1, 2, 5, 12}) {
+        uint32_t W = 24, H = 12;
+        std::vector<uint32_t> Out(size_t(W) * H, 7);
+        int32_t AA = A, BB = B;
+        K.launch({buf(Out), val(AA), val(BB)}, {3, 3, 1});
+        for (uint32_t Y = 0; Y < H; ++Y)
+          for (uint32_t X = 0; X < W; ++X) {
+            bool In = int32_t(X) < A && int32_t(Y) < B;
+            uint32_t Want = In ? 1000 + X + 100000 * Y : 7;
+            if (In && Y == 1)
+              Want += 7;
+            ASSERT_EQ(Out[size_t(Y) * W + X], Want)
+                << "x " << X << " y " << Y << " a " << A << " b " << B;
+          }
+      }
+  });
+}
+
 } // namespace
