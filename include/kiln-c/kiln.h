@@ -364,7 +364,9 @@ kiln_arg kiln_arg_buffer(kiln_buffer buffer, kiln_element_type type,
 /** \p view (a KILN_ARG_BUFFER from kiln_arg_view or kiln_arg_buffer) as a
  * tensor of \p rank dimensions, \p shape[rank] and \p strides[stride_count]
  * in elements, outermost first (docs/LangRef.md §16); strides NULL with
- * stride_count 0: contiguous row-major. Checked at launch, naming the
+ * stride_count 0: contiguous row-major. A rank or stride_count above
+ * KILN_MAX_TENSOR_RANK (past the arrays) is KILN_ERROR_INVALID_ARGUMENT at
+ * launch, before anything is made of it. Checked at launch, naming the
  * parameter: rank 1 to KILN_MAX_TENSOR_RANK, stride_count equal to rank,
  * every value and the shape's product within u32. Anything but a
  * KILN_ARG_BUFFER as \p view, or NULL arrays with non-zero counts, give a
@@ -581,9 +583,11 @@ kiln_status kiln_device_set_debug_print_limit(kiln_device device,
  * arg_count is 0), one per kernel parameter in order. The arguments are
  * copied: \p args may be reused as soon as the call returns.
  * KILN_ERROR_INVALID_ARGUMENT: device or kernel NULL/destroyed, args NULL
- * with a non-zero arg_count, a malformed kiln_arg (no kind, NULL or
- * destroyed buffer, element type out of range, value size above
- * KILN_MAX_VALUE_BYTES), a kernel of another device.
+ * with a non-zero arg_count, an arg_count above the kernel's parameter
+ * count (up to SIZE_MAX: refused before args is read), a malformed kiln_arg
+ * (no kind, NULL or destroyed buffer, element type out of range, value size
+ * above KILN_MAX_VALUE_BYTES, a tensor count above KILN_MAX_TENSOR_RANK),
+ * a kernel of another device.
  * KILN_ERROR_INVALID_LAUNCH: the arguments do not fit the kernel (count,
  * kinds, types, access, bounds, alignment; the message names the parameter)
  * or the cube count does not (see kiln_dim3). KILN_ERROR_OUT_OF_MEMORY: no
@@ -817,9 +821,10 @@ kiln_status kiln_stream_destroy(kiln_stream stream);
  * another device"), a variant that cannot be compiled, and
  * KILN_ERROR_CANCELLED for a variant not compiled before the device was
  * destroyed. A misuse found by the C layer (a NULL or destroyed handle, a
- * malformed kiln_arg) does not, nor does the KILN_ERROR_CANCELLED of any
- * other launch after the device was destroyed. On a failed stream nothing
- * is queued and the stream's failure is returned. */
+ * malformed kiln_arg, an arg_count above the kernel's parameters) does not, nor
+ * does the KILN_ERROR_CANCELLED of any other launch after the device was
+ * destroyed. On a failed stream nothing is queued and the stream's failure is
+ * returned. */
 kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count);

@@ -690,6 +690,22 @@ TEST_P(CAPILaunchErrorTest, MalformedArgumentsAreInvalidArguments) {
   EXPECT_EQ(launchRaw(nullptr, 4), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(LastLaunchError, F + ": args is NULL but arg_count is 4");
 
+  // More arguments than parameters, up to an absurd count: refused before
+  // the array is read or anything is allocated (SIZE_MAX once reached
+  // vector::reserve, an internal error). The stream is not failed.
+  std::vector<kiln_arg> Five = good();
+  Five.push_back(kiln_arg_u32(1));
+  EXPECT_EQ(launch(Five), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(LastLaunchError,
+            F + ": arg_count is 5, more than kernel 'vadd' has parameters (4)");
+  EXPECT_EQ(launchRaw(Five.data(), SIZE_MAX), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(LastLaunchError,
+            F + ": arg_count is " + std::to_string(SIZE_MAX) +
+                ", more than kernel 'vadd' has parameters (4)");
+  if (GetParam())
+    EXPECT_KILN_OK(kiln_stream_status(S));
+  EXPECT_KILN_OK(launch(good()));
+
   std::vector<kiln_arg> Args = good();
   std::memset(&Args[1], 0, sizeof(kiln_arg));
   EXPECT_EQ(launch(Args), KILN_ERROR_INVALID_ARGUMENT);
