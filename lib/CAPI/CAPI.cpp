@@ -736,6 +736,20 @@ kiln_status kiln_device_create(const kiln_device_config *config,
 }
 
 kiln_status kiln_device_destroy(kiln_device device) {
+  // From the device's own callback the drain would wait for the callback.
+  kiln_status Refused = guard("kiln_device_destroy", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(device, "device", D))
+      return E;
+    if (D->inCallback())
+      return C.invalid("called from a callback of this device (its warning "
+                       "or debug-print callback), which the destruction "
+                       "would wait for; destroy it once the callback has "
+                       "returned");
+    return KILN_OK;
+  });
+  if (Refused != KILN_OK)
+    return Refused;
   return destroyHandle("kiln_device_destroy", devices(), device, "device");
 }
 
@@ -1208,6 +1222,8 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
     api::Stream S;
     if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
+    if (S.inCallback()) // refused: it would wait for this callback
+      return C.status(S.resetError());
     api::Status Cleared = S.resetError();
     if (out_cleared)
       *out_cleared = toStatus(Cleared.code());

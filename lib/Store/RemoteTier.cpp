@@ -187,6 +187,7 @@ void RemoteTier::Impl::release(std::unique_ptr<RedisConnection> C) {
 
 void RemoteTier::Impl::noteFailure(const Twine &Why) {
   count(&RemoteCounters::Errors);
+  DeferCallbacks Defer; // the warning reaches its sink unlocked
   std::lock_guard<std::mutex> L(HealthLock);
   ++FailureSeq;
   if (++Failures < Config.FailuresBeforeBackoff)
@@ -203,6 +204,7 @@ void RemoteTier::Impl::noteFailure(const Twine &Why) {
 }
 
 void RemoteTier::Impl::noteSuccess(uint64_t StartSeq) {
+  DeferCallbacks Defer; // the warning reaches its sink unlocked
   std::lock_guard<std::mutex> L(HealthLock);
   // An answer to a request sent before a later failure (a reply the server
   // wrote before it was killed) says nothing about the server now: it
@@ -337,6 +339,7 @@ void RemoteTier::Impl::publishOne(std::unique_ptr<RedisConnection> &Conn,
   // The server answered, with a refusal (full: OOM; read-only replica):
   // it is alive, so this is not a reason to back off.
   count(&RemoteCounters::PublishErrors);
+  DeferCallbacks Defer; // the warning reaches its sink unlocked
   std::lock_guard<std::mutex> L(QueueLock);
   if (!WarnedPublishError) {
     WarnedPublishError = true;
