@@ -14,6 +14,7 @@
 
 #include "Support/TempDir.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -219,6 +220,59 @@ TEST(CAPICallbackTest, DebugPrintCallbackOfAStreamLaunchIsNeverWaitedFor) {
   EXPECT_KILN_OK(kiln_stream_destroy(P.Other));
   EXPECT_KILN_OK(kiln_kernel_destroy(K));
   EXPECT_KILN_OK(kiln_device_destroy(P.Device));
+}
+
+/// What a debug-print callback got from an event recorded after its launch.
+struct EventProbe {
+  std::atomic<kiln_event> Later{nullptr};
+  bool Seen = false;
+  kiln_status Sync = KILN_OK;
+  std::string Error;
+};
+
+void probeEvent(const char *, size_t, void *User) {
+  auto *P = static_cast<EventProbe *>(User);
+  if (kiln_event E = P->Later.load()) {
+    P->Seen = true;
+    P->Sync = kiln_event_synchronize(E);
+    P->Error = kiln_last_error();
+  }
+}
+
+TEST(CAPICallbackTest, EventRecordedAfterThePrintingLaunchIsNotWaitedFor) {
+  kiln_device D = memoryDevice();
+  kiln_kernel Spin = loadKernel(D, SpinText);
+  kiln_kernel K = loadKernel(D, PrintText);
+  kiln_stream S = nullptr;
+  ASSERT_KILN_OK(kiln_stream_create(D, &S));
+  EventProbe P;
+  ASSERT_KILN_OK(kiln_device_set_debug_print_callback(D, probeEvent, &P));
+  kiln_buffer Data = floatBuffer({1.0f});
+  withinDeadline([&] {
+    // A long launch first, so that the event is recorded (and known to the
+    // callback) before the printing launch runs.
+    kiln_arg Args[2] = {kiln_arg_buffer(Data, f32(), KILN_ACCESS_READ_WRITE),
+                        kiln_arg_u32(120u << 20)};
+    ASSERT_KILN_OK(kiln_stream_launch(S, Spin, dim(1), Args, 2));
+    ASSERT_KILN_OK(kiln_stream_launch(S, K, dim(1), nullptr, 0));
+    kiln_event Later = nullptr;
+    ASSERT_KILN_OK(kiln_stream_record_event(S, &Later));
+    P.Later.store(Later);
+    EXPECT_KILN_OK(kiln_stream_synchronize(S));
+    EXPECT_KILN_OK(kiln_event_synchronize(Later));
+    EXPECT_KILN_OK(kiln_event_destroy(Later));
+  });
+  EXPECT_TRUE(P.Seen);
+  EXPECT_EQ(P.Sync, KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(P.Error.find("Event::synchronize: called from a debug-print "
+                         "callback"),
+            std::string::npos)
+      << P.Error;
+  EXPECT_KILN_OK(kiln_buffer_destroy(Data));
+  EXPECT_KILN_OK(kiln_stream_destroy(S));
+  EXPECT_KILN_OK(kiln_kernel_destroy(K));
+  EXPECT_KILN_OK(kiln_kernel_destroy(Spin));
+  EXPECT_KILN_OK(kiln_device_destroy(D));
 }
 
 TEST(CAPICallbackTest, DebugPrintCallbackOfADeviceLaunchRunsUnlocked) {
