@@ -96,6 +96,10 @@ remoteConfigOf(const DeviceConfig &Config) {
   if (Config.RemoteStore.empty() && Config.RemoteKeyFile.empty() &&
       !Config.RemoteReadOnly && !Config.RemoteTimeoutMilliseconds)
     return Out();
+  if (!remoteTierBuilt())
+    return Status(ErrorCode::InvalidArgument,
+                  std::string("remote tier settings: ") +
+                      noRemoteTierMessage());
   RemoteConfig R = RemoteConfig::fromEnvironment().value_or(RemoteConfig());
   if (!Config.RemoteStore.empty())
     R.Url = Config.RemoteStore;

@@ -8,6 +8,7 @@
 
 #include "CAPITestSupport.h"
 
+#include "kiln/Store/RemoteTier.h"
 #include "kiln/kiln.h"
 
 #include <barrier>
@@ -361,10 +362,15 @@ TEST(CAPIDeviceTest, CreateErrors) {
   Config.remote_store = "tcp://nowhere";
   Config.remote_key_file = "/tmp/kiln-no-such-folder/kiln-fleet-key";
   EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(lastErrorHas("expected redis://"));
+  EXPECT_TRUE(lastErrorHas(kiln::remoteTierBuilt()
+                               ? "expected redis://"
+                               : kiln::noRemoteTierMessage()));
   Config.remote_store = "unix:///tmp/kiln-no-such-folder/redis.sock";
   EXPECT_EQ(kiln_device_create(&Config, &D), KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(lastErrorHas("fleet key file /tmp/kiln-no-such-folder/kiln-fleet-key"));
+  EXPECT_TRUE(lastErrorHas(
+      kiln::remoteTierBuilt()
+          ? "fleet key file /tmp/kiln-no-such-folder/kiln-fleet-key"
+          : kiln::noRemoteTierMessage()));
   Config.remote_store = "off";
   ASSERT_KILN_OK(kiln_device_create(&Config, &D));
   EXPECT_KILN_OK(kiln_device_destroy(D));

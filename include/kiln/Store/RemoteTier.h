@@ -91,6 +91,17 @@ struct RemoteConfig {
 };
 
 /// A fleet key, loaded from its file.
+/// Whether this build of Kiln has the remote tier (the KILN_REMOTE build
+/// option, on by default). Without it RemoteTier::create, FleetKey::fromBytes
+/// and openRemoteValue fail with noRemoteTierMessage(), and nothing links
+/// hiredis or libcrypto.
+bool remoteTierBuilt();
+/// "this build of Kiln has no remote tier (configured with -DKILN_REMOTE=OFF)"
+inline const char *noRemoteTierMessage() {
+  return "this build of Kiln has no remote tier (configured with "
+         "-DKILN_REMOTE=OFF)";
+}
+
 class FleetKey {
 public:
   /// Reads \p Path: a regular file (not followed through a symlink, never
