@@ -35,6 +35,14 @@ elif "thread" in sanitize:
 else:
     limit_memory = "ulimit -v 1048576;"
 config.substitutions.append(("%limit_memory", limit_memory))
+# The store's remote tier is a build option (KILN_REMOTE): its tests need
+# it, and a build without it has tests of its own (UNSUPPORTED: remote).
+if getattr(config, "kiln_remote", "ON").upper() not in ("OFF", "0", "FALSE", "NO", ""):
+    config.available_features.add("remote")
+# Tests that need the address-space limit itself (a mapping that must not
+# fit) are unsupported in sanitizer builds.
+if sanitize:
+    config.available_features.add("sanitizer")
 # An ASan build: LeakSanitizer cannot run in a setuid process (it stops the
 # world with ptrace, which the kernel refuses there, and the process ignores
 # ASAN_OPTIONS), so tests of setuid binaries are unsupported in it.

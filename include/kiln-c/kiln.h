@@ -364,7 +364,9 @@ kiln_arg kiln_arg_buffer(kiln_buffer buffer, kiln_element_type type,
 /** \p view (a KILN_ARG_BUFFER from kiln_arg_view or kiln_arg_buffer) as a
  * tensor of \p rank dimensions, \p shape[rank] and \p strides[stride_count]
  * in elements, outermost first (docs/LangRef.md §16); strides NULL with
- * stride_count 0: contiguous row-major. Checked at launch, naming the
+ * stride_count 0: contiguous row-major. A rank or stride_count above
+ * KILN_MAX_TENSOR_RANK (past the arrays) is KILN_ERROR_INVALID_ARGUMENT at
+ * launch, before anything is made of it. Checked at launch, naming the
  * parameter: rank 1 to KILN_MAX_TENSOR_RANK, stride_count equal to rank,
  * every value and the shape's product within u32. Anything but a
  * KILN_ARG_BUFFER as \p view, or NULL arrays with non-zero counts, give a
@@ -475,8 +477,10 @@ typedef struct kiln_device_config {
    * and recompiled, a store folder not trusted, an entry that could not be
    * written): one line of text, NUL-terminated, valid during the call, and
    * \p warning_user_data. It may be called from any thread, also from
-   * several at once. Kiln never writes to stderr itself: NULL (the default)
-   * only counts them (kiln_device_info.warning_count). */
+   * several at once, always with no Kiln lock held: it may call Kiln, the
+   * device included (kiln_device_destroy of the device is refused there:
+   * docs/C-API.md, "Callbacks"). Kiln never writes to stderr itself: NULL
+   * (the default) only counts them (kiln_device_info.warning_count). */
   void (*warning_callback)(const char *message, void *user_data);
   void *warning_user_data;
   /** The store's remote tier, shared by a fleet of machines (docs/Store.md,
@@ -538,7 +542,10 @@ kiln_status kiln_device_create(const kiln_device_config *config,
  * kiln_stream_synchronize report what the stream's work did; events are
  * complete; a kernel still answers kiln_kernel_get_info and
  * kiln_kernel_get_parameter. May block while work drains.
- * KILN_ERROR_INVALID_ARGUMENT: device NULL, destroyed or not a device. */
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL, destroyed or not a device; or
+ * called from one of the device's own callbacks (its warning or
+ * debug-print callback), which the drain would wait for: the device is
+ * left as it is. */
 kiln_status kiln_device_destroy(kiln_device device);
 
 /** The device's concurrency, whether a store is in use (see
@@ -551,7 +558,9 @@ kiln_status kiln_device_get_info(kiln_device device,
 /** Waits for the work of every stream of the device. Returns the first
  * failure among them (with its message), KILN_OK if none; the streams stay
  * failed (see kiln_stream_reset_error).
- * KILN_ERROR_INVALID_ARGUMENT: device NULL or destroyed. */
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL or destroyed; or called from the
+ * debug-print callback of a launch on one of its streams (it would wait
+ * for the callback). */
 kiln_status kiln_device_synchronize(kiln_device device);
 
 /** Receives the text of one launch's debug_print (docs/LangRef.md §14):
@@ -563,8 +572,10 @@ typedef void (*kiln_debug_print_callback)(const char *text, size_t size,
 /** Where the text of debug_print goes: each launch of a kernel that prints
  * calls \p callback once with its whole text, when its cubes are done and
  * before the launch's status is returned (on the thread that ran the
- * launch). NULL restores the default: the process's standard output,
- * flushed. Launches already running keep the callback they started with.
+ * launch), with no Kiln lock held. NULL restores the default: the
+ * process's standard output, flushed. Launches already running keep the
+ * callback they started with. What the callback may not call (its own
+ * stream's kiln_stream_synchronize, ...): docs/C-API.md, "Callbacks".
  * KILN_ERROR_INVALID_ARGUMENT: device NULL or destroyed. */
 kiln_status kiln_device_set_debug_print_callback(
     kiln_device device, kiln_debug_print_callback callback, void *user_data);
@@ -581,9 +592,11 @@ kiln_status kiln_device_set_debug_print_limit(kiln_device device,
  * arg_count is 0), one per kernel parameter in order. The arguments are
  * copied: \p args may be reused as soon as the call returns.
  * KILN_ERROR_INVALID_ARGUMENT: device or kernel NULL/destroyed, args NULL
- * with a non-zero arg_count, a malformed kiln_arg (no kind, NULL or
- * destroyed buffer, element type out of range, value size above
- * KILN_MAX_VALUE_BYTES), a kernel of another device.
+ * with a non-zero arg_count, an arg_count above the kernel's parameter
+ * count (up to SIZE_MAX: refused before args is read), a malformed kiln_arg
+ * (no kind, NULL or destroyed buffer, element type out of range, value size
+ * above KILN_MAX_VALUE_BYTES, a tensor count above KILN_MAX_TENSOR_RANK),
+ * a kernel of another device.
  * KILN_ERROR_INVALID_LAUNCH: the arguments do not fit the kernel (count,
  * kinds, types, access, bounds, alignment; the message names the parameter)
  * or the cube count does not (see kiln_dim3). KILN_ERROR_OUT_OF_MEMORY: no
@@ -817,9 +830,10 @@ kiln_status kiln_stream_destroy(kiln_stream stream);
  * another device"), a variant that cannot be compiled, and
  * KILN_ERROR_CANCELLED for a variant not compiled before the device was
  * destroyed. A misuse found by the C layer (a NULL or destroyed handle, a
- * malformed kiln_arg) does not, nor does the KILN_ERROR_CANCELLED of any
- * other launch after the device was destroyed. On a failed stream nothing
- * is queued and the stream's failure is returned. */
+ * malformed kiln_arg, an arg_count above the kernel's parameters) does not, nor
+ * does the KILN_ERROR_CANCELLED of any other launch after the device was
+ * destroyed. On a failed stream nothing is queued and the stream's failure is
+ * returned. */
 kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count);
@@ -883,7 +897,9 @@ kiln_status kiln_stream_wait_event(kiln_stream stream, kiln_event event);
 /** Waits until everything queued on the stream so far has run. Returns the
  * stream's status: KILN_OK, or its failure (the message in
  * kiln_last_error()); the stream stays failed.
- * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed. */
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed; or called from the
+ * debug-print callback of a launch on this stream (it would wait for the
+ * callback). */
 kiln_status kiln_stream_synchronize(kiln_stream stream);
 
 /** The stream's status, never blocking: KILN_OK, or the failure that
@@ -896,7 +912,8 @@ kiln_status kiln_stream_status(kiln_stream stream);
  * work runs again. The code of the failure it cleared (KILN_OK if none)
  * goes to *out_cleared when out_cleared is not NULL (read the message first
  * with kiln_stream_status). Returns KILN_OK when the stream was reset.
- * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed. */
+ * KILN_ERROR_INVALID_ARGUMENT: stream NULL or destroyed; or called from the
+ * debug-print callback of a launch on this stream (nothing is cleared). */
 kiln_status kiln_stream_reset_error(kiln_stream stream,
                                     kiln_status *out_cleared);
 

@@ -414,6 +414,8 @@ public:
   bool isComplete() const;
   /// Waits until it is complete; the status of the work before it: success,
   /// or the first failure of its stream (that failure's code and message).
+  /// From a debug-print callback of a launch on its stream, while it is
+  /// incomplete: InvalidArgument at once (it would wait for the callback).
   Status synchronize() const;
 
 private:
@@ -477,12 +479,20 @@ public:
   /// stream failed, this stream fails with Cancelled and that message.
   Status wait(const Event &E);
   /// Waits until everything queued so far has run; the stream's status.
+  /// From a debug-print callback of a launch on this stream:
+  /// InvalidArgument at once (it would wait for the callback).
   Status synchronize();
   /// Success, or the failure that stopped the stream; never blocks.
   Status status() const;
   /// Waits for the queued work, then clears the failure so that new work
-  /// runs again; returns the failure it cleared (success if none).
+  /// runs again; returns the failure it cleared (success if none). From a
+  /// debug-print callback of a launch on this stream (inCallback()):
+  /// InvalidArgument, nothing cleared (it would wait for the callback).
   Status resetError();
+  /// Whether this thread is running a debug-print callback of a launch on
+  /// this stream, where synchronize() and resetError() are refused
+  /// (docs/API.md, "Callbacks").
+  bool inCallback() const;
 
   /// Abandons the stream's work and returns at once: the launch running
   /// now stops at its next poll (its loops poll at every iteration, its
@@ -553,7 +563,8 @@ struct DeviceConfig {
   uint32_t MinWorkPerThreadMicroseconds = 10;
   /// Receives each warning of the device (a damaged store entry purged and
   /// recompiled, a store folder not trusted, an entry that could not be
-  /// written), one line of text, from whichever thread met it. Kiln never
+  /// written), one line of text, from whichever thread met it, with no Kiln
+  /// lock held (it may call the device: docs/API.md, "Callbacks"). Kiln never
   /// writes to stderr itself: without a sink, warnings are only counted and
   /// the last few kept (Device::warningCount, Device::recentWarnings).
   std::function<void(std::string_view)> WarningSink;
@@ -638,7 +649,9 @@ public:
     return launch(K, CubeCount, std::span<const Arg>(Args.begin(), Args.size()));
   }
   /// Waits for the work of every stream of this device; the first failure
-  /// among them (streams stay failed: see Stream::resetError).
+  /// among them (streams stay failed: see Stream::resetError). From a
+  /// debug-print callback of a launch on one of its streams:
+  /// InvalidArgument at once (it would wait for the callback).
   Status synchronize();
 
   /// Threads the cubes may run on (DeviceConfig::Threads, or all cores;
@@ -655,11 +668,18 @@ public:
   /// Where the text of debug_print goes (docs/LangRef.md §14): each launch
   /// of a kernel that prints hands its whole text to \p Handler, once, when
   /// its cubes are done (on the thread that ran the launch: a stream's for
-  /// Stream::launch), and before the launch's status is returned. An empty
+  /// Stream::launch), with no Kiln lock held, and before the launch's
+  /// status is returned. An empty
   /// handler restores the default: the process's standard output, flushed.
   /// Launches already running keep the handler they started with. Ignored
   /// on a null device.
   void setDebugPrintHandler(std::function<void(std::string_view Text)> Handler);
+  /// Whether this thread is running one of this device's callbacks (its
+  /// WarningSink, its debug-print handler). Destroying the device from
+  /// there cannot drain it: the destructor then closes it on a thread of
+  /// its own once the callback has returned (docs/API.md, "Callbacks").
+  bool inCallback() const;
+
   /// The most bytes of debug text one launch keeps (default 1 MiB, like
   /// CUDA's printf FIFO): what its units print beyond is dropped, and the
   /// launch's text ends with "... N bytes of debug output dropped\n".

@@ -11,11 +11,13 @@
 
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Parser.h"
+#include "kiln/Store/Environment.h"
 
 #include <chrono>
 #include <cstring>
 #include <new>
 #include <optional>
+#include <thread>
 
 using namespace kiln;
 using namespace kiln::api;
@@ -60,6 +62,7 @@ Result<LoadedKernel> KernelState::variant(unsigned Index) {
   // VariantsLock this thread holds, the device's destructor waits for Life
   // exclusively, and a shared_mutex that lets no new reader past a waiting
   // writer keeps this thread from Life.
+  DeferCallbacks Defer; // warnings reach the sink after both locks
   std::shared_lock<std::shared_mutex> Alive(D->Life);
   std::lock_guard<std::mutex> L(VariantsLock);
   if (Ready[Index].load(std::memory_order_relaxed))
@@ -93,6 +96,10 @@ remoteConfigOf(const DeviceConfig &Config) {
   if (Config.RemoteStore.empty() && Config.RemoteKeyFile.empty() &&
       !Config.RemoteReadOnly && !Config.RemoteTimeoutMilliseconds)
     return Out();
+  if (!remoteTierBuilt())
+    return Status(ErrorCode::InvalidArgument,
+                  std::string("remote tier settings: ") +
+                      noRemoteTierMessage());
   RemoteConfig R = RemoteConfig::fromEnvironment().value_or(RemoteConfig());
   if (!Config.RemoteStore.empty())
     R.Url = Config.RemoteStore;
@@ -132,6 +139,7 @@ static_assert(api::MaxThreads == Executor::MaxThreads,
               "the public limit is the executor's");
 
 Result<api::Device> api::Device::create(const DeviceConfig &Config) {
+  DeferCallbacks Defer; // the store's first warnings, once it is made
   if (Config.OptLevel > 3)
     return Status(ErrorCode::InvalidArgument,
                   "optimisation level " + std::to_string(Config.OptLevel) +
@@ -155,10 +163,15 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
   O.StoreDir = Config.StoreDir;
   O.KeepWarmMicroseconds = Config.KeepWarmMicroseconds;
   O.MinWorkPerThreadMicroseconds = Config.MinWorkPerThreadMicroseconds;
+  auto S = std::make_shared<DeviceState>();
   if (Config.WarningSink)
-    O.WarningSink = [Sink = Config.WarningSink](llvm::StringRef Message) {
-      Sink(std::string_view(Message.data(), Message.size()));
-    };
+    O.WarningSink =
+        [Sink = Config.WarningSink,
+         Source = CallbackSource{S.get(), nullptr}](llvm::StringRef Message) {
+          runAsCallback(Source, [&] {
+            Sink(std::string_view(Message.data(), Message.size()));
+          });
+        };
   switch (Config.Store) {
   case StoreMode::Environment:
     O.StoreMode = DeviceStoreMode::Environment;
@@ -196,7 +209,6 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
                         "': it could not be opened or created as a folder "
                         "this user owns and only this user can write (or "
                         "the process is setuid)");
-    auto S = std::make_shared<DeviceState>();
     S->Config = Config;
     S->Dev = std::move(*D);
     api::Device Result;
@@ -217,9 +229,10 @@ api::Device &api::Device::operator=(Device &&Other) noexcept {
   return *this;
 }
 
-api::Device::~Device() {
-  if (!S)
-    return;
+/// Closes \p S: drains its streams, waits for their tasks, drops the
+/// device.
+static void closeDevice(const std::shared_ptr<DeviceState> &S) {
+  DeferCallbacks Defer; // the store's last warnings, once it is closed
   {
     std::unique_lock<std::shared_mutex> L(S->Life);
     S->Closed = true;
@@ -237,6 +250,24 @@ api::Device::~Device() {
   }
   std::unique_lock<std::shared_mutex> L(S->Life);
   S->Dev.reset();
+}
+
+api::Device::~Device() {
+  if (!S)
+    return;
+  // From one of its own callbacks the drain would wait for the callback
+  // (its stream, its publisher thread): it closes on a thread of its own,
+  // once the callback has returned.
+  if (inCallback()) {
+    std::thread([S = std::move(S)] { closeDevice(S); }).detach();
+    return;
+  }
+  closeDevice(S);
+}
+
+bool api::Device::inCallback() const {
+  const CallbackSource *C = currentCallback();
+  return S && C && C->Device == S.get();
 }
 
 /// Makes a handle for \p K served as \p Loaded, and keeps it under its id.
@@ -287,6 +318,7 @@ loadBatch(const std::shared_ptr<DeviceState> &D,
           const std::vector<const kiln::Kernel *> &Kernels,
           const std::vector<std::string> &Ids, const KernelOptions &Options,
           const std::string &FileName) {
+  DeferCallbacks Defer; // warnings reach the sink after the locks
   // Each kernel ends as a handle or an error; the results are made at the
   // end, in order.
   std::vector<api::Kernel> Handles(Kernels.size());
@@ -490,6 +522,7 @@ std::vector<std::string> api::Device::recentWarnings() const {
 bool api::Device::hasStore() const {
   if (!S)
     return false;
+  DeferCallbacks Defer; // a folder found untrusted warns under its lock
   std::shared_lock<std::shared_mutex> Alive(S->Life);
   return S->Dev && S->Dev->storeUsable();
 }
@@ -498,9 +531,21 @@ void api::Device::setDebugPrintHandler(
     std::function<void(std::string_view Text)> Handler) {
   if (!S)
     return;
+  DebugPrintHandler Wrapped;
+  if (Handler)
+    // A callback of the launch that printed, run once the launch has let
+    // go of every lock (Device::launch holds the device's).
+    Wrapped = [H = std::make_shared<std::function<void(std::string_view)>>(
+                   std::move(Handler))](std::string_view Text) {
+      const CallbackSource *L = currentLaunch();
+      CallbackSource Source = L ? *L : CallbackSource();
+      DeferCallbacks::runOrDefer([H, Source, T = std::string(Text)] {
+        runAsCallback(Source, [&] { (*H)(T); });
+      });
+    };
   std::shared_lock<std::shared_mutex> Alive(S->Life);
   if (S->Dev)
-    S->Dev->executor().setDebugPrintHandler(std::move(Handler));
+    S->Dev->executor().setDebugPrintHandler(std::move(Wrapped));
 }
 
 void api::Device::setDebugPrintLimit(uint64_t Bytes) {
@@ -521,6 +566,7 @@ Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
   PreparedLaunch L;
   if (Status E = prepareLaunch(L, K, CubeCount, Args); !E.ok())
     return E;
+  DeferCallbacks Defer; // debug text reaches its handler after Life
   std::shared_lock<std::shared_mutex> Alive(S->Life);
   if (S->Closed)
     return closedDevice();
@@ -528,8 +574,9 @@ Status api::Device::launch(const api::Kernel &K, Dim3 CubeCount,
 }
 
 Status detail::runLaunch(DeviceState &D, const PreparedLaunch &P,
-                         LaunchStop *Stop) {
+                         LaunchStop *Stop, const StreamState *From) {
   Executor &Exec = D.Dev->executor();
+  LaunchScope Launching({&D, From});
   llvm::Error E = llvm::Error::success();
   {
     std::optional<Watchdog::Scope> Deadline;
@@ -604,6 +651,7 @@ Status api::Device::launchIndirect(const api::Kernel &K,
     return E;
   if (Status E = prepareIndirect(L, CubeCounts, "launchIndirect"); !E.ok())
     return E;
+  DeferCallbacks Defer; // debug text reaches its handler after Life
   std::shared_lock<std::shared_mutex> Alive(S->Life);
   if (S->Closed)
     return closedDevice();

@@ -156,15 +156,18 @@ Status prepareLaunch(PreparedLaunch &P, const Kernel &K, Dim3 CubeCount,
                      std::span<const Arg> Args);
 /// Runs \p P (prepared, so not validated again) on \p D's executor. With
 /// \p Stop (a stream's), the launch can be cancelled, and is timed out
-/// after P.TimeoutMilliseconds.
+/// after P.TimeoutMilliseconds. \p From: the stream it runs on, if any
+/// (what its debug-print callback is from).
 Status runLaunch(DeviceState &D, const PreparedLaunch &P,
-                 LaunchStop *Stop = nullptr);
+                 LaunchStop *Stop = nullptr, const StreamState *From = nullptr);
 /// Checks \p CubeCounts (at least 3 u32 in a live buffer) and makes \p P
 /// read its cube count there; keeps the buffer alive with the launch.
 Status prepareIndirect(PreparedLaunch &P, const BufferView &CubeCounts,
                        const char *Fn);
 
 struct EventState {
+  /// The stream whose record() made it (compared, never followed).
+  const StreamState *Stream = nullptr;
   std::mutex M;
   std::condition_variable CV;
   std::atomic<bool> Complete{false};
@@ -253,6 +256,37 @@ private:
 
 /// Waits for every stream of \p D; the first failure among them.
 Status synchronizeStreams(DeviceState &D);
+
+/// Where a callback comes from: a device's warning sink (no stream), or the
+/// debug-print handler of a launch on \p Stream (none: Device::launch).
+/// Compared, never followed.
+struct CallbackSource {
+  const DeviceState *Device = nullptr;
+  const StreamState *Stream = nullptr;
+};
+/// The callback this thread is running (the innermost), or null.
+const CallbackSource *currentCallback();
+/// Runs \p F as a callback from \p Source.
+void runAsCallback(const CallbackSource &Source,
+                   const std::function<void()> &F);
+/// The launch this thread is running (runLaunch), whose debug text is a
+/// callback from it; null outside launches.
+const CallbackSource *currentLaunch();
+/// Marks this thread as running a launch from \p Source while it lives.
+class LaunchScope {
+public:
+  explicit LaunchScope(const CallbackSource &Source);
+  ~LaunchScope();
+  LaunchScope(const LaunchScope &) = delete;
+  LaunchScope &operator=(const LaunchScope &) = delete;
+
+private:
+  const CallbackSource *Outer;
+  CallbackSource Mine;
+};
+/// The error of a call a callback from \p Source may not make: \p Fn
+/// waits for work that cannot end before the callback returns.
+Status selfWait(const char *Fn, const char *What);
 
 inline Status closedDevice() {
   return Status(ErrorCode::Cancelled, "the device was destroyed");

@@ -76,6 +76,13 @@ Status Event::synchronize() const {
   if (!S)
     return Status(ErrorCode::InvalidArgument,
                   "Event::synchronize: the event is null");
+  // Recorded after the launch whose debug text this thread is handling:
+  // it cannot complete before the callback returns.
+  if (const CallbackSource *C = currentCallback();
+      C && C->Stream && C->Stream == S->Stream &&
+      !S->Complete.load(std::memory_order_acquire))
+    return selfWait("Event::synchronize",
+                    "a launch queued before the event on its stream");
   return S->wait();
 }
 
@@ -184,7 +191,8 @@ void StreamState::drainLoop(uint64_t UpTo) {
              I.Seq - 1);
     }
     if ((I.Work || I.Launch) && !Skipped()) {
-      Status S = I.Launch ? runLaunch(*Device, *I.Launch, &Stop) : I.Work();
+      Status S =
+          I.Launch ? runLaunch(*Device, *I.Launch, &Stop, this) : I.Work();
       if (!S.ok())
         fail(std::move(S), I.Seq - 1);
     }
@@ -272,6 +280,10 @@ Status api::Device::synchronize() {
   if (!S)
     return Status(ErrorCode::InvalidArgument,
                   "synchronize: the device is null (moved from)");
+  if (const CallbackSource *C = currentCallback();
+      C && C->Stream && C->Device == S.get())
+    return selfWait("Device::synchronize",
+                    "a launch on one of the device's streams");
   return synchronizeStreams(*S);
 }
 
@@ -426,6 +438,7 @@ Result<Event> Stream::record() {
   if (!S)
     return nullStream("record");
   auto E = std::make_shared<EventState>();
+  E->Stream = S.get();
   if (Status St = S->submit({0, nullptr, nullptr, nullptr, E}); !St.ok()) {
     if (St.code() == ErrorCode::Cancelled && !S->Failed.load())
       return St; // the device is gone
@@ -443,9 +456,19 @@ Status Stream::wait(const Event &E) {
   return S->submit({0, nullptr, nullptr, ES, nullptr});
 }
 
+/// Whether this thread runs a debug-print callback of a launch on \p S.
+static bool inOwnCallback(const StreamState &S) {
+  const CallbackSource *C = currentCallback();
+  return C && C->Stream == &S;
+}
+
+bool Stream::inCallback() const { return S && inOwnCallback(*S); }
+
 Status Stream::synchronize() {
   if (!S)
     return nullStream("synchronize");
+  if (inOwnCallback(*S))
+    return selfWait("Stream::synchronize", "a launch on this stream");
   return S->synchronize();
 }
 
@@ -459,6 +482,8 @@ Status Stream::status() const {
 Status Stream::resetError() {
   if (!S)
     return nullStream("resetError");
+  if (inOwnCallback(*S))
+    return selfWait("Stream::resetError", "a launch on this stream");
   (void)S->synchronize();
   std::lock_guard<std::mutex> L(S->M);
   Status Old = std::move(S->Error);

@@ -396,10 +396,17 @@ api::Arg im2colArg(const kiln_arg &A, const api::BufferView &V,
                                    I.pixels_per_column, Access);
 }
 
-kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
-                   std::vector<api::Arg> &Out) {
+kiln_status toArgs(Call &C, const api::Kernel &K, const kiln_arg *Args,
+                   size_t Count, std::vector<api::Arg> &Out) {
   if (Count && !Args)
     return C.invalid("args is NULL but arg_count is {}", Count);
+  // More arguments than parameters: refused before args is read or
+  // anything is allocated (arg_count may be absurd: SIZE_MAX).
+  size_t Params = K.parameters().size();
+  if (Count > Params)
+    return C.invalid("arg_count is {}, more than kernel '{}' has parameters "
+                     "({})",
+                     Count, K.name(), Params);
   Out.reserve(Count);
   for (size_t I = 0; I < Count; ++I) {
     const kiln_arg &A = Args[I];
@@ -412,9 +419,19 @@ kiln_status toArgs(Call &C, const kiln_arg *Args, size_t Count,
                                  {I, ".view.type"}, {I, ".view.access"}, View))
         return E;
       if (Kind != KILN_ARG_BUFFER) {
-        // Counts past the arrays keep their size, so that the launch
-        // refuses them with the rank named.
+        // A count past its array describes entries that are not there:
+        // refused before anything is made of it (it may be 2^32 - 1).
         const kiln_tensor &T = A.tensor;
+        std::pair<uint32_t, const char *> Counts[3] = {
+            {T.rank, ".tensor.rank"}, {T.stride_count, ".tensor.stride_count"}};
+        if (Kind == KILN_ARG_TENSOR_MAP)
+          Counts[2] = {T.box_rank, ".tensor.box_rank"};
+        else if (Kind == KILN_ARG_TENSOR_MAP_IM2COL)
+          Counts[2] = {A.im2col.spatial_dims, ".im2col.spatial_dims"};
+        for (const auto &[N, Field] : Counts)
+          if (Field && N > KILN_MAX_TENSOR_RANK)
+            return C.invalid("{} is {}, more than KILN_MAX_TENSOR_RANK ({})",
+                             ArgName(I, Field), N, KILN_MAX_TENSOR_RANK);
         auto Entries = [](const uint64_t *Values, uint32_t Count) {
           std::vector<uint64_t> V(Values,
                                   Values + std::min<uint32_t>(
@@ -719,6 +736,20 @@ kiln_status kiln_device_create(const kiln_device_config *config,
 }
 
 kiln_status kiln_device_destroy(kiln_device device) {
+  // From the device's own callback the drain would wait for the callback.
+  kiln_status Refused = guard("kiln_device_destroy", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(device, "device", D))
+      return E;
+    if (D->inCallback())
+      return C.invalid("called from a callback of this device (its warning "
+                       "or debug-print callback), which the destruction "
+                       "would wait for; destroy it once the callback has "
+                       "returned");
+    return KILN_OK;
+  });
+  if (Refused != KILN_OK)
+    return Refused;
   return destroyHandle("kiln_device_destroy", devices(), device, "device");
 }
 
@@ -791,7 +822,7 @@ kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
       return E;
     if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
-    if (kiln_status E = toArgs(C, args, arg_count, Args))
+    if (kiln_status E = toArgs(C, K, args, arg_count, Args))
       return E;
     return C.status(D->launch(K, toDim3(cube_count), Args));
   });
@@ -817,7 +848,7 @@ kiln_status kiln_device_launch_indirect(kiln_device device,
                                "cube_counts->type", "cube_counts->access",
                                Counts))
       return E;
-    if (kiln_status E = toArgs(C, args, arg_count, Args))
+    if (kiln_status E = toArgs(C, K, args, arg_count, Args))
       return E;
     return C.status(D->launchIndirect(K, Counts.view(), Args));
   });
@@ -1059,7 +1090,7 @@ kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
       return E;
     if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
-    if (kiln_status E = toArgs(C, args, arg_count, Args))
+    if (kiln_status E = toArgs(C, K, args, arg_count, Args))
       return E;
     return C.status(S.launch(K, toDim3(cube_count), Args));
   });
@@ -1085,7 +1116,7 @@ kiln_status kiln_stream_launch_indirect(kiln_stream stream,
                                "cube_counts->type", "cube_counts->access",
                                Counts))
       return E;
-    if (kiln_status E = toArgs(C, args, arg_count, Args))
+    if (kiln_status E = toArgs(C, K, args, arg_count, Args))
       return E;
     return C.status(S.launchIndirect(K, Counts.view(), Args));
   });
@@ -1191,6 +1222,8 @@ kiln_status kiln_stream_reset_error(kiln_stream stream,
     api::Stream S;
     if (kiln_status E = C.lookup(stream, "stream", S))
       return E;
+    if (S.inCallback()) // refused: it would wait for this callback
+      return C.status(S.resetError());
     api::Status Cleared = S.resetError();
     if (out_cleared)
       *out_cleared = toStatus(Cleared.code());

@@ -403,8 +403,10 @@ void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
       return emitTransfer(Op, Plane, Unit, /*Store=*/true);
     case OpKind::CmmaMma:
       return emitMma(Op, Plane);
-    default:
+    case OpKind::CmmaCast:
       return emitCast(Op, Plane);
+    default: // refused above: not a cmma operation
+      return;
     }
   });
 }

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AtomicRMW.h"
 #include "LoweringImpl.h"
 
 #include "llvm/IR/Intrinsics.h"
@@ -276,28 +277,15 @@ Value *MemoryEmitter::guarded(Value *InBounds, Type ResultTy,
   return Phi;
 }
 
-/// The atomicrmw operation of read-modify-write atomic \p Kind on scalars of
-/// type \p T.
-static llvm::AtomicRMWInst::BinOp rmwBinOp(OpKind Kind, Type T) {
-  using BO = llvm::AtomicRMWInst::BinOp;
-  switch (Kind) {
-  case OpKind::AtomicAdd:
-    return T.isFloat() ? BO::FAdd : BO::Add;
-  case OpKind::AtomicSub:
-    return T.isFloat() ? BO::FSub : BO::Sub;
-  case OpKind::AtomicMin:
-    return T.isFloat() ? BO::FMin : T.isSigned() ? BO::Min : BO::UMin;
-  case OpKind::AtomicMax:
-    return T.isFloat() ? BO::FMax : T.isSigned() ? BO::Max : BO::UMax;
-  case OpKind::AtomicAnd:
-    return BO::And;
-  case OpKind::AtomicOr:
-    return BO::Or;
-  case OpKind::AtomicXor:
-    return BO::Xor;
-  default:
-    return BO::Xchg;
-  }
+/// rmwBinOp of \p Op, or a located error (and Xchg, which is never run:
+/// the lowering fails).
+static llvm::AtomicRMWInst::BinOp rmwBinOpOrFail(LoweringContext &Cx,
+                                                 const Operation &Op, Type T) {
+  if (std::optional<llvm::AtomicRMWInst::BinOp> Bin = rmwBinOp(Op.Kind, T))
+    return *Bin;
+  Cx.fail(Op.Loc, "operation '" + opName(Op.Kind) +
+                      "' is not a read-modify-write atomic");
+  return llvm::AtomicRMWInst::Xchg;
 }
 
 Value *MemoryEmitter::emitLineAtomic(const Operation &Op, Value *Ptr) {
@@ -326,7 +314,7 @@ Value *MemoryEmitter::emitLineAtomic(const Operation &Op, Value *Ptr) {
       St->setAtomic(Order);
       I = St;
     } else {
-      I = B.CreateAtomicRMW(rmwBinOp(Op.Kind, E), LanePtr,
+      I = B.CreateAtomicRMW(rmwBinOpOrFail(Cx, Op, E), LanePtr,
                             B.CreateExtractElement(X, L), Al, Order);
     }
     tagAccess(I, ValueKind::Buffer, Mem, false);
@@ -434,7 +422,12 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
       case OpKind::AtomicXor:
         New = B.CreateXor(Old, X);
         break;
-      default:
+      case OpKind::AtomicExchange:
+        New = X;
+        break;
+      default: // not a read-modify-write atomic
+        Cx.fail(Op.Loc, "operation '" + opName(Op.Kind) +
+                            "' is not a read-modify-write atomic");
         New = X;
         break;
       }
@@ -443,7 +436,7 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
       return Old;
     };
     if (Global) {
-      llvm::AtomicRMWInst::BinOp Bin = rmwBinOp(Op.Kind, T);
+      llvm::AtomicRMWInst::BinOp Bin = rmwBinOpOrFail(Cx, Op, T);
       auto RealRMW = [&]() -> Value * {
         auto *R = B.CreateAtomicRMW(Bin, A.Ptr, X, Al, Order);
         tagAccess(R, VI.Kind, Mem, false);

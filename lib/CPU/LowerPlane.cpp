@@ -78,7 +78,14 @@ llvm::Constant *PlaneEmitter::identity(OpKind Kind, Type T) {
                                           : llvm::APInt::getMinValue(W));
   case OpKind::PlaneAll:
     return llvm::Constant::getAllOnesValue(Ty);
-  default: // sum, scans, any
+  case OpKind::PlaneSum:
+  case OpKind::PlaneInclusiveSum:
+  case OpKind::PlaneExclusiveSum:
+  case OpKind::PlaneAny:
+    return llvm::Constant::getNullValue(Ty);
+  default:
+    Cx.fail(SourceLoc(),
+            "internal error: '" + opName(Kind) + "' is not a plane reduction");
     return llvm::Constant::getNullValue(Ty);
   }
 }
@@ -98,8 +105,14 @@ Value *PlaneEmitter::combine(OpKind Kind, Type T, Value *Acc, Value *X) {
     return B.CreateAnd(Acc, X);
   case OpKind::PlaneAny:
     return B.CreateOr(Acc, X);
-  default:
+  case OpKind::PlaneSum:
+  case OpKind::PlaneInclusiveSum:
+  case OpKind::PlaneExclusiveSum:
     return Scalar.emitBinary(OpKind::Add, T, Acc, X);
+  default:
+    Cx.fail(SourceLoc(),
+            "internal error: '" + opName(Kind) + "' is not a plane reduction");
+    return Acc;
   }
 }
 
@@ -182,9 +195,16 @@ void PlaneEmitter::lowerPlaneOp(const Operation &Op) {
             Valid = B.CreateAnd(B.CreateICmpULT(Arg, Len),
                                 B.CreateICmpULT(Src, Len));
             break;
-          default: // broadcast, shuffle: an absolute lane
+          case OpKind::PlaneBroadcast:
+          case OpKind::PlaneShuffle: // an absolute lane
             Src = Arg;
             Valid = B.CreateICmpULT(Src, Len);
+            break;
+          default:
+            Cx.fail(Op.Loc, "internal error: '" + opName(Op.Kind) +
+                                "' is not a plane lane operation");
+            Src = Lane;
+            Valid = B.getFalse();
             break;
           }
           Value *SrcUnit = B.CreateSelect(

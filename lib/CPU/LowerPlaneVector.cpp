@@ -394,8 +394,12 @@ static unsigned sourceLane(OpKind Kind, unsigned Lane, uint32_t Arg,
   case OpKind::PlaneShuffleDown:
     Src = uint64_t(Lane) + Arg;
     break;
-  default:
+  case OpKind::PlaneBroadcast:
+  case OpKind::PlaneShuffle:
     Src = Arg;
+    break;
+  default: // not a lane operation: vectorLaneOp has failed the lowering
+    Src = Len;
     break;
   }
   return Src < Len ? unsigned(Src) : Lane;
@@ -405,6 +409,11 @@ Value *PlaneEmitter::vectorLaneOp(const Operation &Op, Value *V, Value *Base,
                                   unsigned Len) {
   llvm::IRBuilder<> &B = Cx.B;
   unsigned P = Cx.PlaneDim;
+  if (Op.opClass() != OpClass::PlaneLane) {
+    Cx.fail(Op.Loc, "internal error: '" + opName(Op.Kind) +
+                        "' is not a plane lane operation");
+    return V;
+  }
   const Operand &LaneOp = Op.Operands[1];
   if (LaneOp.isLiteral()) { // a constant permutation: one shufflevector
     auto *C = llvm::cast<llvm::ConstantInt>(Types.literal(LaneOp.Lit));
@@ -439,10 +448,13 @@ Value *PlaneEmitter::vectorLaneOp(const Operation &Op, Value *V, Value *Base,
     Src = B.CreateAdd(Lane, Arg);
     Valid = B.CreateAnd(B.CreateICmpULT(Arg, LenV), B.CreateICmpULT(Src, LenV));
     break;
-  default:
+  case OpKind::PlaneBroadcast:
+  case OpKind::PlaneShuffle:
     Src = Arg;
     Valid = B.CreateICmpULT(Src, LenV);
     break;
+  default: // refused above
+    return V;
   }
   Value *Idx = B.CreateSelect(Valid, Src, Lane);
   // A variable permutation: a gather from a stack copy of the plane (every
@@ -515,10 +527,14 @@ Value *PlaneEmitter::uniformLaneOp(OpKind Kind, Value *V, Value *Arg,
     Valid = B.CreateAnd(B.CreateICmpULE(ArgV, Lane),
                         B.CreateICmpULT(B.CreateSub(Lane, ArgV), LenV));
     break;
-  default: // down
+  case OpKind::PlaneShuffleDown:
     Valid = B.CreateAnd(B.CreateICmpULT(ArgV, LenV),
                         B.CreateICmpULT(B.CreateAdd(Lane, ArgV), LenV));
     break;
+  default:
+    Cx.fail(SourceLoc(), "internal error: '" + opName(Kind) +
+                             "' is not a plane lane operation");
+    return V;
   }
   return B.CreateSelect(Valid, Perm, V);
 }

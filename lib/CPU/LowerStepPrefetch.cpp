@@ -78,12 +78,14 @@ Value *ControlEmitter::indexAt(const Operand &O, uint32_t Unit, ValueId Iv,
     return B.CreateSub(L, R);
   case OpKind::Mul:
     return B.CreateMul(L, R);
-  default: { // shl: a shift by the width or more is not a prefetch
+  case OpKind::Shl: { // a shift by the width or more is not a prefetch
     auto *Amount = llvm::dyn_cast<llvm::ConstantInt>(R);
     if (!Amount || Amount->getZExtValue() >= L->getType()->getIntegerBitWidth())
       return nullptr;
     return B.CreateShl(L, R);
   }
+  default: // no index arithmetic this follows: no prefetch
+    return nullptr;
   }
 }
 

@@ -159,8 +159,12 @@ Value *MemoryEmitter::emitTensorMeta(const Operation &Op) {
     return Rank;
   case OpKind::TensorLen:
     return tensorField(T, LenOffset, nullptr, Count);
-  default:
+  case OpKind::Shape:
+  case OpKind::Stride:
     break;
+  default:
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' is not a tensor operation");
+    return nullptr;
   }
   // A dimension at or past the rank reads shape 1 and stride 0.
   bool IsShape = Op.Kind == OpKind::Shape;

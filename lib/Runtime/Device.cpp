@@ -100,7 +100,12 @@ struct Device::Impl {
                                std::string Line;
                                llvm::raw_string_ostream OS(Line);
                                Log.print(OS);
-                               Opts.KernelLogSink(llvm::StringRef(Line).rtrim('\n'));
+                               Line = llvm::StringRef(Line).rtrim('\n').str();
+                               // In order with the warnings, which wait
+                               // for the loader's locks to be released.
+                               DeferCallbacks::runOrDefer(
+                                   [Sink = Opts.KernelLogSink,
+                                    Line = std::move(Line)] { Sink(Line); });
                              }
                            },
                            [this](llvm::StringRef W) {
@@ -182,6 +187,8 @@ std::vector<Expected<LoadedKernel>>
 Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
                     const KernelBatchOptions &BO,
                     std::vector<KernelStats> *Stats) {
+  // The loader and the store warn under their locks: the sink runs after.
+  DeferCallbacks Defer;
   std::vector<CpuSource> Sources;
   Sources.reserve(Requests.size());
   std::vector<KernelLoader<CpuTarget>::Request> LR;

@@ -6,6 +6,8 @@
 #include "kiln/Store/FileStore.h"
 #include "kiln/Store/StoreScan.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -91,14 +93,33 @@ bool isPlain(StringRef S) {
       S, [](char C) { return isAlnum(C) || C == '-' || C == '_' || C == '.'; });
 }
 
-/// The bytes of the bundle file \p Path (the user's path: a link to a bundle
-/// is followed), checked to be a regular file within BundleMaxFileSize
-/// before it is opened and again before it is read, so that neither a FIFO
-/// nor a device (/dev/zero) is ever read without bound.
-Expected<std::string> readBundleFile(const std::string &Path) {
+/// A bundle file mapped read-only: its bytes are never copied, so that a
+/// file of any size within BundleMaxFileSize is checked and imported in
+/// the memory its entries take, and one that cannot be mapped (an address
+/// space limit) is an error, never an allocation that aborts.
+struct MappedBundle {
+  sys::fs::mapped_file_region Region;
+  StringRef bytes() const {
+    return StringRef(Region.const_data(), Region.size());
+  }
+};
+
+/// The file \p Path (the user's path: a link to a bundle is followed),
+/// checked to be a regular file within BundleMaxFileSize before it is
+/// opened and again once it is (neither a FIFO nor a device such as
+/// /dev/zero is ever read), its magic read and checked before the rest is
+/// mapped. \p Invalid makes the error of a file that is not a bundle.
+Expected<MappedBundle>
+mapBundleFile(const std::string &Path,
+              function_ref<Error(const Twine &)> Invalid) {
   auto Refuse = [&](const Twine &Why) {
     return createStringError(std::make_error_code(std::errc::invalid_argument),
                              "cannot read '" + Path + "': " + Why);
+  };
+  auto SysError = [&](int E, const char *What) {
+    return createStringError(std::error_code(E, std::generic_category()),
+                             "cannot %s '%s': %s", What, Path.c_str(),
+                             std::strerror(E));
   };
   auto Check = [&](const struct stat &St) -> std::optional<std::string> {
     if (!S_ISREG(St.st_mode))
@@ -110,50 +131,38 @@ Expected<std::string> readBundleFile(const std::string &Path) {
   };
   struct stat St;
   if (::stat(Path.c_str(), &St) != 0)
-    return createStringError(std::error_code(errno, std::generic_category()),
-                             "cannot read '%s': %s", Path.c_str(),
-                             std::strerror(errno));
+    return SysError(errno, "read");
   if (std::optional<std::string> Why = Check(St))
     return Refuse(*Why);
   int FD = ::open(Path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (FD < 0)
-    return createStringError(std::error_code(errno, std::generic_category()),
-                             "cannot read '%s': %s", Path.c_str(),
-                             std::strerror(errno));
-  if (::fstat(FD, &St) != 0) {
-    int E = errno;
-    ::close(FD);
-    return createStringError(std::error_code(E, std::generic_category()),
-                             "cannot read '%s': %s", Path.c_str(),
-                             std::strerror(E));
-  }
-  if (std::optional<std::string> Why = Check(St)) { // replaced meanwhile
-    ::close(FD);
+    return SysError(errno, "read");
+  auto Close = make_scope_exit([&] { ::close(FD); });
+  if (::fstat(FD, &St) != 0)
+    return SysError(errno, "read");
+  if (std::optional<std::string> Why = Check(St)) // replaced meanwhile
     return Refuse(*Why);
-  }
-  // One byte more than the size: a file that grew is noticed.
-  std::string Out(size_t(St.st_size) + 1, '\0');
-  size_t Done = 0;
-  while (Done < Out.size()) {
-    ssize_t N = ::read(FD, &Out[Done], Out.size() - Done);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N < 0) {
-      int E = errno;
-      ::close(FD);
-      return createStringError(std::error_code(E, std::generic_category()),
-                               "cannot read '%s': %s", Path.c_str(),
-                               std::strerror(E));
-    }
-    if (N == 0)
-      break;
-    Done += size_t(N);
-  }
-  ::close(FD);
-  if (Done != size_t(St.st_size))
-    return Refuse("it changed while it was read");
-  Out.resize(Done);
-  return Out;
+  // The magic first: a file that is not a bundle is refused from its
+  // first bytes, whatever its size.
+  char Magic[sizeof(BundleMagic)];
+  ssize_t N;
+  do
+    N = ::pread(FD, Magic, sizeof(Magic), 0);
+  while (N < 0 && errno == EINTR);
+  if (N < 0)
+    return SysError(errno, "read");
+  if (St.st_size < 24 || N != ssize_t(sizeof(Magic)) ||
+      std::memcmp(Magic, BundleMagic, sizeof(Magic)) != 0)
+    return Invalid("bad magic");
+  std::error_code EC;
+  MappedBundle B{sys::fs::mapped_file_region(
+      sys::fs::convertFDToNativeFile(FD), sys::fs::mapped_file_region::readonly,
+      size_t(St.st_size), 0, EC)};
+  if (EC)
+    return createStringError(EC, "cannot map '%s' (%llu bytes): %s",
+                             Path.c_str(), (unsigned long long)St.st_size,
+                             EC.message().c_str());
+  return B;
 }
 
 /// Makes the folder \p Path (0700) if it is missing and checks that it is a
@@ -350,17 +359,15 @@ Expected<BundleSummary> exportBundle(StringRef Root, StringRef BundlePath,
 
 Expected<BundleSummary> importBundle(StringRef Root, StringRef BundlePath,
                                      StoreWarnings *Warnings) {
-  Expected<std::string> Buf = readBundleFile(BundlePath.str());
-  if (!Buf)
-    return Buf.takeError();
-  StringRef Data = *Buf;
-  auto Invalid = [&](const Twine &Why) {
+  auto Invalid = [&](const Twine &Why) -> Error {
     return createStringError(
         std::make_error_code(std::errc::illegal_byte_sequence),
         "'" + BundlePath + "' is not a valid bundle: " + Why);
   };
-  if (Data.size() < 24 || std::memcmp(Data.data(), BundleMagic, 8) != 0)
-    return Invalid("bad magic");
+  Expected<MappedBundle> Mapped = mapBundleFile(BundlePath.str(), Invalid);
+  if (!Mapped)
+    return Mapped.takeError();
+  StringRef Data = Mapped->bytes();
   if (read64le(Data.data() + Data.size() - 8) != xxh3_64bits(Data.drop_back(8)))
     return Invalid("checksum mismatch");
   Reader R{Data.drop_back(8), 8};

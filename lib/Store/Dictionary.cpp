@@ -558,7 +558,7 @@ Expected<RetrainSummary> retrainNamespace(StringRef FolderRef,
   return Sum;
 }
 
-size_t pruneDictionaries(StringRef FolderRef, unsigned GraceSeconds) {
+Expected<size_t> pruneDictionaries(StringRef FolderRef, unsigned GraceSeconds) {
   std::string Folder = FolderRef.str();
   std::string CurPath = Folder + "/" + CurrentDictionaryFileName;
   struct stat CurSt;
@@ -587,15 +587,29 @@ size_t pruneDictionaries(StringRef FolderRef, unsigned GraceSeconds) {
     Expected<std::vector<uint8_t>> File = readOwnFile(
         Folder + "/" + Name,
         size_t(std::min<uint64_t>(EntryMaxPayloadSize, SIZE_MAX)));
+    // An entry that cannot be read may still need any dictionary: nothing
+    // is deleted then. One removed meanwhile needs none.
+    auto KeepAll = [&](const std::string &Why) {
+      return createStringError(
+          std::make_error_code(std::errc::operation_canceled),
+          "kept every dictionary of %s: entry %s cannot be read (%s), so "
+          "the dictionaries it needs are unknown",
+          Folder.c_str(), Name.c_str(), Why.c_str());
+    };
     if (!File) {
-      consumeError(File.takeError());
-      continue;
+      bool Gone = false;
+      std::string Why;
+      handleAllErrors(File.takeError(), [&](const ErrorInfoBase &E) {
+        Gone = E.convertToErrorCode() == std::errc::no_such_file_or_directory;
+        Why = E.message();
+      });
+      if (Gone)
+        continue;
+      return KeepAll(Why);
     }
     Expected<EntryHeader> H = parseEntryHeader(*File);
-    if (!H) {
-      consumeError(H.takeError());
-      continue;
-    }
+    if (!H)
+      return KeepAll(toString(H.takeError()));
     if (H->DictionaryId)
       Used.insert(H->DictionaryId);
   }

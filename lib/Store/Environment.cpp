@@ -135,9 +135,44 @@ void StoreWarnings::warn(const Twine &Message) {
       Recent.pop_front();
     Copy = S;
   }
-  // Outside the lock: a sink may take its own locks, or warn again.
+  // Outside the lock: a sink may take its own locks, or warn again; and
+  // after the caller's locks, when it defers callbacks.
   if (Copy)
-    Copy(Text);
+    DeferCallbacks::runOrDefer(
+        [Copy = std::move(Copy), Text = std::move(Text)] { Copy(Text); });
+}
+
+namespace {
+/// This thread's DeferCallbacks: how many are alive, and what waits.
+struct DeferredCallbacks {
+  unsigned Depth = 0;
+  std::vector<std::function<void()>> Queue;
+};
+DeferredCallbacks &deferred() {
+  thread_local DeferredCallbacks D;
+  return D;
+}
+} // namespace
+
+DeferCallbacks::DeferCallbacks() { ++deferred().Depth; }
+
+DeferCallbacks::~DeferCallbacks() {
+  DeferredCallbacks &D = deferred();
+  if (--D.Depth != 0)
+    return;
+  // Depth is 0: what these raise runs at once.
+  std::vector<std::function<void()>> Run;
+  Run.swap(D.Queue);
+  for (std::function<void()> &F : Run)
+    F();
+}
+
+void DeferCallbacks::runOrDefer(std::function<void()> F) {
+  DeferredCallbacks &D = deferred();
+  if (D.Depth)
+    D.Queue.push_back(std::move(F));
+  else
+    F();
 }
 
 uint64_t StoreWarnings::count() const {

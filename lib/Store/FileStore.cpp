@@ -420,6 +420,7 @@ std::unique_ptr<FileStore> FileStore::open(StringRef Backend,
 }
 
 void FileStore::setRemote(std::shared_ptr<RemoteTier> Tier) {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   Remote = std::move(Tier);
 }
@@ -453,6 +454,7 @@ FileStore::~FileStore() {
 }
 
 void FileStore::setMissingFeature(std::function<std::string(StringRef)> F) {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   MissingFeature = std::move(F);
 }
@@ -595,12 +597,14 @@ void FileStore::writeFingerprintFile() {
 }
 
 std::string FileStore::folder() {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   ready();
   return Folder;
 }
 
 bool FileStore::usable() {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   return ready();
 }
@@ -622,11 +626,13 @@ void FileStore::bump(uint64_t StoreCounters::*Field, uint64_t By) {
 }
 
 StoreCounters FileStore::pendingCounters() const {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   return Pending;
 }
 
 void FileStore::flushCounters() {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   if (Pending.empty() || !Usable || Folder.empty() ||
       Config.Mode != StoreModeKind::ReadWrite)
@@ -759,6 +765,7 @@ bool FileStore::fetchRemoteDictionary(std::unique_lock<std::mutex> &L,
 std::optional<std::vector<uint8_t>>
 FileStore::read(const KernelCacheKey &Key, std::optional<uint64_t> IRHash) {
   LastReadRemote = false;
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::unique_lock<std::mutex> L(Lock);
   bool LocalUsable = ready();
   EntryExpectations Expect = expectationsFor(Key, IRHash);
@@ -862,6 +869,7 @@ FileStore::readRemote(std::unique_lock<std::mutex> &L,
 }
 
 std::optional<EntryInfo> FileStore::info(const KernelCacheKey &Key) {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   if (!ready())
     return std::nullopt;
@@ -882,6 +890,7 @@ std::optional<EntryInfo> FileStore::info(const KernelCacheKey &Key) {
 }
 
 bool FileStore::purge(const KernelCacheKey &Key) {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   if (!ready())
     return false;
@@ -891,6 +900,7 @@ bool FileStore::purge(const KernelCacheKey &Key) {
 }
 
 void FileStore::purgeCorrupt(const KernelCacheKey &Key, StringRef Reason) {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   if (!ready())
     return;
@@ -901,6 +911,7 @@ void FileStore::purgeCorrupt(const KernelCacheKey &Key, StringRef Reason) {
 
 Error FileStore::write(const KernelCacheKey &Key, ArrayRef<uint8_t> Payload,
                        const EntryInfo &Info) {
+  DeferCallbacks Defer; // warnings reach their sink unlocked
   std::lock_guard<std::mutex> L(Lock);
   auto Quiet = [&](const Twine &Why) {
     bump(&StoreCounters::Refusals);

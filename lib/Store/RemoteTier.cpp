@@ -16,6 +16,8 @@
 
 #include "RedisClient.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -51,7 +53,7 @@ public:
   bool publish(std::string Name, std::vector<uint8_t> Payload);
   Expected<bool> publishNow(StringRef Name, ArrayRef<uint8_t> Payload);
   bool drain(std::chrono::milliseconds Max);
-  Expected<std::vector<KeySummary>> listKeys();
+  Expected<std::vector<KeySummary>> listKeys(const ListLimits &Limits);
   Expected<std::string> serverInfo(StringRef Section);
 
   bool backingOff() const {
@@ -185,6 +187,7 @@ void RemoteTier::Impl::release(std::unique_ptr<RedisConnection> C) {
 
 void RemoteTier::Impl::noteFailure(const Twine &Why) {
   count(&RemoteCounters::Errors);
+  DeferCallbacks Defer; // the warning reaches its sink unlocked
   std::lock_guard<std::mutex> L(HealthLock);
   ++FailureSeq;
   if (++Failures < Config.FailuresBeforeBackoff)
@@ -201,6 +204,7 @@ void RemoteTier::Impl::noteFailure(const Twine &Why) {
 }
 
 void RemoteTier::Impl::noteSuccess(uint64_t StartSeq) {
+  DeferCallbacks Defer; // the warning reaches its sink unlocked
   std::lock_guard<std::mutex> L(HealthLock);
   // An answer to a request sent before a later failure (a reply the server
   // wrote before it was killed) says nothing about the server now: it
@@ -335,6 +339,7 @@ void RemoteTier::Impl::publishOne(std::unique_ptr<RedisConnection> &Conn,
   // The server answered, with a refusal (full: OOM; read-only replica):
   // it is alive, so this is not a reason to back off.
   count(&RemoteCounters::PublishErrors);
+  DeferCallbacks Defer; // the warning reaches its sink unlocked
   std::lock_guard<std::mutex> L(QueueLock);
   if (!WarnedPublishError) {
     WarnedPublishError = true;
@@ -395,21 +400,49 @@ Expected<bool> RemoteTier::Impl::publishNow(StringRef Name,
   return Set;
 }
 
-Expected<std::vector<RemoteTier::KeySummary>> RemoteTier::Impl::listKeys() {
+Expected<std::vector<RemoteTier::KeySummary>>
+RemoteTier::Impl::listKeys(const ListLimits &Limits) {
   Error Err = Error::success();
   std::unique_ptr<RedisConnection> C = acquire(Err);
   if (!C)
     return Err;
   consumeError(std::move(Err));
   std::vector<KeySummary> Out;
+  StringSet<> Seen;
+  uint64_t Steps = 0, NameBytes = 0;
+  auto Start = std::chrono::steady_clock::now();
+  auto Stopped = [&](const Twine &Why) {
+    return createStringError(
+        std::make_error_code(std::errc::result_out_of_range),
+        "listing the keys of " + Address.str() + " stopped: " + Why +
+            " (after " + Twine(Steps) + " SCAN steps, " + Twine(Out.size()) +
+            " keys)");
+  };
   std::string Cursor = "0";
   std::string Pattern = Config.Prefix + ":*";
   do {
+    if (Steps == Limits.MaxSteps)
+      return Stopped("the server's SCAN cursor did not come back to 0 "
+                     "within " +
+                     Twine(Limits.MaxSteps) + " steps");
+    if (std::chrono::steady_clock::now() - Start > Limits.MaxTime)
+      return Stopped("it took more than " + Twine(Limits.MaxTime.count()) +
+                     " ms");
+    ++Steps;
     auto Step = C->scan(Cursor, Pattern);
     if (!Step)
       return Step.takeError();
     Cursor = Step->first;
     for (std::string &Name : Step->second) {
+      if (!Seen.insert(Name).second)
+        continue;
+      NameBytes += Name.size();
+      if (Seen.size() > Limits.MaxKeys)
+        return Stopped("the server named more than " + Twine(Limits.MaxKeys) +
+                       " keys");
+      if (NameBytes > Limits.MaxNameBytes)
+        return Stopped("the keys' names take more than " +
+                       Twine(Limits.MaxNameBytes) + " bytes");
       Expected<uint64_t> Len = C->strlen(Name);
       if (!Len)
         return Len.takeError();
@@ -468,8 +501,9 @@ void RemoteTier::countRejected(StringRef Name, StringRef Why) {
   I->Warnings->warn("remote store: ignored " + Name + ": " + Why);
 }
 bool RemoteTier::drain(std::chrono::milliseconds Max) { return I->drain(Max); }
-Expected<std::vector<RemoteTier::KeySummary>> RemoteTier::listKeys() {
-  return I->listKeys();
+Expected<std::vector<RemoteTier::KeySummary>>
+RemoteTier::listKeys(const ListLimits &Limits) {
+  return I->listKeys(Limits);
 }
 Expected<std::string> RemoteTier::serverInfo(StringRef Section) {
   return I->serverInfo(Section);

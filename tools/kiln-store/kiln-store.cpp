@@ -370,7 +370,11 @@ static int runTrainDict(StringRef Root) {
       continue;
     }
     ++Trained;
-    size_t Pruned = pruneDictionaries(NS.Path);
+    size_t Pruned = 0;
+    if (Expected<size_t> P = pruneDictionaries(NS.Path))
+      Pruned = *P;
+    else
+      WithColor::warning(errs(), ToolName) << toString(P.takeError()) << '\n';
     std::string Notes;
     if (R->LeftAlone)
       Notes += fmt::format(", {} left alone (they do not decode)", R->LeftAlone);

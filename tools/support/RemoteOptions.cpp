@@ -53,6 +53,10 @@ Expected<std::optional<RemoteConfig>> remoteConfigFromOptions() {
   }
   if (!Any)
     return std::optional<RemoteConfig>();
+  if (!remoteTierBuilt())
+    return usage(Twine(RemoteUrl.getNumOccurrences() ? "--remote"
+                                                     : "the --remote options") +
+                 ": " + noRemoteTierMessage());
   if (RemoteUrl.getNumOccurrences() && RemoteUrl.empty())
     return usage("--remote: empty address");
   if (RemoteTimeoutMs.getNumOccurrences() &&
@@ -81,6 +85,8 @@ Expected<std::optional<RemoteConfig>> remoteConfigFromOptions() {
 }
 
 Expected<RemoteConfig> effectiveRemoteConfig() {
+  if (!remoteTierBuilt())
+    return usage(noRemoteTierMessage());
   Expected<std::optional<RemoteConfig>> C = remoteConfigFromOptions();
   if (!C)
     return C.takeError();

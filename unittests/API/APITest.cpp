@@ -3,6 +3,7 @@
 #include "Kernels.h"
 
 #include "kiln/IR/Builder.h"
+#include "kiln/Store/RemoteTier.h"
 
 #include <gtest/gtest.h>
 
@@ -365,6 +366,20 @@ TEST(DeviceTest, LookupsDoNotWaitBehindACompile) {
 namespace {
 
 TEST(DeviceTest, RemoteSettingsThatCannotWorkAreInvalidArguments) {
+  if (!kiln::remoteTierBuilt()) {
+    // Any remote setting but "off" cannot work in a build without a tier.
+    DeviceConfig C;
+    C.Store = StoreMode::Off;
+    C.RemoteStore = "unix:///tmp/kiln-no-such-folder/redis.sock";
+    Result<Device> D = Device::create(C);
+    ASSERT_FALSE(D.ok());
+    EXPECT_EQ(D.status().code(), ErrorCode::InvalidArgument);
+    EXPECT_EQ(D.status().message(), std::string("remote tier settings: ") +
+                                        kiln::noRemoteTierMessage());
+    C.RemoteStore = "off";
+    EXPECT_TRUE(Device::create(C).ok());
+    return;
+  }
   std::filesystem::path Dir =
       std::filesystem::temp_directory_path() /
       ("kiln-api-remote-" + std::to_string(::getpid()));

@@ -15,9 +15,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace kiln::api;
@@ -81,6 +85,40 @@ TEST(DebugPrintTest, HandlerGetsEachLaunchWhole) {
   // A launch of no cubes prints nothing and calls no handler.
   ASSERT_TRUE(D.launch(*K, {0, 1, 1}, {Arg::f32(1.0f)}).ok());
   EXPECT_EQ(Got.Launches.size(), 2u);
+}
+
+// Destroying the device from its own callback cannot drain it there (the
+// drain would wait for the callback): the destructor returns at once and
+// the device closes on a thread of its own once the callback has returned.
+TEST(DebugPrintTest, DeviceDestroyedFromItsOwnCallbackClosesAfterIt) {
+  std::optional<Device> D(memoryDevice());
+  Result<Kernel> K = D->loadKernel(PrintText);
+  ASSERT_TRUE(K.ok()) << K.status().str();
+  Result<Stream> S = D->createStream();
+  ASSERT_TRUE(S.ok());
+  std::atomic<bool> InCallback{false}, Returned{false};
+  D->setDebugPrintHandler([&](std::string_view) {
+    if (!D) // a later launch, before the device closed
+      return;
+    InCallback = D->inCallback() && S->inCallback();
+    D.reset();
+    Returned = true;
+  });
+  ASSERT_TRUE(S->launch(*K, {1, 1, 1}, {Arg::f32(1.0f)}).ok());
+  EXPECT_TRUE(S->synchronize().ok());
+  EXPECT_TRUE(Returned);
+  EXPECT_TRUE(InCallback);
+  // Closed soon after: a new submission is refused.
+  Status Late;
+  for (int I = 0; I < 500; ++I) {
+    Late = S->launch(*K, {1, 1, 1}, {Arg::f32(2.0f)});
+    if (Late.code() == ErrorCode::Cancelled)
+      break;
+    (void)S->synchronize();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Late.code(), ErrorCode::Cancelled) << Late.str();
+  EXPECT_FALSE(S->inCallback());
 }
 
 TEST(DebugPrintTest, StreamLaunchesDeliverBeforeSynchronize) {

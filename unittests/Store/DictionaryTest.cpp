@@ -707,12 +707,55 @@ TEST_F(RetrainTest, RetrainingAgainKeepsEveryEntryReadable) {
   expectAllDecode(0, R2->DictionaryId);
   // The first is no longer named by any entry: kept during the grace
   // period, then pruned; the current one never is.
-  EXPECT_EQ(pruneDictionaries(Folder), 0u);
+  EXPECT_EQ(llvm::cantFail(pruneDictionaries(Folder)), 0u);
   EXPECT_TRUE(exists(Folder + "/" + dictionaryFileName(R1->DictionaryId)));
-  EXPECT_EQ(pruneDictionaries(Folder, 0), 1u);
+  EXPECT_EQ(llvm::cantFail(pruneDictionaries(Folder, 0)), 1u);
   EXPECT_FALSE(exists(Folder + "/" + dictionaryFileName(R1->DictionaryId)));
   EXPECT_TRUE(exists(Folder + "/" + dictionaryFileName(R2->DictionaryId)));
   expectAllDecode(0, R2->DictionaryId);
+}
+
+TEST_F(RetrainTest, PruningKeepsEveryDictionaryWhenAnEntryCannotBeRead) {
+  fill();
+  const std::vector<RealEntry> &All = realEntries();
+  auto R1 = retrainNamespace(Folder, Store->namespaceHash(), 8192);
+  ASSERT_TRUE(!!R1) << llvm::toString(R1.takeError());
+  std::string Path = entryPath(All[0]);
+  std::vector<uint8_t> WithR1 = readBytes(Path);
+  auto R2 = retrainNamespace(Folder, Store->namespaceHash(), 4096);
+  ASSERT_TRUE(!!R2) << llvm::toString(R2.takeError());
+  ASSERT_NE(R2->DictionaryId, R1->DictionaryId);
+  std::string R1File = Folder + "/" + dictionaryFileName(R1->DictionaryId);
+
+  // An entry compressed with R1 whose header cannot be read: which
+  // dictionary it needs is unknown, so none is deleted (R1 was deleted).
+  std::vector<uint8_t> Damaged = WithR1;
+  Damaged[0] ^= 0xff;
+  writeBytes(Path, Damaged);
+  llvm::Expected<size_t> Pruned = pruneDictionaries(Folder, 0);
+  ASSERT_FALSE(!!Pruned) << "pruned " << *Pruned;
+  std::string Why = llvm::toString(Pruned.takeError());
+  EXPECT_NE(Why.find("kept every dictionary"), std::string::npos) << Why;
+  EXPECT_NE(Why.find(entryFileName(All[0].Key)), std::string::npos) << Why;
+  EXPECT_TRUE(exists(R1File));
+
+  // A good entry that needs R1 but that this user cannot read (as root
+  // every file is readable: skipped).
+  writeBytes(Path, WithR1);
+  if (::geteuid() != 0) {
+    ASSERT_EQ(::chmod(Path.c_str(), 0), 0);
+    Pruned = pruneDictionaries(Folder, 0);
+    EXPECT_FALSE(!!Pruned);
+    if (!Pruned)
+      llvm::consumeError(Pruned.takeError());
+    EXPECT_TRUE(exists(R1File));
+    ASSERT_EQ(::chmod(Path.c_str(), 0600), 0);
+  }
+  // Readable again: R1 is named by it, and kept; nothing else is unused.
+  Pruned = pruneDictionaries(Folder, 0);
+  ASSERT_TRUE(!!Pruned) << llvm::toString(Pruned.takeError());
+  EXPECT_EQ(*Pruned, 0u);
+  EXPECT_TRUE(exists(R1File));
 }
 
 TEST_F(RetrainTest, TooFewEntriesChangeNothing) {

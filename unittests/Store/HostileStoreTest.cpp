@@ -653,6 +653,49 @@ TEST(HostileBundle, ImportRefusesAHugeBundleWithoutReadingIt) {
                           std::to_string(BundleMaxFileSize + 1) + ")");
 }
 
+/// A sparse file of BundleMaxFileSize bytes (nothing written but \p Head).
+std::string sparseBundle(const TempDir &Files, const std::string &Name,
+                         const std::string &Head) {
+  std::string Path = Files.sub(Name);
+  int FD = ::open(Path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  EXPECT_GE(FD, 0);
+  EXPECT_EQ(::write(FD, Head.data(), Head.size()), ssize_t(Head.size()));
+  EXPECT_EQ(::ftruncate(FD, off_t(BundleMaxFileSize)), 0);
+  ::close(FD);
+  return Path;
+}
+
+// A bundle within BundleMaxFileSize but beyond the address space left: it
+// was read whole before its magic was checked, and the allocation ended
+// the process ("LLVM ERROR: out of memory"). Now a file that is not a
+// bundle is refused from its first bytes, and one that is mapped, never
+// copied: mapping 4 GiB with 1 GiB of address space left is an error.
+TEST(HostileBundle, HugeBundleUnderAnAddressSpaceLimitIsAnError) {
+  TempDir To, Files;
+  std::string Zeros = sparseBundle(Files, "zeros", "");
+  std::string Headed =
+      sparseBundle(Files, "headed", std::string("KILNBNDL\x01\0\0\0", 12));
+  ChildResult R = inChild(60, [&] {
+    std::string Out;
+    for (const std::string &P : {Zeros, Headed}) {
+      llvm::Expected<BundleSummary> S = importBundle(To.path(), P);
+      Out +=
+          S ? std::string("imported\n") : llvm::toString(S.takeError()) + "\n";
+    }
+    return Out;
+  });
+  ASSERT_EQ(R.Failure, "");
+  EXPECT_TRUE(contains(R.Output, "'" + Zeros +
+                                     "' is not a valid bundle: bad "
+                                     "magic\n"))
+      << R.Output;
+  EXPECT_TRUE(contains(R.Output, "cannot map '" + Headed + "' (" +
+                                     std::to_string(BundleMaxFileSize) +
+                                     " bytes): "))
+      << R.Output;
+  EXPECT_TRUE(scanStore(To.path()).empty());
+}
+
 // A fingerprint.txt edited to name another CPU is not the namespace's
 // fingerprint: scans do not take it, a bundle carries none (so import keeps
 // the entries; a bundle that does carry a forged text is refused whole:

@@ -218,8 +218,11 @@ retrainNamespace(llvm::StringRef Folder, uint64_t NamespaceHash,
 /// Deletes the dictionary files of \p Folder that no entry names and that
 /// are not current, unless zdict-current changed less than
 /// \p GraceSeconds ago (a writer of another process may still compress with
-/// the one it replaced). Returns how many were deleted.
-size_t pruneDictionaries(llvm::StringRef Folder, unsigned GraceSeconds = 3600);
+/// the one it replaced). Returns how many were deleted. An entry (or a
+/// temporary) that cannot be read or whose header does not parse may need
+/// any of them: then nothing is deleted and the error names it.
+llvm::Expected<size_t> pruneDictionaries(llvm::StringRef Folder,
+                                         unsigned GraceSeconds = 3600);
 
 } // namespace kiln
 

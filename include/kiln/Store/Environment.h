@@ -85,9 +85,26 @@ struct DefaultStoreSettings {
 };
 const DefaultStoreSettings &defaultStoreSettings();
 
+/// While one is alive on a thread, the callbacks that thread raises through
+/// runOrDefer (a StoreWarnings sink, the API's debug-print handlers) wait,
+/// and run in order when the outermost one ends. Declared before a lock is
+/// taken, it makes them run once the lock is released, so that a callback
+/// may call back into Kiln (a warning raised under the store's lock once
+/// deadlocked a sink that asked the device for its state).
+class DeferCallbacks {
+public:
+  DeferCallbacks();
+  ~DeferCallbacks();
+  DeferCallbacks(const DeferCallbacks &) = delete;
+  DeferCallbacks &operator=(const DeferCallbacks &) = delete;
+
+  /// Runs \p F now, or when this thread's outermost DeferCallbacks ends.
+  static void runOrDefer(std::function<void()> F);
+};
+
 /// Where a store's warnings go. Each warning is counted, the last MaxRecent
 /// are kept, and it is handed to the sink when one is installed (none by
-/// default). Thread-safe.
+/// default), through DeferCallbacks::runOrDefer. Thread-safe.
 class StoreWarnings {
 public:
   using Sink = std::function<void(llvm::StringRef)>;

@@ -91,6 +91,17 @@ struct RemoteConfig {
 };
 
 /// A fleet key, loaded from its file.
+/// Whether this build of Kiln has the remote tier (the KILN_REMOTE build
+/// option, on by default). Without it RemoteTier::create, FleetKey::fromBytes
+/// and openRemoteValue fail with noRemoteTierMessage(), and nothing links
+/// hiredis or libcrypto.
+bool remoteTierBuilt();
+/// "this build of Kiln has no remote tier (configured with -DKILN_REMOTE=OFF)"
+inline const char *noRemoteTierMessage() {
+  return "this build of Kiln has no remote tier (configured with "
+         "-DKILN_REMOTE=OFF)";
+}
+
 class FleetKey {
 public:
   /// Reads \p Path: a regular file (not followed through a symlink, never
@@ -190,7 +201,20 @@ public:
     std::string Name;
     uint64_t Bytes = 0;
   };
-  llvm::Expected<std::vector<KeySummary>> listKeys();
+  /// What one listing may take: a server whose SCAN cursor never comes back
+  /// to 0, or that names keys without end, gets an error at the first
+  /// bound reached, never a listing that runs or grows forever.
+  struct ListLimits {
+    uint64_t MaxSteps = uint64_t(1) << 16;      ///< SCAN requests
+    uint64_t MaxKeys = uint64_t(1) << 20;       ///< distinct keys
+    uint64_t MaxNameBytes = uint64_t(64) << 20; ///< their names, in all
+    std::chrono::milliseconds MaxTime{120000};  ///< the whole listing
+  };
+  /// Each key once (SCAN may name a key more than once).
+  llvm::Expected<std::vector<KeySummary>> listKeys(const ListLimits &Limits);
+  llvm::Expected<std::vector<KeySummary>> listKeys() {
+    return listKeys(ListLimits());
+  }
   /// The server's INFO text for \p Section (tools).
   llvm::Expected<std::string> serverInfo(llvm::StringRef Section);
 
