@@ -119,11 +119,6 @@ void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
   auto Const = [&](int64_t V) { return llvm::ConstantInt::get(Wide, V, true); };
   Value *Wb = Sg ? B.CreateSExt(Bound, Wide) : B.CreateZExt(Bound, Wide);
   Value *Edge = B.CreateSub(Wb, Const(G.Offset)); // unit < Edge: index < bound
-  auto Clamp = [&](Value *V) {
-    V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, V, Const(Cx.Units));
-    V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, V, Const(0));
-    return B.CreateTrunc(V, Cx.I32);
-  };
   Lo = B.getInt32(0);
   Hi = B.getInt32(Cx.Units);
   Step = 1;
@@ -136,26 +131,10 @@ void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
     Value *InRange = B.CreateAnd(NotNegative, B.CreateICmpSLT(Wb, M));
     Value *First = B.CreateSRem(
         B.CreateAdd(B.CreateSub(Wb, Const(G.Offset % G.Modulus)), M), M);
-    Lo = Clamp(B.CreateSelect(InRange, First, Const(Cx.Units)));
+    Lo = clampToUnits(B, B.CreateSelect(InRange, First, Const(Cx.Units)),
+                      Cx.Units);
   } else {
-    switch (G.Pred) {
-    case OpKind::Lt:
-      Hi = Clamp(Edge);
-      break;
-    case OpKind::Le:
-      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
-      break;
-    case OpKind::Gt:
-      Lo = Clamp(B.CreateAdd(Edge, Const(1)));
-      break;
-    case OpKind::Ge:
-      Lo = Clamp(Edge);
-      break;
-    default: // Eq: the one unit at Edge, if any
-      Lo = Clamp(Edge);
-      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
-      break;
-    }
+    unitsWhere(B, G.Pred, Edge, Cx.Units, Lo, Hi);
   }
   if (!llvm::isa<llvm::Constant>(Lo))
     Lo->setName("unit.lo");

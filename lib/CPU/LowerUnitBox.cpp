@@ -37,6 +37,39 @@ bool needsWide(const UnitIndexBound &Bd) {
 
 } // namespace
 
+Value *kiln::lowering::clampToUnits(llvm::IRBuilder<> &B, Value *V,
+                                    uint32_t Units) {
+  llvm::Type *T = V->getType();
+  V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, V,
+                              llvm::ConstantInt::get(T, Units));
+  V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, V,
+                              llvm::ConstantInt::get(T, 0));
+  return B.CreateTrunc(V, B.getInt32Ty());
+}
+
+void kiln::lowering::unitsWhere(llvm::IRBuilder<> &B, OpKind Pred, Value *Edge,
+                                uint32_t Units, Value *&Lo, Value *&Hi) {
+  Value *One = llvm::ConstantInt::get(Edge->getType(), 1);
+  switch (Pred) {
+  case OpKind::Lt:
+    Hi = clampToUnits(B, Edge, Units);
+    break;
+  case OpKind::Le:
+    Hi = clampToUnits(B, B.CreateAdd(Edge, One), Units);
+    break;
+  case OpKind::Gt:
+    Lo = clampToUnits(B, B.CreateAdd(Edge, One), Units);
+    break;
+  case OpKind::Ge:
+    Lo = clampToUnits(B, Edge, Units);
+    break;
+  default: // Eq: the one position at Edge, if any
+    Lo = clampToUnits(B, Edge, Units);
+    Hi = clampToUnits(B, B.CreateAdd(Edge, One), Units);
+    break;
+  }
+}
+
 bool ControlEmitter::emitBoxedSegment(
     const Operation &If, llvm::ArrayRef<const Operation *> Prefix,
     const UnitBox *Outer) {
@@ -116,35 +149,9 @@ bool ControlEmitter::emitBoxedSegment(
     Value *Offset = B.CreateAdd(TermSums.back(), Const(Ix.Literal));
     Value *Edge = B.CreateSub(Bound, Offset);
     uint32_t Units = Cx.K.CubeDim[Ix.Dim];
-    auto Clamp = [&](Value *V) {
-      V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smin, V, Const(Units));
-      V = B.CreateBinaryIntrinsic(llvm::Intrinsic::smax, V, Const(0));
-      return B.CreateTrunc(V, Cx.I32);
-    };
-    Value *Lo = nullptr, *Hi = nullptr;
-    switch (Bd.Pred) {
-    case OpKind::Lt:
-      Hi = Clamp(Edge);
-      break;
-    case OpKind::Le:
-      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
-      break;
-    case OpKind::Gt:
-      Lo = Clamp(B.CreateAdd(Edge, Const(1)));
-      break;
-    case OpKind::Ge:
-      Lo = Clamp(Edge);
-      break;
-    default: // Eq: the one position at Edge, if any
-      Lo = Clamp(Edge);
-      Hi = Clamp(B.CreateAdd(Edge, Const(1)));
-      break;
-    }
+    Value *Lo = B.getInt32(0), *Hi = B.getInt32(Units);
+    unitsWhere(B, Bd.Pred, Edge, Units, Lo, Hi);
     unsigned D = Ix.Dim;
-    if (!Lo)
-      Lo = B.getInt32(0);
-    if (!Hi)
-      Hi = B.getInt32(Units);
     Span.Begin[D] = Span.Begin[D] ? B.CreateBinaryIntrinsic(
                                         llvm::Intrinsic::umax, Span.Begin[D], Lo)
                                   : Lo;

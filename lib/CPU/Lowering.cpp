@@ -1,5 +1,4 @@
-//===- Lowering.cpp - Lower a verified Kiln kernel to an LLVM cube function
-//-===//
+//===- Lowering.cpp - A verified Kiln kernel to an LLVM cube function ----===//
 //
 // The driver: runs the passes, builds the cube function of CubeABI.h
 // (argument table, cube loop, cube_pos decomposition) around the emitters of

@@ -197,6 +197,15 @@ struct UnitBox {
   llvm::Value *Begin[3] = {}, *End[3] = {};
 };
 
+/// \p V (a wide signed integer) clamped to [0, Units], as i32.
+llvm::Value *clampToUnits(llvm::IRBuilder<> &B, llvm::Value *V,
+                          uint32_t Units);
+/// The positions p in [0, Units) with `p Pred Edge` (Lt, Le, Gt, Ge or
+/// Eq; Edge a wide signed integer, exact): sets Hi (Lt, Le), Lo (Gt, Ge)
+/// or both (Eq) to the i32 bounds of that range; the other stays as given.
+void unitsWhere(llvm::IRBuilder<> &B, OpKind Pred, llvm::Value *Edge,
+                uint32_t Units, llvm::Value *&Lo, llvm::Value *&Hi);
+
 /// Where code runs: the cube of the cube loop, the unit loop nests and the
 /// current unit inside one, the units' "returned" flags, and the builtins
 /// that read the position (LowerUnitLoops.cpp).

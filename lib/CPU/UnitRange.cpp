@@ -73,6 +73,35 @@ std::optional<int64_t> literalValue(const Literal &L) {
   return V;
 }
 
+/// `bound P index` as `index P' bound`.
+OpKind swappedPredicate(OpKind P) {
+  switch (P) {
+  case OpKind::Lt:
+    return OpKind::Gt;
+  case OpKind::Le:
+    return OpKind::Ge;
+  case OpKind::Gt:
+    return OpKind::Lt;
+  case OpKind::Ge:
+    return OpKind::Le;
+  default:
+    return P; // Eq
+  }
+}
+
+/// Records in \p Def the operation defining each value of \p Blk (nested
+/// blocks too).
+void collectDefinitions(const Kernel &K, const Block &Blk,
+                        llvm::DenseMap<ValueId, const Operation *> &Def) {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.Result != NoValue && Op.Result < K.Values.size() &&
+        producesValue(Op.opClass()))
+      Def[Op.Result] = &Op;
+    for (const Block &R : Op.Regions)
+      collectDefinitions(K, R, Def);
+  }
+}
+
 class Matcher {
 public:
   Matcher(const UnitIndexForms &Forms, const UniformityInfo &U,
@@ -140,12 +169,7 @@ public:
       if (!C)
         continue;
       UnitRangeGuard G;
-      G.Pred = P;
-      if (I == 1 && P != OpKind::Eq) // Bound OP unit: unit OP' Bound
-        G.Pred = P == OpKind::Lt   ? OpKind::Gt
-                 : P == OpKind::Le ? OpKind::Ge
-                 : P == OpKind::Gt ? OpKind::Lt
-                                   : OpKind::Le;
+      G.Pred = I == 1 ? swappedPredicate(P) : P; // Bound OP unit
       G.Bound = Bound;
       G.CmpTy = Forms.def(X.Value)->ResultType;
       G.Offset = *C;
@@ -201,13 +225,7 @@ UnitIndexForms::UnitIndexForms(const Kernel &K) : K(K) {
 }
 
 void UnitIndexForms::collectDefs(const Block &Blk) {
-  for (const Operation &Op : Blk.Ops) {
-    if (Op.Result != NoValue && Op.Result < K.Values.size() &&
-        producesValue(Op.opClass()))
-      Def[Op.Result] = &Op;
-    for (const Block &R : Op.Regions)
-      collectDefs(R);
-  }
+  collectDefinitions(K, Blk, Def);
 }
 
 bool UnitIndexForms::fits(Type T, int64_t Lo, int64_t Hi) {
@@ -289,7 +307,7 @@ namespace {
 class BoxMatcher {
 public:
   BoxMatcher(const Kernel &K, const UniformityInfo &U) : K(K), U(U) {
-    collect(K.Body);
+    collectDefinitions(K, K.Body, Def);
     OneDim = K.CubeDim[1] == 1 && K.CubeDim[2] == 1;
   }
 
@@ -418,12 +436,7 @@ private:
             continue;
           UnitIndexBound B;
           B.Index = std::move(*Ix);
-          B.Pred = P;
-          if (I == 1 && P != OpKind::Eq) // bound OP index: index OP' bound
-            B.Pred = P == OpKind::Lt   ? OpKind::Gt
-                     : P == OpKind::Le ? OpKind::Ge
-                     : P == OpKind::Gt ? OpKind::Lt
-                                       : OpKind::Le;
+          B.Pred = I == 1 ? swappedPredicate(P) : P; // bound OP index
           B.Bound = Bound;
           B.CmpTy = Def.lookup(X.Value)->ResultType;
           C.Bounds.push_back(std::move(B));
@@ -432,16 +445,6 @@ private:
       }
     }
     C.Complete = false;
-  }
-
-  void collect(const Block &Blk) {
-    for (const Operation &Op : Blk.Ops) {
-      if (Op.Result != NoValue && Op.Result < K.Values.size() &&
-          producesValue(Op.opClass()))
-        Def[Op.Result] = &Op;
-      for (const Block &R : Op.Regions)
-        collect(R);
-    }
   }
 
   const Kernel &K;
