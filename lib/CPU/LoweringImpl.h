@@ -32,6 +32,7 @@
 //     ControlEmitter  LowerControl.cpp      cube blocks, constructs at either
 //                                           Level, jumps
 //                     LowerInterchange.cpp  interchanged `for` loops
+//                     LowerUnitBox.cpp      segments narrowed to a box
 //   LoopVersioning.h    twins of unit loops without provable checks
 //
 //===----------------------------------------------------------------------===//
