@@ -52,16 +52,8 @@ bool ControlEmitter::emitNarrowedSegment(
   if (!G || !G->Modulus)
     return emitBoxedSegment(If, Prefix);
 
-  // The bound, once for the cube. It is uniform: evaluated for the first
-  // unit still running (unit 0 when none is: then no unit runs anyway; the
-  // first unit passing the guards inside a guarded `if`).
-  llvm::IRBuilder<> &B = Cx.B;
-  Value *At = Pos.GuardFirst ? Pos.GuardFirst : B.getInt32(0);
-  if (!Pos.GuardFirst && Cx.Layout.HasFlags) {
-    Value *First = Pos.firstActiveUnit();
-    At = B.CreateSelect(B.CreateICmpEQ(First, B.getInt32(Cx.Units)),
-                        B.getInt32(0), First);
-  }
+  // The bound, once for the cube.
+  Value *At = Pos.unitForUniforms();
   Value *Lo, *Hi;
   uint32_t Step;
   unitRangeOf(*G, At, Prefix, Lo, Hi, Step);

@@ -78,15 +78,8 @@ bool ControlEmitter::emitBoxedSegment(
     return false;
   llvm::IRBuilder<> &B = Cx.B;
 
-  // The bounds and offsets, once for the cube. They are uniform: evaluated
-  // for the first unit still running (unit 0 when none is: then no unit
-  // runs anyway; the first unit passing the guards inside a guarded `if`).
-  Value *At = Pos.GuardFirst ? Pos.GuardFirst : B.getInt32(0);
-  if (!Pos.GuardFirst && Cx.Layout.HasFlags) {
-    Value *First = Pos.firstActiveUnit();
-    At = B.CreateSelect(B.CreateICmpEQ(First, B.getInt32(Cx.Units)),
-                        B.getInt32(0), First);
-  }
+  // The bounds and offsets, once for the cube.
+  Value *At = Pos.unitForUniforms();
   llvm::SmallVector<Operand, 8> Wanted;
   for (const UnitIndexBound &Bd : Box->Bounds) {
     Wanted.push_back(Bd.Bound);

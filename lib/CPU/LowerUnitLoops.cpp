@@ -91,6 +91,17 @@ Value *UnitLoops::firstActiveUnit() {
   return I;
 }
 
+Value *UnitLoops::unitForUniforms() {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (GuardFirst)
+    return GuardFirst;
+  if (!Cx.Layout.HasFlags)
+    return B.getInt32(0);
+  Value *First = firstActiveUnit();
+  return B.CreateSelect(B.CreateICmpEQ(First, B.getInt32(Cx.Units)),
+                        B.getInt32(0), First);
+}
+
 Value *UnitLoops::firstActiveOrSkip(BasicBlock *Skip) {
   llvm::IRBuilder<> &B = Cx.B;
   if (GuardFirst)

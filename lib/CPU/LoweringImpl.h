@@ -234,6 +234,11 @@ public:
   void markReturned();
   /// The first unit of the cube that has not returned (Units when none).
   llvm::Value *firstActiveUnit();
+  /// The unit whose values stand for the cube's uniform ones before a
+  /// segment: the first unit still running (unit 0 when none is: then no
+  /// unit runs anyway), the first unit passing the guards inside a guarded
+  /// `if`.
+  llvm::Value *unitForUniforms();
   /// Branches to \p Skip when every unit has returned; returns the unit
   /// whose values stand for the cube.
   llvm::Value *firstActiveOrSkip(llvm::BasicBlock *Skip);
