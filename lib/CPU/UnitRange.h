@@ -5,10 +5,13 @@
 // literal without wrapping) with a cube-uniform bound, `lt/le/gt/ge/eq` in
 // either operand order, holds for one contiguous range of units; one that
 // tests `(unit + c) % m == r` (`unit_pos_plane`, `rem` or `band` by a literal)
-// holds for every m-th unit from the first. A segment that is only such an
-// `if` (after pure operations) runs its unit loop over those units instead
-// of testing (and, vectorised, masking) every unit (docs/Lowering.md §4,
-// "Narrowed unit loops").
+// holds for every m-th unit from the first. More generally
+// (findUnitBoxConditions), a conjunction of comparisons of unit indices
+// along any dimension of any cube (unit or absolute positions plus literal
+// and uniform offsets) with uniform bounds holds in one box of units. A
+// segment ending in such an `if` runs its unit loops over those units
+// instead of testing (and, vectorised, masking) every unit
+// (LowerUnitBox.cpp; docs/Lowering.md §4, "Narrowed unit loops").
 //
 //===----------------------------------------------------------------------===//
 
