@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs the corpus on a machine without LLVM (a many-core host): the folder
-# holding this script also holds kiln-corpus.xz (and optionally
+# BUNDLE (default: the current one) holds kiln-corpus.xz (and optionally
 # kiln-corpus-base.xz, another build to compare), both stripped and
 # xz-compressed, and libs.tar.xz (their shared libraries and ld-linux, from
 # `ldd`). It unpacks them, runs Kiln and native OpenMP (PoCL is not carried)
@@ -8,7 +8,8 @@
 # Kiln with AVX2 code, and writes one file per run to $OUT.
 # Environment: THREADS ("16 2"), REPEAT (5), LIMIT (seconds a run, 250).
 set -u
-cd "$(dirname "$0")"
+corpus=$(cd "$(dirname "$0")" && pwd)
+cd "${BUNDLE:-.}"
 mkdir -p /tmp/kc/lib
 for f in kiln-corpus*.xz; do xz -dc "$f" > "/tmp/kc/${f%.xz}"; done
 chmod +x /tmp/kc/kiln-corpus*
@@ -18,7 +19,6 @@ LD=(/tmp/kc/lib/ld-linux-x86-64.so.2 --library-path /tmp/kc/lib)
 export KILN_CACHE_DIR=/tmp/kc/store
 lscpu | head -20 > "$OUT/lscpu.txt"
 nproc >> "$OUT/lscpu.txt"
-corpus=$(cd ../bench/corpus && pwd)
 R=${REPEAT:-5}
 for t in ${THREADS:-16}; do
   for bin in kiln-corpus kiln-corpus-base; do
