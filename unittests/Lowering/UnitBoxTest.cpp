@@ -64,17 +64,18 @@ void forEachBuild(const std::string &Text,
     }
 }
 
-TEST(LoweringUnitBox, TwoDimensionalAbsoluteGuard) {
-  // Gaussian elimination's Fan2: `x < a && y < b` on the absolute position
-  // in a 2-D grid of 2-D cubes, each index cast to i32.
-  const std::string Text = R"(
+/// Gaussian elimination's Fan2 in an 8 x 4 cube: `x < a && Y_TEST` on the
+/// absolute position, each index cast to i32; in the box every unit stores
+/// 1000 + x + 100000 y at its own element, then runs \p Tail.
+std::string fan2Kernel(const std::string &YTest, const std::string &Tail) {
+  return R"(
 kernel @box2 cube_dim(8, 4) (%out: buffer<u32, read_write>, %a: i32, %b: i32) {
   %xu = absolute_pos.x : u32
   %yu = absolute_pos.y : u32
   %x = cast %xu : i32
   %y = cast %yu : i32
   %inx = lt %x, %a : bool
-  %iny = gt %b, %y : bool
+  %iny = )" + YTest + R"( : bool
   %in = and %inx, %iny : bool
   if %in {
     %w0 = cube_count.x : u32
@@ -85,9 +86,14 @@ kernel @box2 cube_dim(8, 4) (%out: buffer<u32, read_write>, %a: i32, %b: i32) {
     %v0 = add %xu, 1000:u32 : u32
     %v = add %v0, %hy : u32
     store %out[%g], %v
-  }
+)" + Tail + R"(  }
 }
 )";
+}
+
+TEST(LoweringUnitBox, TwoDimensionalAbsoluteGuard) {
+  // `x < a && b > y`: both orders of a comparison.
+  const std::string Text = fan2Kernel("gt %b, %y", "");
   forEachBuild(Text, {"unit.hi.x", "unit.hi.y"}, [](const JitKernel &K) {
     for (int32_t A : {-3, 0, 1, 7, 8, 9, 17, 24, 25, 1 << 30})
       for (int32_t B : {std::numeric_limits<int32_t>::min(), 0, 1, 4, 6, 12,
@@ -250,33 +256,13 @@ TEST(LoweringUnitBox, BoxedIfEndingABoxedBodyRunsAsItsOwnNest) {
   // unit of each column (`y == 1`) updates again what it stored. The lead's
   // `if` runs as a nest of its own over both boxes (one unit per column,
   // none in cubes away from y = 1), after the unit's own store.
-  const std::string Text = R"(
-kernel @lead cube_dim(8, 4) (%out: buffer<u32, read_write>, %a: i32, %b: i32) {
-  %xu = absolute_pos.x : u32
-  %yu = absolute_pos.y : u32
-  %x = cast %xu : i32
-  %y = cast %yu : i32
-  %inx = lt %x, %a : bool
-  %iny = lt %y, %b : bool
-  %in = and %inx, %iny : bool
-  if %in {
-    %w0 = cube_count.x : u32
-    %w = mul %w0, 8:u32 : u32
-    %row = mul %yu, %w : u32
-    %g = add %row, %xu : u32
-    %hy = mul %yu, 100000:u32 : u32
-    %v0 = add %xu, 1000:u32 : u32
-    %v = add %v0, %hy : u32
-    store %out[%g], %v
-    %lead = eq %y, 1:i32 : bool
+  const std::string Text = fan2Kernel("lt %y, %b", R"(    %lead = eq %y, 1:i32 : bool
     if %lead {
       %o = load %out[%g] : u32
       %o2 = add %o, 7:u32 : u32
       store %out[%g], %o2
     }
-  }
-}
-)";
+)");
   forEachBuild(Text, {"unit.lo.y", "unit.hi.y"}, [](const JitKernel &K) {
     for (int32_t A : {0, 3, 8, 17, 24})
       for (int32_t B : {0, 1, 2, 5, 12}) {
