@@ -31,33 +31,56 @@ static bool isPureArithmetic(OpClass Class) {
   }
 }
 
-unsigned kiln::lowering::rematDepth(const Operation &Op, const Kernel &K,
-                                    llvm::ArrayRef<ValuePlan> Plans) {
+/// Whether builtin \p Op differs between the units of a cube.
+static bool isUnitVaryingBuiltin(const Operation &Op) {
+  switch (Op.Kind) {
+  case OpKind::UnitPos:
+  case OpKind::AbsolutePos:
+  case OpKind::UnitPosPlane:
+  case OpKind::PlanePos:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::optional<RematCost>
+kiln::lowering::rematCost(const Operation &Op, const Kernel &K,
+                          llvm::ArrayRef<ValuePlan> Plans) {
   OpClass Class = Op.opClass();
-  if (Class == OpClass::Builtin || Class == OpClass::BuiltinXYZ ||
-      Class == OpClass::Const)
-    return 0;
+  if (Class == OpClass::Builtin || Class == OpClass::BuiltinXYZ) {
+    RematCost C;
+    C.Uniform = !isUnitVaryingBuiltin(Op);
+    return C;
+  }
+  if (Class == OpClass::Const)
+    return RematCost();
   if (!isPureArithmetic(Class))
-    return NotRematerialisable;
+    return std::nullopt;
   if (Op.ResultType.isFloat() || Op.ResultType.isLine())
-    return NotRematerialisable;
-  unsigned Depth = 1;
+    return std::nullopt;
+  RematCost C;
   for (const Operand &O : Op.Operands) {
     if (O.isLiteral())
       continue;
     if (O.Value >= K.Values.size() || O.Value >= Plans.size() ||
         K.value(O.Value).isMemory())
-      return NotRematerialisable;
+      return std::nullopt;
     const ValuePlan &P = Plans[O.Value];
     if (P.Remat) {
-      Depth = std::max(Depth, P.RematDepth + 1u);
+      C.Depth = std::max<unsigned>(C.Depth, P.RematDepth);
+      C.VaryingDepth = std::max<unsigned>(C.VaryingDepth, P.RematVaryingDepth);
+      C.Uniform &= P.RematUniform;
       continue;
     }
     // Parameters and cube-level induction variables are available anywhere
     // their uses are; plane results and other per-unit values are not.
     if (P.DefSeg == CubeSegment && !P.NeedsSlot && !P.Def)
       continue;
-    return NotRematerialisable;
+    return std::nullopt;
   }
-  return Depth;
+  C.Depth += 1;
+  if (!C.Uniform)
+    C.VaryingDepth += 1;
+  return C;
 }

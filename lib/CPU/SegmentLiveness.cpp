@@ -71,10 +71,12 @@ void LivenessWalker::walkInSegment(const Operation &Op, int S) {
     ValuePlan &P = V[Op.Result];
     P.DefSeg = S;
     P.Def = &Op;
-    unsigned Depth = rematDepth(Op, K, V);
-    if (Depth <= MaxRematDepth) {
+    std::optional<RematCost> Cost = rematCost(Op, K, V);
+    if (Cost && Cost->fits()) {
       P.Remat = &Op;
-      P.RematDepth = static_cast<uint8_t>(Depth);
+      P.RematDepth = static_cast<uint8_t>(Cost->Depth);
+      P.RematVaryingDepth = static_cast<uint8_t>(Cost->VaryingDepth);
+      P.RematUniform = Cost->Uniform;
     }
   }
   for (const Block &R : Op.Regions)

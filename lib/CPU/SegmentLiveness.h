@@ -29,6 +29,8 @@ struct ValuePlan {
   bool NeedsSlot = false;   ///< plain value kept per unit in scratch
   bool MultiSegment = false; ///< memory object used in more than one segment
   uint8_t RematDepth = 0;   ///< operations recomputing it (with Remat)
+  uint8_t RematVaryingDepth = 0; ///< of them, those that vary by unit
+  bool RematUniform = false; ///< with Remat: the same for every unit
   const Operation *Def = nullptr; ///< defining operation inside a segment
   /// Recomputed where it is used outside its segment (a builtin, a constant
   /// or a short integer chain over them); null when not.

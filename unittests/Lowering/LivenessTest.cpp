@@ -77,15 +77,57 @@ TEST(LivenessTest, ValuesUsedAcrossABarrierAreKeptOrRecomputed) {
 
 TEST(LivenessTest, RematDepthCountsTheChain) {
   Analysed A(TwoSegments);
-  auto Depth = [&](const char *Name) {
-    return rematDepth(*opDefining(A.K, Name), A.K, A.L.Values);
+  auto Cost = [&](const char *Name) {
+    return rematCost(*opDefining(A.K, Name), A.K, A.L.Values);
   };
-  EXPECT_EQ(Depth("u"), 0u);
-  EXPECT_EQ(Depth("i"), 1u); // over a parameter
-  EXPECT_EQ(Depth("j"), 2u);
-  EXPECT_EQ(Depth("f"), NotRematerialisable); // memory
-  EXPECT_EQ(Depth("g"), NotRematerialisable); // float
-  EXPECT_EQ(Depth("w"), NotRematerialisable); // a var's value
+  ASSERT_TRUE(Cost("u") && Cost("i") && Cost("j"));
+  EXPECT_EQ(Cost("u")->Depth, 0u);
+  EXPECT_FALSE(Cost("u")->Uniform); // unit_pos
+  EXPECT_EQ(Cost("i")->Depth, 1u); // over a parameter
+  EXPECT_EQ(Cost("j")->Depth, 2u);
+  EXPECT_EQ(Cost("j")->VaryingDepth, 2u);
+  EXPECT_FALSE(Cost("f")); // memory
+  EXPECT_FALSE(Cost("g")); // float
+  EXPECT_FALSE(Cost("w")); // a var's value
+}
+
+// A long chain over cube-uniform inputs is recomputed where it is used (LLVM
+// hoists it out of the unit loop); only its unit-varying tail counts
+// against MaxRematDepth. A chain of five unit-varying operations is kept.
+const char *UniformChain = R"(
+kernel @k cube_dim(16) (%b: buffer<u32, read_write>, %n: u32) {
+  %c = cube_pos.x : u32
+  %a1 = mul %c, 16:u32 : u32
+  %a2 = sub %a1, %n : u32
+  %a3 = add %a2, 3:u32 : u32
+  %a4 = mul %a3, %n : u32
+  %a5 = bxor %a4, 7:u32 : u32
+  %a6 = add %a5, 1:u32 : u32
+  %u = unit_pos.x : u32
+  %x = add %a6, %u : u32
+  %y1 = mul %u, 3:u32 : u32
+  %y2 = add %y1, 1:u32 : u32
+  %y3 = bxor %y2, 5:u32 : u32
+  %y4 = mul %y3, 3:u32 : u32
+  %y5 = add %y4, 1:u32 : u32
+  sync_cube
+  store %b[%x], %a6
+  store %b[%u], %y5
+}
+)";
+
+TEST(LivenessTest, UniformChainsAreRecomputedAtAnyDepth) {
+  Analysed A(UniformChain);
+  EXPECT_FALSE(A.plan("a6").NeedsSlot);
+  EXPECT_TRUE(A.plan("a6").RematUniform);
+  EXPECT_EQ(A.plan("a6").RematDepth, 6);
+  EXPECT_EQ(A.plan("a6").RematVaryingDepth, 0);
+  EXPECT_FALSE(A.plan("x").NeedsSlot);
+  EXPECT_FALSE(A.plan("x").RematUniform);
+  EXPECT_EQ(A.plan("x").RematVaryingDepth, 1);
+  EXPECT_EQ(A.plan("y4").RematVaryingDepth, 4);
+  EXPECT_EQ(A.plan("y5").Remat, nullptr);
+  EXPECT_TRUE(A.plan("y5").NeedsSlot);
 }
 
 TEST(LivenessTest, ScratchLayout) {
