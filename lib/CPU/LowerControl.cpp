@@ -41,9 +41,10 @@ bool ControlEmitter::emitNarrowedSegment(
     return false;
   // A unit outside the range skips the whole segment: what comes before the
   // `if` must be pure and kept nowhere (no per-unit slot to fill).
+  // Declarations emit nothing (the analysis laid out their storage).
   llvm::ArrayRef<const Operation *> Prefix = Ops.drop_back();
   for (const Operation *Op : Prefix)
-    if (!isPureValueOp(Op->opClass()) ||
+    if (!(isPureValueOp(Op->opClass()) || isDeclaration(Op->opClass())) ||
         (Op->Result != NoValue && Op->Result < Cx.Live.Values.size() &&
          Cx.Live[Op->Result].NeedsSlot))
       return emitSplitBoxedSegment(If, Prefix);

@@ -13,6 +13,11 @@
 using namespace kiln;
 using namespace kiln::lowering;
 
+bool kiln::lowering::isDeclaration(OpClass Class) {
+  return Class == OpClass::VarDecl || Class == OpClass::ArrayDecl ||
+         Class == OpClass::MatrixDecl;
+}
+
 bool kiln::lowering::isPureValueOp(OpClass Class) {
   switch (Class) {
   case OpClass::Builtin:

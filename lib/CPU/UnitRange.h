@@ -143,6 +143,9 @@ findUnitBoxConditions(const Kernel &K, const UniformityInfo &U);
 /// no control flow, no side effect): what may be skipped for a unit outside
 /// the range.
 bool isPureValueOp(OpClass Class);
+/// Whether \p Class declares a var, an array or a matrix: storage laid out
+/// ahead by the analysis, nothing emitted where it stands.
+bool isDeclaration(OpClass Class);
 
 } // namespace kiln::lowering
 
