@@ -251,15 +251,47 @@ void kiln::lowering::versionUnitLoops(
     // tested once for all rows there instead: S0 + Outer step * last row +
     // Step * last unit < Bound, in 64 bits, bounds every row's sum. (Both
     // loops run at most 2^16 units, so the sum stays below 2^49.)
+    //
+    // A boxed nest (docs/Lowering.md §4) runs a range of rows and of units
+    // that differs by cube: the last row and unit are then its exact
+    // backedge-taken counts, computed before the outer loop, where
+    // ScalarEvolution has them (the inner one the same for every row).
+    // Both loops must still have a largest trip count of at most 2^16.
     llvm::Loop *Outer = L->getParentLoop();
     llvm::BasicBlock *OuterPre =
         Outer && isUnitLoop(Outer) ? Outer->getLoopPreheader() : nullptr;
     unsigned OuterTrips = OuterPre ? SE.getSmallConstantMaxTripCount(Outer) : 0;
-    unsigned InnerTrips = SE.getSmallConstantTripCount(L);
+    unsigned InnerTrips = SE.getSmallConstantMaxTripCount(L);
     constexpr unsigned MaxHoistedTrips = 1u << 16;
-    bool CanHoist = OuterTrips && OuterTrips <= MaxHoistedTrips &&
-                    InnerTrips && InnerTrips <= MaxHoistedTrips;
     llvm::Instruction *AtOuter = OuterPre ? OuterPre->getTerminator() : nullptr;
+    auto takenBefore = [&](llvm::Loop *Of, unsigned MaxTrips) -> const
+        llvm::SCEV * {
+      const llvm::SCEV *T = SE.getBackedgeTakenCount(Of);
+      if (!llvm::isa<llvm::SCEVCouldNotCompute>(T) &&
+          T->getType()->getIntegerBitWidth() <= 64 &&
+          SE.isLoopInvariant(T, Outer) && Exp.isSafeToExpandAt(T, AtOuter))
+        return T;
+      // Only a constant count is exact; a largest one bounds the units
+      // that could run, which checks more than the loop reads.
+      if (SE.getSmallConstantTripCount(Of) == MaxTrips)
+        return SE.getConstant(I64, MaxTrips - 1);
+      return nullptr;
+    };
+    const llvm::SCEV *OuterTaken = nullptr, *InnerTaken = nullptr;
+    if (OuterTrips && OuterTrips <= MaxHoistedTrips && InnerTrips &&
+        InnerTrips <= MaxHoistedTrips) {
+      OuterTaken = takenBefore(Outer, OuterTrips);
+      InnerTaken = takenBefore(L, InnerTrips);
+    }
+    bool CanHoist = OuterTaken && InnerTaken;
+    Value *OuterLast = nullptr, *InnerLast = nullptr;
+    if (CanHoist) {
+      OuterLast = Exp.expandCodeFor(OuterTaken, OuterTaken->getType(), AtOuter);
+      InnerLast = Exp.expandCodeFor(InnerTaken, InnerTaken->getType(), AtOuter);
+      llvm::IRBuilder<> TB(AtOuter);
+      OuterLast = TB.CreateZExtOrTrunc(OuterLast, I64);
+      InnerLast = TB.CreateZExtOrTrunc(InnerLast, I64);
+    }
     auto dominatesOuter = [&](Value *V) {
       auto *I = llvm::dyn_cast<llvm::Instruction>(V);
       return !I || DT.dominates(I, AtOuter);
@@ -295,12 +327,11 @@ void kiln::lowering::versionUnitLoops(
         OB.SetInsertPoint(AtOuter);
         Last = OB.CreateAdd(
             OB.CreateAdd(OB.CreateZExt(S0V, I64),
-                         OB.CreateMul(OB.CreateZExt(StepV, I64),
-                                      OB.getInt64(OuterTrips - 1), "",
-                                      /*HasNUW=*/true),
+                         OB.CreateMul(OB.CreateZExt(StepV, I64), OuterLast,
+                                      "", /*HasNUW=*/true),
                          "", /*HasNUW=*/true),
-            OB.getInt64(P.Step * uint64_t(InnerTrips - 1)), "",
-            /*HasNUW=*/true);
+            OB.CreateMul(OB.getInt64(P.Step), InnerLast, "", /*HasNUW=*/true),
+            "", /*HasNUW=*/true);
       } else {
         Value *Start = Exp.expandCodeFor(P.Start, I32, At);
         if (!Bound)
