@@ -250,17 +250,32 @@ void KernelLowering::emitCubeLoop() {
   llvm::IRBuilder<> &B = Cx.B;
   llvm::Argument *Begin = Cx.F->getArg(1);
   llvm::Argument *End = Cx.F->getArg(2);
+  llvm::BasicBlock *Entry = Cx.newBlock("cube.first");
   llvm::BasicBlock *CubeBody = Cx.newBlock("cube");
   llvm::BasicBlock *Exit = Cx.newBlock("exit");
-  B.CreateCondBr(B.CreateICmpULT(Begin, End), CubeBody, Exit);
+  B.CreateCondBr(B.CreateICmpULT(Begin, End), Entry, Exit);
+  // cube_pos: decomposed from the range's first cube once (the grid has
+  // cubes: the divisions are safe), then counted along with the linear
+  // position (x fastest), instead of two divisions and two remainders for
+  // every cube; unused counters fold away.
+  B.SetInsertPoint(Entry);
+  llvm::Value *FirstPos[3];
+  FirstPos[0] = B.CreateURem(Begin, Pos.CubeCount[0]);
+  llvm::Value *Q0 = B.CreateUDiv(Begin, Pos.CubeCount[0]);
+  FirstPos[1] = B.CreateURem(Q0, Pos.CubeCount[1]);
+  FirstPos[2] = B.CreateUDiv(Q0, Pos.CubeCount[1]);
+  B.CreateBr(CubeBody);
   B.SetInsertPoint(CubeBody);
   llvm::PHINode *C = B.CreatePHI(Cx.I32, 2, "c");
-  C->addIncoming(Begin, Cx.EntryBB);
+  C->addIncoming(Begin, Entry);
   Pos.CubeLinear = C;
-  Pos.CubePos[0] = B.CreateURem(C, Pos.CubeCount[0], "cube_pos.x");
-  llvm::Value *Q = B.CreateUDiv(C, Pos.CubeCount[0]);
-  Pos.CubePos[1] = B.CreateURem(Q, Pos.CubeCount[1], "cube_pos.y");
-  Pos.CubePos[2] = B.CreateUDiv(Q, Pos.CubeCount[1], "cube_pos.z");
+  static const char *PosNames[] = {"cube_pos.x", "cube_pos.y", "cube_pos.z"};
+  llvm::PHINode *PosPhi[3];
+  for (unsigned D = 0; D < 3; ++D) {
+    PosPhi[D] = B.CreatePHI(Cx.I32, 2, PosNames[D]);
+    PosPhi[D]->addIncoming(FirstPos[D], Entry);
+    Pos.CubePos[D] = PosPhi[D];
+  }
   if (Cx.Layout.HasFlags)
     B.CreateMemSet(Memory.scratchPtr(Cx.Layout.FlagsOffset), B.getInt8(0),
                    Cx.Units, llvm::Align(64));
@@ -276,6 +291,16 @@ void KernelLowering::emitCubeLoop() {
   Latch = B.GetInsertBlock();
   llvm::Value *Next = B.CreateAdd(C, B.getInt32(1), "c.next");
   C->addIncoming(Next, Latch);
+  // The next cube's position: x + 1, carried into y and then z at the
+  // grid's edge (z never wraps: the range ends inside the grid).
+  llvm::Value *X1 = B.CreateAdd(PosPhi[0], B.getInt32(1));
+  llvm::Value *WrapX = B.CreateICmpEQ(X1, Pos.CubeCount[0]);
+  llvm::Value *Y1 = B.CreateAdd(PosPhi[1], B.CreateZExt(WrapX, Cx.I32));
+  llvm::Value *WrapY = B.CreateICmpEQ(Y1, Pos.CubeCount[1]);
+  PosPhi[0]->addIncoming(B.CreateSelect(WrapX, B.getInt32(0), X1), Latch);
+  PosPhi[1]->addIncoming(B.CreateSelect(WrapY, B.getInt32(0), Y1), Latch);
+  PosPhi[2]->addIncoming(
+      B.CreateAdd(PosPhi[2], B.CreateZExt(WrapY, Cx.I32)), Latch);
   B.CreateCondBr(B.CreateICmpULT(Next, End), CubeBody, Exit);
   B.SetInsertPoint(Exit);
   B.CreateRetVoid();
