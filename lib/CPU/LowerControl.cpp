@@ -47,17 +47,22 @@ bool ControlEmitter::emitNarrowedSegment(
     if (!(isPureValueOp(Op->opClass()) || isDeclaration(Op->opClass())) ||
         (Op->Result != NoValue && Op->Result < Cx.Live.Values.size() &&
          Cx.Live[Op->Result].NeedsSlot))
-      return emitSplitBoxedSegment(If, Prefix);
+      return emitSplitNarrowedSegment(If, Prefix);
   // Every m-th unit (a modular guard): a stepped loop over dimension 0.
   // Anything else of the box form: a range per dimension.
-  if (!G || !G->Modulus)
+  if (!G || !G->modular())
     return emitBoxedSegment(If, Prefix);
+  emitSteppedSegment(If, *G, Prefix);
+  return true;
+}
 
-  // The bound, once for the cube.
+void ControlEmitter::emitSteppedSegment(
+    const Operation &If, const UnitRangeGuard &G,
+    llvm::ArrayRef<const Operation *> Prefix) {
+  // The bound and the step, once for the cube.
   Value *At = Pos.unitForUniforms();
-  Value *Lo, *Hi;
-  uint32_t Step;
-  unitRangeOf(*G, At, Prefix, Lo, Hi, Step);
+  Value *Lo, *Hi, *Step;
+  unitRangeOf(G, At, Prefix, Lo, Hi, Step);
   emitSegmentWith(
       [&] {
         for (const Operation *Op : Prefix)
@@ -65,7 +70,6 @@ bool ControlEmitter::emitNarrowedSegment(
         lowerBlock(If.Regions[0], Level::Unit);
       },
       Lo, Hi, Step);
-  return true;
 }
 
 void ControlEmitter::uniformsAt(Value *At,
@@ -86,8 +90,10 @@ void ControlEmitter::uniformsAt(Value *At,
   Pos.Unit = At;
   for (const Operation *Op : Prefix)
     if (Op->Result != NoValue && Needed.contains(Op->Result))
-      if (Value *V = Op->opClass() == OpClass::Len ? Memory.lowerMemoryOp(*Op)
-                                                    : Scalar.lowerValueOp(*Op))
+      if (Value *V = Op->opClass() == OpClass::Len ||
+                             Op->opClass() == OpClass::Get
+                         ? Memory.lowerMemoryOp(*Op)
+                         : Scalar.lowerValueOp(*Op))
         Values.SegValues[Op->Result] = V;
   for (const Operand &O : Wanted)
     Out.push_back(Values.value(O));
@@ -97,10 +103,13 @@ void ControlEmitter::uniformsAt(Value *At,
 
 void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
                                  llvm::ArrayRef<const Operation *> Prefix,
-                                 Value *&Lo, Value *&Hi, uint32_t &Step) {
+                                 Value *&Lo, Value *&Hi, Value *&Step) {
   llvm::IRBuilder<> &B = Cx.B;
-  llvm::SmallVector<Value *, 1> Got;
-  uniformsAt(At, Prefix, {G.Bound}, Got);
+  llvm::SmallVector<Value *, 2> Got;
+  llvm::SmallVector<Operand, 2> Wanted = {G.Bound};
+  if (G.UniformModulus)
+    Wanted.push_back(G.ModulusValue);
+  uniformsAt(At, Prefix, Wanted, Got);
   Value *Bound = Got[0];
 
   // unit + c OP bound, exactly: in 64 bits (128 for 64-bit types), then
@@ -114,16 +123,30 @@ void ControlEmitter::unitRangeOf(const UnitRangeGuard &G, Value *At,
   Value *Edge = B.CreateSub(Wb, Const(G.Offset)); // unit < Edge: index < bound
   Lo = B.getInt32(0);
   Hi = B.getInt32(Cx.Units);
-  Step = 1;
-  if (G.Modulus) {
+  Step = nullptr;
+  if (G.modular()) {
     // (unit + c) % m == r: no unit unless 0 <= r < m; else every m-th unit
     // from the first, (r - c mod m) mod m (r and c mod m are in [0, m)).
-    Step = G.Modulus;
     Value *M = Const(G.Modulus);
+    if (G.UniformModulus) {
+      // `rem` by m as the kernel computes it, for a dividend unit + c >= 0:
+      // by 0 it is 0, which is the remainder by 1; by a negative m (signed)
+      // the remainder by -m. A step past the last unit ends the loop as
+      // well as m does, and keeps unit + step below 2^32.
+      Value *MV = Sg ? B.CreateSExt(Got[1], Wide) : B.CreateZExt(Got[1], Wide);
+      MV = B.CreateSelect(B.CreateICmpSLT(MV, Const(0)), B.CreateNeg(MV), MV);
+      M = B.CreateSelect(B.CreateICmpEQ(MV, Const(0)), Const(1), MV,
+                         "modulus");
+      Value *Capped = B.CreateSelect(B.CreateICmpULT(M, Const(Cx.Units)), M,
+                                     Const(Cx.Units));
+      Step = B.CreateTrunc(Capped, Cx.I32, "unit.step");
+    } else {
+      Step = B.getInt32(G.Modulus);
+    }
     Value *NotNegative = B.CreateICmpSGE(Wb, Const(0));
     Value *InRange = B.CreateAnd(NotNegative, B.CreateICmpSLT(Wb, M));
     Value *First = B.CreateSRem(
-        B.CreateAdd(B.CreateSub(Wb, Const(G.Offset % G.Modulus)), M), M);
+        B.CreateAdd(B.CreateSub(Wb, B.CreateSRem(Const(G.Offset), M)), M), M);
     Lo = clampToUnits(B, B.CreateSelect(InRange, First, Const(Cx.Units)),
                       Cx.Units);
   } else {
@@ -146,10 +169,9 @@ void ControlEmitter::lowerGuardedIf(const Operation &Op) {
   Value *Lo = Pos.RangeBegin ? Pos.RangeBegin : B.getInt32(0);
   Value *Hi = Pos.RangeEnd ? Pos.RangeEnd : B.getInt32(Cx.Units);
   const UnitRangeGuard *G = Cx.Seg->unitRangeGuard(Op);
-  bool Ranged = G && G->Modulus == 0;
+  bool Ranged = G && !G->modular();
   if (Ranged) {
-    Value *GLo, *GHi;
-    uint32_t Step;
+    Value *GLo, *GHi, *Step;
     unitRangeOf(*G, Pos.GuardFirst ? Pos.GuardFirst : Lo, {}, GLo, GHi, Step);
     Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo, GLo);
     Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Hi, GHi);
@@ -211,7 +233,7 @@ void ControlEmitter::lowerGuardedIf(const Operation &Op) {
 }
 
 void ControlEmitter::emitSegmentWith(llvm::function_ref<void()> Body,
-                                     Value *Begin, Value *End, uint32_t Step,
+                                     Value *Begin, Value *End, Value *Step,
                                      const UnitBox *Box, bool Cold) {
   llvm::IRBuilder<> &B = Cx.B;
   Values.SegValues.clear();

@@ -114,7 +114,8 @@ bool PlaneEmitter::vectorFormApplies(const Operation &Op) const {
 /// Marks in \p Units the units of the cube for which the guard \p G holds.
 /// False (nothing marked) when its bound is not a literal.
 static bool markGuardUnits(const UnitRangeGuard &G, llvm::BitVector &Units) {
-  if (!G.Bound.isLiteral() || G.CmpTy.isLine() || !G.CmpTy.isInteger())
+  if (!G.Bound.isLiteral() || G.UniformModulus || G.CmpTy.isLine() ||
+      !G.CmpTy.isInteger())
     return false;
   // unit + Offset  Pred  Bound, solved exactly (UnitRange.h): |Offset| <
   // 2^40 and the bound has at most 64 bits.

@@ -187,7 +187,9 @@ bool ControlEmitter::emitBoxedSegment(
       if (&Op != &If.Regions[0].Ops.back())
         Before.push_back(&Op);
     if (!Before.empty() &&
-        splitBeforeBox(If.Regions[0].Ops.back(), Before, InnerRecomputed))
+        splitBeforeNarrowedIf(If.Regions[0].Ops.back(), Before,
+                              InnerRecomputed) &&
+        Cx.Seg->unitBox(If.Regions[0].Ops.back()))
       Inner = &If.Regions[0].Ops.back();
   }
   auto Narrowed = [&] {
@@ -200,7 +202,7 @@ bool ControlEmitter::emitBoxedSegment(
   };
   auto EmitInBox = [&] {
     if (!Inner) {
-      emitSegmentWith(Narrowed, nullptr, nullptr, 1, &Span);
+      emitSegmentWith(Narrowed, nullptr, nullptr, nullptr, &Span);
       return;
     }
     emitSegmentWith(
@@ -208,7 +210,7 @@ bool ControlEmitter::emitBoxedSegment(
           for (const Operation *Op : Before)
             lowerUnitOp(*Op);
         },
-        nullptr, nullptr, 1, &Span);
+        nullptr, nullptr, nullptr, &Span);
     emitBoxedSegment(*Inner, InnerRecomputed, &Span);
   };
   auto Whole = [&] {
@@ -233,7 +235,7 @@ bool ControlEmitter::emitBoxedSegment(
   if (!Cx.terminated())
     B.CreateBr(Done);
   B.SetInsertPoint(Fallback);
-  emitSegmentWith(Whole, nullptr, nullptr, 1, Outer, /*Cold=*/true);
+  emitSegmentWith(Whole, nullptr, nullptr, nullptr, Outer, /*Cold=*/true);
   if (!Cx.terminated())
     B.CreateBr(Done);
   B.SetInsertPoint(Done);
@@ -252,18 +254,50 @@ static void collectUses(const Block &Blk, llvm::DenseSet<ValueId> &Used) {
   }
 }
 
-bool ControlEmitter::splitBeforeBox(
+/// Whether \p Blk (nested blocks too) holds a `return`.
+static bool holdsReturn(const Block &Blk) {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.Kind == OpKind::Return)
+      return true;
+    for (const Block &R : Op.Regions)
+      if (holdsReturn(R))
+        return true;
+  }
+  return false;
+}
+
+bool ControlEmitter::splitBeforeNarrowedIf(
     const Operation &If, llvm::ArrayRef<const Operation *> Before,
     llvm::SmallVectorImpl<const Operation *> &Recomputed) {
   const UnitBoxCondition *Box = Cx.Seg->unitBox(If);
-  if (!Box || If.Regions.empty())
+  const UnitRangeGuard *G = Cx.Seg->unitRangeGuard(If);
+  bool Stepped = G && G->modular();
+  if ((!Box && !Stepped) || If.Regions.empty())
     return false;
+  auto VarOf = [&](const Operation *Op) {
+    return Op->Operands.empty() || Op->Operands[0].isLiteral()
+               ? NoValue
+               : Op->Operands[0].Value;
+  };
+  auto KeptPerUnit = [&](ValueId Var) {
+    return Var != NoValue && Var < Cx.Live.Values.size() &&
+           Cx.Live[Var].MultiSegment;
+  };
+  llvm::DenseSet<ValueId> SetVars;
   for (const Operation *Op : Before) {
     switch (Op->opClass()) {
     case OpClass::If:
     case OpClass::For:
     case OpClass::Loop:
     case OpClass::Switch:
+      // Control flow runs as it would have, unit by unit, in the first
+      // loop. A `break` or `continue` in it leaves a cube-level loop (the
+      // only loops around a segment), which every unit does alike: after
+      // the first loop the cube leaves too, and the second never runs. A
+      // `return` would have to skip the unit in the second loop as well.
+      if (llvm::any_of(Op->Regions, holdsReturn))
+        return false;
+      break;
     case OpClass::Jump:
     case OpClass::DebugPrint:
       return false;
@@ -271,14 +305,11 @@ bool ControlEmitter::splitBeforeBox(
     case OpClass::VarDecl: {
       // A variable of this segment alone lives in one place for the unit
       // running: the second loop would not see the first loop's value.
-      ValueId Var = Op->opClass() == OpClass::Set
-                        ? (Op->Operands.empty() || Op->Operands[0].isLiteral()
-                               ? NoValue
-                               : Op->Operands[0].Value)
-                        : Op->Result;
-      if (Var == NoValue || Var >= Cx.Live.Values.size() ||
-          !Cx.Live[Var].MultiSegment)
+      ValueId Var = Op->opClass() == OpClass::Set ? VarOf(Op) : Op->Result;
+      if (!KeptPerUnit(Var))
         return false;
+      if (Op->opClass() == OpClass::Set)
+        SetVars.insert(Var);
       break;
     }
     default:
@@ -286,26 +317,37 @@ bool ControlEmitter::splitBeforeBox(
     }
   }
   // What the `if` reads of the operations before it, through pure
-  // operations only.
+  // operations and reads of variables kept per unit that nothing before
+  // the `if` sets (they read the same in the second loop).
   llvm::DenseSet<ValueId> Needed;
   for (const Block &R : If.Regions)
     collectUses(R, Needed);
-  if (!Box->Complete && !If.Operands.empty() && !If.Operands[0].isLiteral())
-    Needed.insert(If.Operands[0].Value);
-  for (const UnitIndexBound &Bd : Box->Bounds) {
-    if (!Bd.Bound.isLiteral())
-      Needed.insert(Bd.Bound.Value);
-    for (const UniformTerm &T : Bd.Index.Terms)
-      if (!T.Value.isLiteral())
-        Needed.insert(T.Value.Value);
+  auto Need = [&](const Operand &O) {
+    if (!O.isLiteral())
+      Needed.insert(O.Value);
+  };
+  if (Box) {
+    if (!Box->Complete && !If.Operands.empty())
+      Need(If.Operands[0]);
+    for (const UnitIndexBound &Bd : Box->Bounds) {
+      Need(Bd.Bound);
+      for (const UniformTerm &T : Bd.Index.Terms)
+        Need(T.Value);
+    }
+  } else {
+    Need(G->Bound);
+    if (G->UniformModulus)
+      Need(G->ModulusValue);
   }
   for (const Operation *Op : llvm::reverse(Before)) {
     if (Op->Result == NoValue || !Needed.contains(Op->Result))
       continue;
-    if (!isPureValueOp(Op->opClass()))
+    bool Reread = Op->opClass() == OpClass::Get && KeptPerUnit(VarOf(Op)) &&
+                  !SetVars.contains(VarOf(Op));
+    if (!isPureValueOp(Op->opClass()) && !Reread)
       return false;
     for (const Operand &O : Op->Operands)
-      if (!O.isLiteral())
+      if (!O.isLiteral() && !Reread)
         Needed.insert(O.Value);
   }
   for (const Operation *Op : Before)
@@ -314,14 +356,19 @@ bool ControlEmitter::splitBeforeBox(
   return true;
 }
 
-bool ControlEmitter::emitSplitBoxedSegment(
+bool ControlEmitter::emitSplitNarrowedSegment(
     const Operation &If, llvm::ArrayRef<const Operation *> Prefix) {
   llvm::SmallVector<const Operation *, 16> Recomputed;
-  if (Prefix.empty() || !splitBeforeBox(If, Prefix, Recomputed))
+  if (Prefix.empty() || !splitBeforeNarrowedIf(If, Prefix, Recomputed))
     return false;
   emitSegmentWith([&] {
     for (const Operation *Op : Prefix)
       lowerUnitOp(*Op);
   });
-  return emitBoxedSegment(If, Recomputed);
+  if (Cx.terminated())
+    return true;
+  if (Cx.Seg->unitBox(If))
+    return emitBoxedSegment(If, Recomputed);
+  emitSteppedSegment(If, *Cx.Seg->unitRangeGuard(If), Recomputed);
+  return true;
 }

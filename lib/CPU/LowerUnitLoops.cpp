@@ -116,7 +116,7 @@ Value *UnitLoops::firstActiveOrSkip(BasicBlock *Skip) {
 }
 
 void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
-                         Value *End, uint32_t Step, const UnitBox *Box,
+                         Value *End, Value *Step, const UnitBox *Box,
                          bool Cold) {
   llvm::IRBuilder<> &B = Cx.B;
   // A range only for the single loop of a one-dimensional cube.
@@ -129,7 +129,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
       Begin = RangeBegin;
       End = RangeEnd;
     } else {
-      if (Step == 1) {
+      if (!Step) {
         Begin =
             B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Begin, RangeBegin);
       } else {
@@ -138,9 +138,9 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
         Value *Gap = B.CreateSub(
             RangeBegin,
             B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Begin, RangeBegin));
-        Value *Steps = B.CreateUDiv(B.CreateAdd(Gap, B.getInt32(Step - 1)),
-                                    B.getInt32(Step));
-        Begin = B.CreateAdd(Begin, B.CreateMul(Steps, B.getInt32(Step)));
+        Value *Steps = B.CreateUDiv(
+            B.CreateAdd(Gap, B.CreateSub(Step, B.getInt32(1))), Step);
+        Begin = B.CreateAdd(Begin, B.CreateMul(Steps, Step));
       }
       End = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, End, RangeEnd);
     }
@@ -153,7 +153,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     for (unsigned D = 0; D < 3; ++D) {
       if (!Box->Begin[D])
         continue;
-      assert((D != 0 || Step == 1) && "a box has no step");
+      assert((D != 0 || !Step) && "a box has no step");
       Lo[D] = Lo[D] ? B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo[D],
                                               Box->Begin[D])
                     : Box->Begin[D];
@@ -270,8 +270,8 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     B.SetInsertPoint(It->Latch);
     // Units stay below 2^31 and Step < 2^31: unit + Step does not wrap
     // unsigned (it may pass 2^31 when stepping, so no nsw then).
-    bool Stepped = Begin && It->Dim == 0 && Step != 1;
-    Value *Next = B.CreateAdd(It->IV, B.getInt32(Stepped ? Step : 1), "",
+    bool Stepped = Begin && It->Dim == 0 && Step;
+    Value *Next = B.CreateAdd(It->IV, Stepped ? Step : B.getInt32(1), "",
                               true, !Stepped);
     It->IV->addIncoming(Next, It->Latch);
     Value *Limit =

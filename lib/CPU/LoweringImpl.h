@@ -218,13 +218,13 @@ public:
   /// With \p Begin and \p End (i32, Begin <= End <= Units not required:
   /// nothing runs when Begin >= End), a one-dimensional cube's unit loop
   /// runs over units [Begin, End) only (a narrowed segment, UnitRange.h),
-  /// every \p Step-th unit from Begin (Step < 2^31).
+  /// every \p Step-th unit from Begin (an i32 in [1, 2^31); null: 1).
   /// With \p Box, each dimension's loop runs over the box's range of that
   /// dimension (where it has one; UnitRange.h, UnitBoxCondition). With
   /// \p Cold, the nest is a fallback that practically never runs: kept
   /// scalar.
   void emitNest(llvm::function_ref<void()> Body, llvm::Value *Begin = nullptr,
-                llvm::Value *End = nullptr, uint32_t Step = 1,
+                llvm::Value *End = nullptr, llvm::Value *Step = nullptr,
                 const UnitBox *Box = nullptr, bool Cold = false);
   void emitCountedLoop(llvm::Value *Begin, llvm::Value *End,
                        llvm::function_ref<void(llvm::Value *)> Body,
@@ -662,7 +662,7 @@ private:
   /// the break/continue of a cube-level loop its units asked for.
   void emitSegmentWith(llvm::function_ref<void()> Body,
                        llvm::Value *Begin = nullptr, llvm::Value *End = nullptr,
-                       uint32_t Step = 1, const UnitBox *Box = nullptr,
+                       llvm::Value *Step = nullptr, const UnitBox *Box = nullptr,
                        bool Cold = false);
   /// A segment that is pure operations then an `if` whose condition has
   /// conjuncts of the box form (UnitBoxCondition): runs each dimension's
@@ -676,23 +676,29 @@ private:
                         llvm::ArrayRef<const Operation *> Prefix,
                         const UnitBox *Outer = nullptr);
   /// Whether the operations \p Before of a segment can run for every unit
-  /// in a loop of their own ahead of the boxed `if` \p If (see
-  /// emitSplitBoxedSegment); \p Recomputed gets the pure ones of them the
-  /// `if` needs, to evaluate again in its own loop.
-  bool splitBeforeBox(const Operation &If,
-                      llvm::ArrayRef<const Operation *> Before,
-                      llvm::SmallVectorImpl<const Operation *> &Recomputed);
+  /// in a loop of their own ahead of the narrowed `if` \p If (a box or a
+  /// modular guard; see emitSplitNarrowedSegment); \p Recomputed gets the
+  /// operations of them the `if` needs, to evaluate again in its own loop:
+  /// pure ones, and reads of variables kept per unit that \p Before does
+  /// not set.
+  bool splitBeforeNarrowedIf(
+      const Operation &If, llvm::ArrayRef<const Operation *> Before,
+      llvm::SmallVectorImpl<const Operation *> &Recomputed);
   /// A segment whose operations before such an `if` have effects (a `set`
-  /// of a variable kept per unit, a store) or values kept per unit: those
-  /// run for every unit in a unit loop of their own, then the `if` as a
-  /// boxed segment, recomputing the pure operations it needs. The units of
-  /// a segment are unordered, so running each unit's operations before the
-  /// `if` first changes nothing a kernel may rely on. False (nothing
-  /// emitted) when the `if` needs a value of an operation with effects, a
-  /// variable kept for the segment only is set, or the prefix has control
-  /// flow.
-  bool emitSplitBoxedSegment(const Operation &If,
-                             llvm::ArrayRef<const Operation *> Prefix);
+  /// of a variable kept per unit, a store, control flow with a uniform
+  /// `break`) or values kept per unit: those run for every unit in a unit
+  /// loop of their own, then the `if` as a boxed or stepped segment,
+  /// recomputing what it needs. The units of a segment are unordered, so
+  /// running each unit's operations before the `if` first changes nothing
+  /// a kernel may rely on. False (nothing emitted) when the `if` needs a
+  /// value of another operation with effects, a variable kept for the
+  /// segment only is set, or the prefix may `return`.
+  bool emitSplitNarrowedSegment(const Operation &If,
+                                llvm::ArrayRef<const Operation *> Prefix);
+  /// The segment \p Prefix then `if` \p If on the modular guard \p G:
+  /// a loop over every m-th unit, without the `if`.
+  void emitSteppedSegment(const Operation &If, const UnitRangeGuard &G,
+                          llvm::ArrayRef<const Operation *> Prefix);
   /// The cube-uniform \p Wanted evaluated for unit \p At, with the pure
   /// operations of \p Prefix they are computed from.
   void uniformsAt(llvm::Value *At, llvm::ArrayRef<const Operation *> Prefix,
@@ -703,12 +709,13 @@ private:
   /// condition holds, without the `if`. False (nothing emitted) otherwise.
   bool emitNarrowedSegment(llvm::ArrayRef<const Operation *> Ops);
   /// The units [Lo, Hi) of a one-dimensional cube for which the range
-  /// guard \p G holds (Lo, Hi i32 in [0, units]; Step the modulus or 1),
+  /// guard \p G holds (Lo, Hi i32 in [0, units]; Step the modulus, an i32
+  /// in [1, units], or null for 1),
   /// its bound read for unit \p At; \p Prefix: pure operations the bound
   /// may be computed from, evaluated at cube level.
   void unitRangeOf(const UnitRangeGuard &G, llvm::Value *At,
                    llvm::ArrayRef<const Operation *> Prefix, llvm::Value *&Lo,
-                   llvm::Value *&Hi, uint32_t &Step);
+                   llvm::Value *&Hi, llvm::Value *&Step);
   /// A guarded `if` (Segmentation::isGuardedIf): its body at cube level,
   /// every unit loop running the units whose condition holds (narrowed to
   /// their range when it is one); nothing when no unit's does.

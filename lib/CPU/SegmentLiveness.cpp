@@ -116,8 +116,11 @@ void LivenessWalker::walkCubeBlock(const Block &Blk) {
       // Every unit loop of the body reads the condition of its unit, and a
       // unit range is computed at cube level from the guard's bound.
       use(Op.Operands[0], CubeSegment);
-      if (const UnitRangeGuard *G = Seg.unitRangeGuard(Op))
+      if (const UnitRangeGuard *G = Seg.unitRangeGuard(Op)) {
         use(G->Bound, CubeSegment);
+        if (G->UniformModulus)
+          use(G->ModulusValue, CubeSegment);
+      }
       for (const Block &R : Op.Regions)
         walkCubeBlock(R);
       continue;

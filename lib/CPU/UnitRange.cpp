@@ -114,8 +114,11 @@ public:
       : Forms(Forms), U(U), PlaneDim(PlaneDim) {}
 
   /// (m, c) with \p O = (unit + c) % m for every unit, exactly, c >= 0:
-  /// unit_pos_plane, or `rem`/`band` by a literal of an index unit + c.
-  std::optional<std::pair<uint32_t, int64_t>> modularIndex(const Operand &O) {
+  /// unit_pos_plane, or `rem`/`band` by a literal of an index unit + c;
+  /// or (0, c) and \p Uniform set to m for a `rem` by a cube-uniform
+  /// value m.
+  std::optional<std::pair<uint32_t, int64_t>> modularIndex(const Operand &O,
+                                                           Operand &Uniform) {
     if (O.isLiteral())
       return std::nullopt;
     const Operation *D = Forms.def(O.Value);
@@ -136,8 +139,18 @@ public:
       return std::nullopt;
     for (unsigned I = 0; I < 2; ++I) {
       const Operand &X = D->Operands[I], &L = D->Operands[1 - I];
-      if (!L.isLiteral() || (D->Kind == OpKind::Rem && I == 1))
+      if (D->Kind == OpKind::Rem && I == 1)
         continue; // lit % unit is no index
+      if (!L.isLiteral()) {
+        // (unit + c) % m with m the same for every unit: its units are
+        // found at run time (LowerControl.cpp, unitRangeOf).
+        std::optional<int64_t> C = Forms.unitOffset(X);
+        if (D->Kind == OpKind::Rem && U.isUniform(L) && C && *C >= 0) {
+          Uniform = L;
+          return std::make_pair(uint32_t(0), *C);
+        }
+        continue;
+      }
       std::optional<int64_t> Lit = literalValue(L.Lit);
       std::optional<int64_t> C = Forms.unitOffset(X);
       // c >= 0: every unit + c is non-negative, so a signed `rem` and a
@@ -186,7 +199,8 @@ public:
       const Operand &X = Cmp->Operands[I], &Bound = Cmp->Operands[1 - I];
       if (!U.isUniform(Bound))
         continue;
-      auto MC = modularIndex(X);
+      Operand UniformM;
+      auto MC = modularIndex(X, UniformM);
       if (!MC)
         continue;
       UnitRangeGuard G;
@@ -195,6 +209,10 @@ public:
       G.CmpTy = Forms.def(X.Value)->ResultType;
       G.Offset = MC->second;
       G.Modulus = MC->first;
+      if (G.Modulus == 0) {
+        G.UniformModulus = true;
+        G.ModulusValue = UniformM;
+      }
       return G;
     }
     return std::nullopt;

@@ -35,13 +35,19 @@ namespace kiln::lowering {
 /// every unit u of the cube, u + Offset is the compared index (no wrap in
 /// its type), compared signed or unsigned as Type says. With a Modulus m,
 /// the compared index is `(u + Offset) % m` instead (Offset >= 0, so the
-/// remainder is the same signed or unsigned) and Pred is Eq.
+/// remainder is the same signed or unsigned) and Pred is Eq. With
+/// UniformModulus, m is the cube-uniform value ModulusValue of type CmpTy
+/// (a `rem` by it, whatever its value: 0, negative, past the units).
 struct UnitRangeGuard {
   OpKind Pred = OpKind::Lt; ///< Lt, Le, Gt, Ge or Eq, the index on the left
   Operand Bound;            ///< cube-uniform
   Type CmpTy;               ///< the (integer, scalar) type compared
   int64_t Offset = 0;       ///< |Offset| < 2^40
   uint32_t Modulus = 0;     ///< 0, or m in [2, 2^31) for the modular form
+  bool UniformModulus = false;
+  Operand ModulusValue;     ///< with UniformModulus: m, cube-uniform
+
+  bool modular() const { return Modulus != 0 || UniformModulus; }
 };
 
 /// One term of a unit index's offset: a cube-uniform value, added or

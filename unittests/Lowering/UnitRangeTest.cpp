@@ -282,6 +282,149 @@ TEST(LoweringUnitRange, Modular) {
         }
 }
 
+/// `(unit + c) rem m == r` with m a uniform value runs every |m|-th unit
+/// (m read as its type reads it; by 0 the remainder is 0, as by 1), from
+/// the first that passes, with a step computed per cube.
+template <class T> void runUniformModulus(const std::string &TName) {
+  std::string Text = replaceAll(R"(
+kernel @um cube_dim(24) (%out: buffer<u32, read_write>, %b: T, %m: T) {
+  %u = unit_pos : u32
+  %g0 = absolute_pos : u32
+  store %out[%g0], 7:u32
+  sync_cube
+  %x0 = cast %u : T
+  %x = add %x0, 2:T : T
+  %r = rem %x, %m : T
+  %c = eq %r, %b : bool
+  if %c {
+    %g = absolute_pos : u32
+    %v = add %u, 1000:u32 : u32
+    store %out[%g], %v
+  }
+}
+)",
+                                ":T", ":" + TName);
+  Text = replaceAll(Text, ": T", ": " + TName);
+  using L = std::numeric_limits<T>;
+  std::vector<T> Ms = {0, 1, 2, 3, 5, 23, 24, 25, 26, 1000, L::max(),
+                       static_cast<T>(-1), static_cast<T>(-3), L::min()};
+  std::vector<T> Bs = {0, 1, 2, 4, 25, static_cast<T>(-1), L::max()};
+  for (bool Checked : {true, false})
+    for (bool O3 : {false, true}) {
+      SCOPED_TRACE(TName + (Checked ? " checked" : " unchecked") +
+                   (O3 ? " O3" : ""));
+      CpuVariant V;
+      V.BoundsChecked = Checked;
+      V.BufferAlignment = 4; // std::vector's, not 64
+      JitKernel K = compile(Text, V, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      if (!O3)
+        EXPECT_NE(K.LLVMIR.find("unit.step"), std::string::npos);
+      for (T M : Ms)
+        for (T B : Bs) {
+          SCOPED_TRACE("m " + std::to_string(int64_t(M)) + " b " +
+                       std::to_string(int64_t(B)));
+          std::vector<uint32_t> Out(Units * Cubes, 0);
+          T MArg = M, BArg = B;
+          K.launch({buf(Out), val(BArg), val(MArg)}, {Cubes, 1, 1});
+          for (uint32_t G = 0; G < Units * Cubes; ++G) {
+            uint32_t U = G % Units;
+            T X = static_cast<T>(U + 2);
+            // rem as LangRef defines it: by 0 it is 0; C's `%` otherwise
+            // (x >= 0, so min / -1 never arises).
+            T R = M == 0 ? T(0) : static_cast<T>(X % M);
+            ASSERT_EQ(Out[G], R == B ? 1000 + U : 7u) << "unit " << G;
+          }
+        }
+    }
+}
+
+TEST(LoweringUnitRange, UniformModulusU32) {
+  runUniformModulus<uint32_t>("u32");
+}
+TEST(LoweringUnitRange, UniformModulusI32) {
+  runUniformModulus<int32_t>("i32");
+}
+TEST(LoweringUnitRange, UniformModulusI64) {
+  runUniformModulus<int64_t>("i64");
+}
+
+/// A tree reduction written as Rodinia's srad writes it: a cube-level loop
+/// whose step doubles (a var read by every unit), left by a uniform
+/// `break`, and `if (unit + 1) % step == 0` adding the partner's partial
+/// sum. The loop's test and break run for every unit in a loop of their
+/// own; the `if` then runs every step-th unit.
+TEST(LoweringUnitRange, SteppedAfterUniformBreak) {
+  const char *Text = R"(
+kernel @tree cube_dim(24) (%data: buffer<u32, read_write>, %top: i32) {
+  %p = shared u32[24]
+  %u = unit_pos : u32
+  %g = absolute_pos : u32
+  %t = cast %u : i32
+  %t1 = add %t, 1:i32 : i32
+  %v = load %data[%g] : u32
+  store %p[%u], %v
+  sync_cube
+  %i = var i32
+  set %i, 2:i32
+  loop {
+    %iv = get %i : i32
+    %done = gt %iv, %top : bool
+    if %done {
+      break
+    }
+    %r = rem %t1, %iv : i32
+    %every = eq %r, 0:i32 : bool
+    if %every {
+      %half = div %iv, 2:i32 : i32
+      %o = sub %t, %half : i32
+      %a = load %p[%u] : u32
+      %b = load %p[%o] : u32
+      %s = add %a, %b : u32
+      store %p[%u], %s
+    }
+    sync_cube
+    %next = mul %iv, 2:i32 : i32
+    set %i, %next
+  }
+  %w = load %p[%u] : u32
+  store %data[%g], %w
+}
+)";
+  for (bool Checked : {true, false})
+    for (bool O3 : {false, true}) {
+      SCOPED_TRACE(std::string(Checked ? "checked" : "unchecked") +
+                   (O3 ? " O3" : ""));
+      CpuVariant V;
+      V.BoundsChecked = Checked;
+      V.BufferAlignment = 4;
+      JitKernel K = compile(Text, V, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      if (!O3)
+        EXPECT_NE(K.LLVMIR.find("unit.step"), std::string::npos);
+      for (int32_t Top : {1, 2, 8, 16, 24, 32, 1000}) {
+        SCOPED_TRACE("top " + std::to_string(Top));
+        std::vector<uint32_t> Data(Units * Cubes);
+        for (uint32_t G = 0; G < Data.size(); ++G)
+          Data[G] = G * 7 + 1;
+        std::vector<uint32_t> Want = Data;
+        for (uint32_t C = 0; C < Cubes; ++C) {
+          uint32_t *P = Want.data() + C * Units;
+          for (int32_t I = 2; I <= Top; I *= 2) {
+            std::vector<uint32_t> Before(P, P + Units);
+            for (int32_t T = 0; T < int32_t(Units); ++T)
+              if ((T + 1) % I == 0)
+                P[T] = Before[T] + Before[T - I / 2];
+          }
+        }
+        int32_t TopArg = Top;
+        K.launch({buf(Data), val(TopArg)}, {Cubes, 1, 1});
+        for (uint32_t G = 0; G < Data.size(); ++G)
+          ASSERT_EQ(Data[G], Want[G]) << "element " << G;
+      }
+    }
+}
+
 /// Multi-dimensional cubes and divergent bounds keep the plain `if`.
 TEST(LoweringUnitRange, NotNarrowed) {
   const char *TwoD = R"(
