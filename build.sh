@@ -15,7 +15,9 @@ esac
 
 packages=(llvm-19-dev llvm-19-tools libtbb-dev libzstd-dev libfmt-dev googletest
           cmake ninja-build g++ pkg-config python3 zlib1g-dev libedit-dev libxml2-dev
-          libcurl4-openssl-dev libffi-dev lld-19 ccache libhiredis-dev libssl-dev redis-server)
+          libcurl4-openssl-dev libffi-dev lld-19 ccache libhiredis-dev libssl-dev redis-server
+          libllvm14)
+# libllvm14 is for the tests only: test/Plugin loads a plugin beside it.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -97,8 +97,8 @@ class [[nodiscard]] Status {
 public:
   /// Success.
   Status() = default;
-  Status(ErrorCode Code, std::string Message)
-      : Code(Code), Message(std::move(Message)) {}
+  Status(ErrorCode TheCode, std::string TheMessage)
+      : Code(TheCode), Message(std::move(TheMessage)) {}
   static Status success() { return Status(); }
 
   bool ok() const { return Code == ErrorCode::Ok; }
@@ -231,8 +231,10 @@ private:
 class BufferView {
 public:
   BufferView() = default;
-  BufferView(Buffer B, ElementType Type, uint64_t ByteOffset, uint64_t Count)
-      : B(std::move(B)), Type(Type), ByteOffset(ByteOffset), Count(Count) {}
+  BufferView(Buffer Buf, ElementType ElemType, uint64_t Offset,
+             uint64_t Elements)
+      : B(std::move(Buf)), Type(ElemType), ByteOffset(Offset),
+        Count(Elements) {}
 
   const Buffer &buffer() const { return B; }
   ElementType type() const { return Type; }

@@ -52,8 +52,8 @@ struct Diagnostic {
 class DiagnosticError : public llvm::ErrorInfo<DiagnosticError> {
 public:
   static char ID;
-  explicit DiagnosticError(std::vector<Diagnostic> Diags)
-      : Diags(std::move(Diags)) {}
+  explicit DiagnosticError(std::vector<Diagnostic> Found)
+      : Diags(std::move(Found)) {}
   const std::vector<Diagnostic> &diagnostics() const { return Diags; }
   /// One diagnostic per line, no trailing newline.
   void log(llvm::raw_ostream &OS) const override;

@@ -101,7 +101,8 @@ public:
   friend bool operator!=(Type A, Type B) { return !(A == B); }
 
 private:
-  constexpr Type(ScalarKind Elem, uint8_t Lanes) : Elem(Elem), Lanes(Lanes) {}
+  constexpr Type(ScalarKind TheElem, uint8_t TheLanes)
+      : Elem(TheElem), Lanes(TheLanes) {}
   ScalarKind Elem = ScalarKind::Bool;
   uint8_t Lanes = 0;
 };
