@@ -511,6 +511,21 @@ typedef struct kiln_device_info {
   uint64_t warning_count;
 } kiln_device_info;
 
+/** What kiln_device_get_counters reports, in kernel variants since the
+ * device was created. */
+typedef struct kiln_device_counters {
+  /** Compiled (by loads, kiln_kernel_prepare and launches). */
+  uint64_t compiled;
+  /** Loaded from the persistent store instead of compiled. */
+  uint64_t store_loads;
+  /** Linked by a launch itself, as no load or prepare had made them ready
+   * (compiled, or loaded from the store or the device's memory). */
+  uint64_t launch_links;
+  /** Of launch_links, those compiled: 0 when every launch found its variant
+   * ready. */
+  uint64_t launch_compiles;
+} kiln_device_counters;
+
 /** Fills *config with the defaults: all zero but opt_level 3, keep_warm_us
  * 2000 and min_work_per_thread_us 10.
  * KILN_ERROR_INVALID_ARGUMENT: config NULL. */
@@ -554,6 +569,12 @@ kiln_status kiln_device_destroy(kiln_device device);
  * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, out_info NULL. */
 kiln_status kiln_device_get_info(kiln_device device,
                                  kiln_device_info *out_info);
+
+/** The variants the device compiled, loaded from its store and linked from
+ * launches so far, into *out_counters.
+ * KILN_ERROR_INVALID_ARGUMENT: device NULL/destroyed, out_counters NULL. */
+kiln_status kiln_device_get_counters(kiln_device device,
+                                     kiln_device_counters *out_counters);
 
 /** Waits for the work of every stream of the device. Returns the first
  * failure among them (with its message), KILN_OK if none; the streams stay
@@ -752,6 +773,32 @@ kiln_status kiln_kernel_get_info(kiln_kernel kernel,
  * not below the parameter count. */
 kiln_status kiln_kernel_get_parameter(kiln_kernel kernel, size_t index,
                                       kiln_parameter_info *out_info);
+
+/** Which variants kiln_kernel_prepare makes ready: a bitwise or. A launch
+ * picks its kernel's variant by what its bindings give (every view 64-byte
+ * aligned or not, a written view overlapping another or not); loading a
+ * kernel links the aligned, non-overlapping one, and another is compiled by
+ * the first launch that needs it, unless it was prepared. */
+typedef enum kiln_prepare_flags {
+  /** The variants for views not 64-byte aligned. */
+  KILN_PREPARE_UNALIGNED = 1,
+  /** The variants for overlapping or in-place bindings. */
+  KILN_PREPARE_MAY_ALIAS = 2,
+  /** Every variant a launch can pick. */
+  KILN_PREPARE_ALL = 3
+} kiln_prepare_flags;
+
+/** Makes the variants \p variants names (kiln_prepare_flags, or'ed; 0
+ * prepares nothing) ready ahead of time, so that no launch of the kernel
+ * ever compiles: those not linked yet are served as one batch, compiled in
+ * parallel (kiln_device_config.batch_threads) or loaded from the store, and
+ * kept in the store like any other. Variants already linked cost nothing;
+ * every handle on the kernel shares them. May take as long as compiling.
+ * KILN_ERROR_INVALID_ARGUMENT: kernel NULL/destroyed, a bit of \p variants
+ * that is no kiln_prepare_flags. KILN_ERROR_CANCELLED: the device was
+ * destroyed. A variant that does not compile gives its error
+ * (KILN_ERROR_INTERNAL, or what the compiler said); the others are kept. */
+kiln_status kiln_kernel_prepare(kiln_kernel kernel, uint32_t variants);
 
 /*===-- Buffers -----------------------------------------------------------===*/
 

@@ -132,6 +132,8 @@ public:
   T &&value() && { return std::get<0>(std::move(V)); }
   T &operator*() & { return value(); }
   const T &operator*() const & { return value(); }
+  /// Moves the value out: `*std::move(R)`, `*Device.loadKernel(...)`.
+  T &&operator*() && { return std::move(*this).value(); }
   T *operator->() { return &value(); }
   const T *operator->() const { return &value(); }
 
@@ -380,6 +382,20 @@ struct KernelOptions {
   bool BoundsChecked = true;
 };
 
+/// The variants Kernel::prepare makes ready (docs/API.md, "Variants"). A
+/// launch picks its kernel's variant by what its bindings give: every view
+/// 64-byte aligned or not, a written view overlapping another or not.
+/// Loading a kernel links the aligned, non-overlapping variant; another is
+/// compiled by the first launch that needs it, unless it was prepared. The
+/// defaults name every variant a launch can pick.
+struct PrepareOptions {
+  /// The variants for views not 64-byte aligned (a tensor at any offset
+  /// of a pool).
+  bool Unaligned = true;
+  /// The variants for overlapping or in-place bindings.
+  bool MayAlias = true;
+};
+
 /// A handle on a loaded kernel. Copies share it. Launching a handle needs
 /// no lookup: the variants it has linked are kept in the handle. The
 /// handle keeps the code of those variants linked (the JIT session stays
@@ -398,6 +414,16 @@ public:
   std::span<const ParameterInfo> parameters() const;
   KernelOrigin origin() const;
   bool boundsChecked() const;
+
+  /// Makes the variants \p Options names ready ahead of time, so that no
+  /// launch of this kernel ever compiles: those not linked yet are served
+  /// as one batch, compiled in parallel (DeviceConfig::BatchThreads) or
+  /// loaded from the store, and kept in the store like any other. Variants
+  /// already linked cost nothing. Every handle on the kernel shares them.
+  /// InvalidArgument for a null handle; Cancelled once the device is
+  /// destroyed; a variant that does not compile gives its error (the others
+  /// are kept).
+  Status prepare(const PrepareOptions &Options = {}) const;
 
 private:
   friend struct detail::KernelState;
@@ -437,8 +463,9 @@ public:
 
   /// Queues a launch and returns at once. The launch is checked here (the
   /// kernel variant for the bindings' real alignment and overlap is chosen,
-  /// compiled if it is new); any error (a null or foreign kernel, a launch
-  /// that does not fit it, a variant that does not compile) is returned and
+  /// compiled if it is new and was not prepared: Kernel::prepare); any
+  /// error (a null or foreign kernel, a launch that does not fit it, a
+  /// variant that does not compile) is returned and
   /// also fails the stream, since the work after it was meant to follow it.
   /// On a failed stream nothing is queued and the stream's error comes back.
   /// Buffers bound stay alive until the launch has run.
@@ -586,6 +613,21 @@ struct DeviceConfig {
   uint32_t RemoteTimeoutMilliseconds = 0;
 };
 
+/// What a device's kernels cost so far (Device::counters), counted in
+/// kernel variants since the device was created.
+struct DeviceCounters {
+  /// Compiled (by loads, Kernel::prepare and launches).
+  uint64_t Compiled = 0;
+  /// Loaded from the persistent store instead of compiled.
+  uint64_t StoreLoads = 0;
+  /// Linked by a launch itself, as no load or prepare had made them ready
+  /// (compiled, or loaded from the store or the device's memory).
+  uint64_t LaunchLinks = 0;
+  /// Of LaunchLinks, those compiled: 0 when every launch found its variant
+  /// ready.
+  uint64_t LaunchCompiles = 0;
+};
+
 /// The CPU device. Move-only; destroying it *drains* its streams (waits for
 /// the work already queued to run): no queued work is lost, so a stream
 /// running a kernel that never ends must be cancelled first
@@ -637,6 +679,14 @@ public:
   Status unloadKernel(Kernel &K);
   /// How many kernels the device holds in memory.
   size_t loadedKernelCount() const;
+  /// Kernel::prepare of each of \p Kernels, served as one parallel batch.
+  /// InvalidArgument for a null handle or one of another device (nothing
+  /// is prepared then); otherwise the first failure, the rest prepared.
+  Status prepareKernels(std::span<const Kernel> Kernels,
+                        const PrepareOptions &Options = {});
+  /// The variants compiled, loaded from the store and linked by launches
+  /// so far. Zeroes for a null device.
+  DeviceCounters counters() const;
 
   /// A new stream on this device's arena.
   Result<Stream> createStream();

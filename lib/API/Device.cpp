@@ -51,6 +51,16 @@ CpuVariant KernelState::variantOf(unsigned Index, bool BoundsChecked) {
   return V;
 }
 
+KernelRequest KernelState::request(unsigned Index) const {
+  KernelRequest R;
+  R.K = &IR;
+  R.Variant = variantOf(Index, BoundsChecked);
+  R.FileName = FileName;
+  R.Id = Id;
+  R.IRHash = IRHash;
+  return R;
+}
+
 Result<LoadedKernel> KernelState::variant(unsigned Index) {
   if (Ready[Index].load(std::memory_order_acquire))
     return Variants[Index];
@@ -69,16 +79,15 @@ Result<LoadedKernel> KernelState::variant(unsigned Index) {
     return Variants[Index];
   if (D->Closed)
     return closedDevice();
-  KernelRequest R;
-  R.K = &IR;
-  R.Variant = variantOf(Index, BoundsChecked);
-  R.FileName = FileName;
-  R.Id = Id;
-  R.IRHash = IRHash;
+  KernelRequest R = request(Index);
+  std::vector<KernelStats> Stats;
   std::vector<llvm::Expected<LoadedKernel>> Got =
-      D->Dev->getKernels(llvm::ArrayRef<KernelRequest>(R));
+      D->Dev->getKernels(llvm::ArrayRef<KernelRequest>(R), {}, &Stats);
   if (!Got.front())
     return statusOf(Got.front().takeError(), ErrorCode::Internal);
+  D->LaunchLinks.fetch_add(1, std::memory_order_relaxed);
+  if (Stats.front().Compiled)
+    D->LaunchCompiles.fetch_add(1, std::memory_order_relaxed);
   Variants[Index] = std::move(*Got.front());
   Ready[Index].store(true, std::memory_order_release);
   return Variants[Index];

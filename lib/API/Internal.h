@@ -86,6 +86,10 @@ struct DeviceState {
   std::mutex KernelsLock;
   std::unordered_map<std::string, std::shared_ptr<KernelState>> ById[2];
 
+  /// Variants linked by a launch itself (DeviceCounters), and of those the
+  /// ones compiled.
+  std::atomic<uint64_t> LaunchLinks{0}, LaunchCompiles{0};
+
   static const std::shared_ptr<DeviceState> &of(const Device &D) { return D.S; }
 
   void taskStarted() {
@@ -132,9 +136,12 @@ struct KernelState {
     return K;
   }
 
-  /// The linked variant \p Index, compiling (or loading) it the first time.
+  /// The linked variant \p Index, compiling (or loading) it the first time:
+  /// what a launch asks for (counted in DeviceState::LaunchLinks).
   Result<LoadedKernel> variant(unsigned Index);
   static CpuVariant variantOf(unsigned Index, bool BoundsChecked);
+  /// The device's request for variant \p Index (IR, id and hash known).
+  KernelRequest request(unsigned Index) const;
 };
 
 /// A launch checked and bound, ready to run now or later.

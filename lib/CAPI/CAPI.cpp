@@ -772,6 +772,26 @@ kiln_status kiln_device_get_info(kiln_device device,
   });
 }
 
+kiln_status kiln_device_get_counters(kiln_device device,
+                                     kiln_device_counters *out_counters) {
+  return guard("kiln_device_get_counters", [&](Call &C) {
+    std::shared_ptr<api::Device> D;
+    if (kiln_status E = C.lookup(device, "device", D))
+      return E;
+    if (kiln_status E = C.require(out_counters, "out_counters"))
+      return E;
+    api::DeviceCounters N = D->counters();
+    kiln_device_counters Out;
+    std::memset(&Out, 0, sizeof(Out));
+    Out.compiled = N.Compiled;
+    Out.store_loads = N.StoreLoads;
+    Out.launch_links = N.LaunchLinks;
+    Out.launch_compiles = N.LaunchCompiles;
+    *out_counters = Out;
+    return KILN_OK;
+  });
+}
+
 kiln_status kiln_device_synchronize(kiln_device device) {
   return guard("kiln_device_synchronize", [&](Call &C) {
     std::shared_ptr<api::Device> D;
@@ -938,6 +958,22 @@ kiln_status kiln_device_unload_kernel(kiln_device device, kiln_kernel kernel) {
 
 kiln_status kiln_kernel_destroy(kiln_kernel kernel) {
   return destroyHandle("kiln_kernel_destroy", kernels(), kernel, "kernel");
+}
+
+kiln_status kiln_kernel_prepare(kiln_kernel kernel, uint32_t variants) {
+  return guard("kiln_kernel_prepare", [&](Call &C) {
+    api::Kernel K;
+    if (kiln_status E = C.lookup(kernel, "kernel", K))
+      return E;
+    if (variants & ~uint32_t(KILN_PREPARE_ALL))
+      return C.invalid("variants {:#x} has bits that are no "
+                       "kiln_prepare_flags",
+                       variants);
+    api::PrepareOptions O;
+    O.Unaligned = variants & KILN_PREPARE_UNALIGNED;
+    O.MayAlias = variants & KILN_PREPARE_MAY_ALIAS;
+    return C.status(K.prepare(O));
+  });
 }
 
 kiln_status kiln_kernel_get_info(kiln_kernel kernel,

@@ -371,6 +371,10 @@ bool Device::unloadKernel(const Kernel &K, llvm::StringRef KernelId,
 
 size_t Device::loadedCount() const { return P->Loader.loadedCount(); }
 
+LoaderStatistics Device::loaderStatistics() const {
+  return P->Loader.statistics();
+}
+
 uint64_t Device::warningCount() const { return storeWarnings().count(); }
 
 std::vector<std::string> Device::recentWarnings() const {

@@ -18,6 +18,7 @@
 
 #include "kiln/CPU/CubeMetadata.h"
 #include "kiln/CPU/LoadedKernel.h"
+#include "kiln/Compile/Logger.h"
 #include "kiln/Compile/Recording.h"
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Kernel.h"
@@ -196,6 +197,9 @@ public:
                     uint64_t IRHash, const CpuVariant &Variant);
   /// Kernels (id and variant pairs) held in memory.
   size_t loadedCount() const;
+  /// What the device's loader did so far: kernels served from memory, from
+  /// the store, compiled.
+  LoaderStatistics loaderStatistics() const;
 
   /// Whether a persistent store is enabled (the store the options name, or
   /// the environment's when they name none).
