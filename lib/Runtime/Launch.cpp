@@ -58,10 +58,23 @@ static uint32_t keep(llvm::ArrayRef<T> Values,
       std::min<size_t>(Values.size(), std::numeric_limits<uint32_t>::max()));
 }
 
+const TensorLayout &ArgBinding::tensor() const {
+  static const TensorLayout Default;
+  return Tensor ? *Tensor : Default;
+}
+
+TensorLayout &ArgBinding::editTensor() {
+  auto L = Tensor ? std::make_shared<TensorLayout>(*Tensor)
+                  : std::make_shared<TensorLayout>();
+  TensorLayout &Out = *L;
+  Tensor = std::move(L);
+  return Out;
+}
+
 ArgBinding ArgBinding::withShape(llvm::ArrayRef<uint64_t> Shape,
                                  llvm::ArrayRef<uint64_t> Strides) const {
   ArgBinding A = *this;
-  TensorLayout &L = A.Tensor;
+  TensorLayout &L = A.editTensor();
   L.HasShape = true;
   L.Rank = keep(Shape, L.Shape);
   if (!Strides.empty() || Shape.empty()) {
@@ -81,8 +94,9 @@ ArgBinding ArgBinding::withShape(llvm::ArrayRef<uint64_t> Shape,
 
 ArgBinding ArgBinding::withBox(llvm::ArrayRef<uint64_t> Box) const {
   ArgBinding A = *this;
-  A.Tensor.HasBox = true;
-  A.Tensor.BoxRank = keep(Box, A.Tensor.Box);
+  TensorLayout &L = A.editTensor();
+  L.HasBox = true;
+  L.BoxRank = keep(Box, L.Box);
   return A;
 }
 
@@ -91,7 +105,7 @@ ArgBinding ArgBinding::withIm2col(llvm::ArrayRef<int64_t> Lower,
                                   uint64_t ChannelsPerPixel,
                                   uint64_t PixelsPerColumn) const {
   ArgBinding A = *this;
-  TensorLayout &L = A.Tensor;
+  TensorLayout &L = A.editTensor();
   L.HasIm2col = true;
   L.LowerRank = keep(Lower, L.Lower);
   L.UpperRank = keep(Upper, L.Upper);
@@ -104,7 +118,14 @@ ArgBinding ArgBinding::value(Type Ty, const void *Bytes, size_t Size) {
   ArgBinding A;
   A.Ty = Ty;
   A.Size = Size;
-  std::memcpy(A.Bytes.data(), Bytes, std::min(Size, MaxValueBytes));
+  size_t Kept = std::min(Size, MaxValueBytes);
+  if (Kept <= InlineValueBytes) {
+    std::memcpy(A.Bytes.data(), Bytes, Kept);
+    return A;
+  }
+  auto Big = std::make_shared<uint8_t[]>(Kept);
+  std::memcpy(Big.get(), Bytes, Kept);
+  A.BigValue = std::move(Big);
   return A;
 }
 

@@ -96,18 +96,28 @@ public:
   AccessKind access() const { return Access; }
   void *bufferData() const { return Data; }
   uint64_t bufferCount() const { return Count; }
-  const uint8_t *valueBytes() const { return Bytes.data(); }
+  const uint8_t *valueBytes() const {
+    return BigValue ? BigValue.get() : Bytes.data();
+  }
   size_t valueSize() const { return Size; }
-  const TensorLayout &tensor() const { return Tensor; }
+  const TensorLayout &tensor() const;
 
 private:
-  TensorLayout Tensor;
+  /// What few bindings have is kept apart, and shared by copies, so that a
+  /// plain binding stays small to copy and to queue (a stream keeps one per
+  /// argument of each queued launch): a tensor layout (null: the default),
+  /// and a value of more than InlineValueBytes.
+  std::shared_ptr<const TensorLayout> Tensor;
+  std::shared_ptr<const uint8_t[]> BigValue;
+  static constexpr size_t InlineValueBytes = 16;
+  /// A copy of the layout to change (a fresh one when there is none).
+  TensorLayout &editTensor();
   bool IsBuffer = false;
   Type Ty;
   AccessKind Access = AccessKind::ReadWrite;
   void *Data = nullptr;
   uint64_t Count = 0;
-  std::array<uint8_t, MaxValueBytes> Bytes{};
+  std::array<uint8_t, InlineValueBytes> Bytes{};
   size_t Size = 0;
 };
 
