@@ -29,7 +29,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <mutex>
 #include <shared_mutex>
@@ -150,9 +149,9 @@ struct PreparedLaunch {
   std::array<uint32_t, 3> CubeCount = {1, 1, 1};
   /// An indirect launch: the cube count is read from here when it runs.
   const uint32_t *IndirectCount = nullptr;
-  llvm::SmallVector<ArgBinding, 8> Bindings;
+  llvm::SmallVector<ArgBinding, 4> Bindings;
   /// The buffers bound, alive until the launch has run.
-  llvm::SmallVector<std::shared_ptr<BufferState>, 8> Keep;
+  llvm::SmallVector<std::shared_ptr<BufferState>, 4> Keep;
   /// The stream's launch timeout when it was queued (0: none).
   uint64_t TimeoutMilliseconds = 0;
 };
@@ -197,20 +196,72 @@ struct EventState {
   }
 };
 
+/// Locks \p M, spinning a little before sleeping: a stream's lock is held
+/// for a few dozen nanoseconds at a time, far less than a sleep and a
+/// wake-up through the kernel cost the thread that waits.
+std::unique_lock<std::mutex> lockBriefly(std::mutex &M);
+
 struct StreamState : std::enable_shared_from_this<StreamState> {
   std::shared_ptr<DeviceState> Device;
 
+  /// One piece of queued work. Items come from their stream's pool and go
+  /// back to it once run, keeping the capacity of their vectors, so that
+  /// queueing allocates nothing until the queue grows deeper than it ever
+  /// was.
   struct Item {
+    Item *Next = nullptr;                    ///< in a queue or the pool
     uint64_t Seq = 0;                        ///< its place in the stream
     std::function<Status()> Work;            ///< a copy, or none
-    std::shared_ptr<PreparedLaunch> Launch;  ///< a launch, or none
+    bool IsLaunch = false;
+    PreparedLaunch Launch;                   ///< when IsLaunch
     std::shared_ptr<EventState> WaitFor;     ///< wait(): run after it
     std::shared_ptr<EventState> Signal;      ///< record(): complete it
+
+    /// Drops what it keeps alive (buffers, code, events, a copy's
+    /// closure), keeping its capacity.
+    void clear();
   };
+  /// Items in order, linked through Item::Next.
+  struct ItemList {
+    Item *Head = nullptr, *Tail = nullptr;
+    bool empty() const { return !Head; }
+    void push(Item *I) {
+      I->Next = nullptr;
+      (Tail ? Tail->Next : Head) = I;
+      Tail = I;
+    }
+    Item *pop() {
+      Item *I = Head;
+      Head = I->Next;
+      if (!Head)
+        Tail = nullptr;
+      I->Next = nullptr;
+      return I;
+    }
+    /// Moves \p Other's items after these.
+    void append(ItemList &Other) {
+      if (Other.empty())
+        return;
+      (Tail ? Tail->Next : Head) = Other.Head;
+      Tail = Other.Tail;
+      Other = ItemList();
+    }
+  };
+
+  /// A cleared item from the pool (a new one when the pool is empty), or
+  /// null without memory.
+  Item *takeItem();
+  /// Clears \p I and gives it back to the pool.
+  void giveBack(Item *I);
+  /// Gives the items of \p Cleared (each cleared) back to the pool.
+  void giveBack(ItemList &Cleared);
 
   std::mutex M;
   std::condition_variable Progress;
-  std::deque<Item> Queue;
+  ItemList Queue;
+  /// The last Seq queued (Submitted, readable without M): what a draining
+  /// thread that found the queue empty watches for a little while.
+  std::atomic<uint64_t> LastQueued{0};
   /// A drain task is queued and has not started yet.
   bool TaskQueued = false;
   /// A thread (a task, or the host in synchronize) runs the queue.
@@ -233,9 +284,9 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   std::atomic<uint64_t> Finished{0};
   std::atomic<int> Sleepers{0};
 
-  /// Queues \p I: Cancelled on a closed device, the stream's error on a
-  /// failed stream.
-  Status submit(Item I);
+  /// Queues \p I (from takeItem): Cancelled on a closed device, the
+  /// stream's error on a failed stream (\p I then goes back to the pool).
+  Status submit(Item *I);
   /// Runs queued items in order, with Draining taken, until none is left,
   /// one must wait, or (when \p UpTo is not 0) item \p UpTo has run.
   void drainLoop(uint64_t UpTo);
@@ -246,6 +297,10 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   Status synchronize();
   /// Fails the stream after item \p At (items up to it still run).
   void fail(Status S, uint64_t At);
+
+  StreamState() = default;
+  StreamState(const StreamState &) = delete;
+  StreamState &operator=(const StreamState &) = delete;
 
   static const std::shared_ptr<StreamState> &of(const Stream &S) { return S.S; }
   static Stream make(std::shared_ptr<StreamState> St) {
@@ -259,6 +314,28 @@ private:
   /// parked or has a task queued already.
   void kick();
   void runTask();
+  /// Runs \p I (not skipped) and completes what it signals.
+  void runItem(Item &I);
+  /// With \p L (on M) held and the queue empty: waits a little, without
+  /// the lock, for more work (a burst of submits keeps one drain task
+  /// instead of waking a worker for each). Whether work came.
+  bool lingerForWork(std::unique_lock<std::mutex> &L);
+
+  /// The pool: free items, and the slabs every item lives in (freed with
+  /// the stream). PoolLock is held for a few instructions at a time.
+  std::mutex PoolLock;
+  Item *FreeItems = nullptr;
+  /// Items made together, in memory mapped and populated at once.
+  struct Slab {
+    Item *Items = nullptr; ///< null when the memory could not be had
+    size_t Count = 0;
+    explicit Slab(size_t Count);
+    ~Slab();
+    Slab(const Slab &) = delete;
+    Slab &operator=(const Slab &) = delete;
+  };
+  std::vector<std::unique_ptr<Slab>> Slabs;
+  size_t PoolSize = 0; ///< items in Slabs
 };
 
 /// Waits for every stream of \p D; the first failure among them.

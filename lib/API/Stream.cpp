@@ -7,13 +7,25 @@
 // parks the stream without holding a thread: the event's completion queues
 // the drain task again. The host waits with a short spin, then sleeps.
 //
+// Submitting is the hot path of a runtime that queues long command lists:
+// its items come from a per-stream pool (no allocation once the queue has
+// been that deep), the drain thread takes every queued item under one lock
+// acquisition, the stream's locks spin briefly before sleeping, and a drain
+// task that empties the queue waits a few microseconds for more before it
+// ends, so a burst of submits wakes one worker, not one per submit
+// (docs/Performance.md, "Bursts").
+//
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
+
+#include <sys/mman.h>
 
 using namespace kiln;
 using namespace kiln::api;
@@ -46,8 +58,10 @@ bool EventState::whenComplete(std::function<void()> Resume) {
 /// is seen without a wake-up through the kernel.
 static constexpr std::chrono::microseconds SpinBeforeSleep{50};
 
-template <typename Pred> static bool spinUntil(Pred Done) {
-  auto Until = std::chrono::steady_clock::now() + SpinBeforeSleep;
+template <typename Pred>
+static bool spinUntil(Pred Done,
+                      std::chrono::microseconds Window = SpinBeforeSleep) {
+  auto Until = std::chrono::steady_clock::now() + Window;
   unsigned N = 0;
   while (!Done()) {
     if ((++N & 63) == 0 && std::chrono::steady_clock::now() > Until)
@@ -87,6 +101,103 @@ Status Event::synchronize() const {
 }
 
 //===-- Streams -----------------------------------------------------------===//
+
+std::unique_lock<std::mutex> detail::lockBriefly(std::mutex &M) {
+  for (unsigned N = 0; N != 128; ++N) {
+    if (M.try_lock())
+      return std::unique_lock<std::mutex>(M, std::adopt_lock);
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return std::unique_lock<std::mutex>(M);
+}
+
+void StreamState::Item::clear() {
+  Seq = 0;
+  Work = nullptr;
+  if (IsLaunch) {
+    IsLaunch = false;
+    Launch.Code = LoadedKernel();
+    Launch.CubeCount = {1, 1, 1};
+    Launch.IndirectCount = nullptr;
+    Launch.Bindings.clear();
+    Launch.Keep.clear();
+    Launch.TimeoutMilliseconds = 0;
+  }
+  WaitFor.reset();
+  Signal.reset();
+}
+
+/// Items a pool makes at once when it is empty: as many as it has already
+/// (at least MinSlab, at most MaxSlab), so that a queue that grows to N
+/// items pays for new memory in about log2(N) submits, not in every few.
+static constexpr size_t MinSlab = 64, MaxSlab = 1024;
+
+StreamState::Slab::Slab(size_t Count) {
+  // Populated by the kernel at once: on a virtual machine a first touch of
+  // each page can cost 10-20 us, about three times what a populated
+  // mapping costs a page (docs/Performance.md, "Bursts").
+  size_t Bytes = Count * sizeof(Item);
+  void *P = mmap(nullptr, Bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (P == MAP_FAILED)
+    return;
+  Items = static_cast<Item *>(P);
+  this->Count = Count;
+  std::uninitialized_default_construct_n(Items, Count);
+}
+
+StreamState::Slab::~Slab() {
+  if (!Items)
+    return;
+  std::destroy_n(Items, Count);
+  munmap(Items, Count * sizeof(Item));
+}
+
+StreamState::Item *StreamState::takeItem() {
+  size_t Have;
+  {
+    std::unique_lock<std::mutex> L = lockBriefly(PoolLock);
+    if (Item *I = FreeItems) {
+      FreeItems = I->Next;
+      I->Next = nullptr;
+      return I;
+    }
+    Have = PoolSize;
+  }
+  // A new slab, made without the lock: the drain thread may give items back
+  // meanwhile.
+  auto New = std::make_unique<Slab>(std::clamp(Have, MinSlab, MaxSlab));
+  if (!New->Items)
+    return nullptr;
+  Item *Items = New->Items;
+  size_t Count = New->Count;
+  for (size_t I = 1; I + 1 < Count; ++I)
+    Items[I].Next = &Items[I + 1];
+  std::unique_lock<std::mutex> L = lockBriefly(PoolLock);
+  Items[Count - 1].Next = FreeItems;
+  FreeItems = &Items[1];
+  Slabs.push_back(std::move(New));
+  PoolSize += Count;
+  return &Items[0];
+}
+
+void StreamState::giveBack(Item *I) {
+  I->clear();
+  ItemList One;
+  One.push(I);
+  giveBack(One);
+}
+
+void StreamState::giveBack(ItemList &Cleared) {
+  if (Cleared.empty())
+    return;
+  std::unique_lock<std::mutex> L = lockBriefly(PoolLock);
+  Cleared.Tail->Next = FreeItems;
+  FreeItems = Cleared.Head;
+  Cleared = ItemList();
+}
 
 void StreamState::fail(Status S, uint64_t At) {
   std::lock_guard<std::mutex> L(M);
@@ -130,38 +241,105 @@ void StreamState::drainHere(uint64_t UpTo) {
   drainLoop(UpTo);
 }
 
-Status StreamState::submit(Item I) {
+Status StreamState::submit(Item *I) {
   std::shared_lock<std::shared_mutex> Alive(Device->Life);
+  Status E;
   if (Device->Closed)
-    return closedDevice();
-  std::lock_guard<std::mutex> L(M);
-  if (!Error.ok())
-    return Error;
-  I.Seq = ++Submitted;
-  Queue.push_back(std::move(I));
-  kick();
-  return Status();
+    E = closedDevice();
+  else {
+    std::unique_lock<std::mutex> L = lockBriefly(M);
+    if (Error.ok()) {
+      I->Seq = ++Submitted;
+      Queue.push(I);
+      LastQueued.store(I->Seq, std::memory_order_release);
+      kick();
+      return Status();
+    }
+    E = Error;
+  }
+  giveBack(I);
+  return E;
 }
 
-void StreamState::drainLoop(uint64_t UpTo) {
-  for (;;) {
-    Item I;
+/// How long a drain task that emptied its queue waits for more before it
+/// ends: longer than a submit takes, shorter than what a task queued behind
+/// it on the arena would notice.
+static constexpr std::chrono::microseconds LingerWindow{20};
+
+bool StreamState::lingerForWork(std::unique_lock<std::mutex> &L) {
+  uint64_t Seen = LastQueued.load(std::memory_order_relaxed);
+  L.unlock();
+  bool Came = spinUntil(
+      [&] { return LastQueued.load(std::memory_order_acquire) != Seen; },
+      LingerWindow);
+  L.lock();
+  return Came && !Queue.empty();
+}
+
+void StreamState::runItem(Item &I) {
+  auto Skipped = [&] {
+    if (!Failed.load(std::memory_order_acquire))
+      return false;
+    std::lock_guard<std::mutex> L(M);
+    return I.Seq > FailedAfter;
+  };
+  if (I.WaitFor && !Skipped()) {
+    Status W;
     {
-      std::unique_lock<std::mutex> L(M);
-      if (Queue.empty() || (UpTo && Queue.front().Seq > UpTo)) {
+      std::lock_guard<std::mutex> L(I.WaitFor->M);
+      W = I.WaitFor->Result;
+    }
+    if (!W.ok())
+      fail(Status(ErrorCode::Cancelled,
+                  "waited for an event of a failed stream: " + W.str()),
+           I.Seq - 1);
+  }
+  if ((I.Work || I.IsLaunch) && !Skipped()) {
+    Status S = I.IsLaunch ? runLaunch(*Device, I.Launch, &Stop, this) : I.Work();
+    if (!S.ok())
+      fail(std::move(S), I.Seq - 1);
+  }
+  if (I.Signal) {
+    Status Now;
+    if (Skipped()) {
+      std::lock_guard<std::mutex> L(M);
+      Now = Error;
+    }
+    I.Signal->complete(std::move(Now));
+  }
+}
+
+/// Items run that a drain thread clears and keeps before it gives them back
+/// to the pool together.
+static constexpr unsigned GiveBackEvery = 32;
+
+void StreamState::drainLoop(uint64_t UpTo) {
+  // The items taken from the queue at once, run without the lock, and those
+  // run and cleared, not given back yet.
+  ItemList Batch, Done;
+  unsigned DoneCount = 0;
+  for (;;) {
+    if (Batch.empty()) {
+      giveBack(Done);
+      DoneCount = 0;
+      std::unique_lock<std::mutex> L = lockBriefly(M);
+      auto NothingToRun = [&] {
+        return Queue.empty() || (UpTo && Queue.Head->Seq > UpTo);
+      };
+      if (NothingToRun() && (UpTo || !lingerForWork(L) || NothingToRun())) {
         Draining = false;
         kick(); // the rest, if the host stopped early
         Progress.notify_all();
         return;
       }
-      Item &Front = Queue.front();
-      if (Front.WaitFor &&
-          !Front.WaitFor->Complete.load(std::memory_order_acquire)) {
+      Item *Front = Queue.Head;
+      if (Front->WaitFor &&
+          !Front->WaitFor->Complete.load(std::memory_order_acquire)) {
         // Park: the event's completion kicks this stream again.
         Parked = true;
         Draining = false;
         auto Self = shared_from_this();
-        if (Front.WaitFor->whenComplete([Self] {
+        if (Front->WaitFor->whenComplete([Self] {
               std::lock_guard<std::mutex> G(Self->M);
               Self->Parked = false;
               Self->kick();
@@ -170,41 +348,34 @@ void StreamState::drainLoop(uint64_t UpTo) {
         Parked = false;
         Draining = true;
       }
-      I = std::move(Front);
-      Queue.pop_front();
+      // Everything queued (up to UpTo): one lock for the whole batch.
+      if (!UpTo || Queue.Tail->Seq <= UpTo) {
+        Batch = Queue;
+        Queue = ItemList();
+      } else {
+        while (!Queue.empty() && Queue.Head->Seq <= UpTo)
+          Batch.push(Queue.pop());
+      }
     }
-    auto Skipped = [&] {
-      if (!Failed.load(std::memory_order_acquire))
-        return false;
+    Item *I = Batch.pop();
+    // An item that waits for an incomplete event goes back to the queue's
+    // front with those after it, to park there.
+    if (I->WaitFor && !I->WaitFor->Complete.load(std::memory_order_acquire)) {
+      ItemList Back;
+      Back.push(I);
+      Back.append(Batch);
       std::lock_guard<std::mutex> L(M);
-      return I.Seq > FailedAfter;
-    };
-    if (I.WaitFor && !Skipped()) {
-      Status W;
-      {
-        std::lock_guard<std::mutex> L(I.WaitFor->M);
-        W = I.WaitFor->Result;
-      }
-      if (!W.ok())
-        fail(Status(ErrorCode::Cancelled,
-                    "waited for an event of a failed stream: " + W.str()),
-             I.Seq - 1);
+      Back.append(Queue);
+      Queue = Back;
+      continue;
     }
-    if ((I.Work || I.Launch) && !Skipped()) {
-      Status S =
-          I.Launch ? runLaunch(*Device, *I.Launch, &Stop, this) : I.Work();
-      if (!S.ok())
-        fail(std::move(S), I.Seq - 1);
+    runItem(*I);
+    I->clear(); // drops what it kept alive before saying it ran
+    Done.push(I);
+    if (++DoneCount == GiveBackEvery) {
+      giveBack(Done);
+      DoneCount = 0;
     }
-    if (I.Signal) {
-      Status Now;
-      if (Skipped()) {
-        std::lock_guard<std::mutex> L(M);
-        Now = Error;
-      }
-      I.Signal->complete(std::move(Now));
-    }
-    I = Item(); // drop what the item kept alive before saying it ran
     Finished.fetch_add(1, std::memory_order_release);
     if (Sleepers.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> L(M);
@@ -287,37 +458,53 @@ Status api::Device::synchronize() {
   return synchronizeStreams(*S);
 }
 
+static Status noItem(const char *Fn) {
+  return Status(ErrorCode::OutOfMemory,
+                std::string("Stream::") + Fn + ": cannot allocate a queue entry");
+}
+
+/// Checks and queues a launch (indirect when \p CubeCounts is given).
+static Status queueLaunch(StreamState &S, const api::Kernel &K, Dim3 CubeCount,
+                          const BufferView *CubeCounts,
+                          std::span<const Arg> Args, const char *Fn) {
+  const std::shared_ptr<KernelState> &KS = KernelState::of(K);
+  StreamState::Item *I = S.takeItem();
+  if (!I)
+    return noItem(Fn);
+  I->IsLaunch = true;
+  Status E;
+  if (KS && KS->Device.lock() != S.Device)
+    E = Status(ErrorCode::InvalidArgument, std::string("Stream::") + Fn +
+                                               ": kernel '" + K.name() +
+                                               "' belongs to another device");
+  else
+    E = prepareLaunch(I->Launch, K, CubeCount, Args);
+  if (E.ok() && CubeCounts)
+    E = prepareIndirect(I->Launch, *CubeCounts, "Stream::launchIndirect");
+  if (!E.ok()) {
+    S.giveBack(I);
+    // The work queued after it was meant to follow it: fail the stream
+    // (what was queued before still runs).
+    uint64_t Last;
+    {
+      std::lock_guard<std::mutex> G(S.M);
+      Last = S.Submitted;
+    }
+    S.fail(E, Last);
+    return E;
+  }
+  I->Launch.TimeoutMilliseconds =
+      S.TimeoutMilliseconds.load(std::memory_order_relaxed);
+  return S.submit(I);
+}
+
 Status Stream::launch(const api::Kernel &K, Dim3 CubeCount,
                       std::span<const Arg> Args) {
   if (!S)
     return nullStream("launch");
   if (S->Failed.load(std::memory_order_acquire))
     return status();
-  const std::shared_ptr<KernelState> &KS = KernelState::of(K);
-  auto Launch = std::make_shared<PreparedLaunch>();
-  Status E;
-  if (KS && KS->Device.lock() != S->Device)
-    E = Status(ErrorCode::InvalidArgument, "Stream::launch: kernel '" +
-                                               K.name() +
-                                               "' belongs to another device");
-  else
-    E = prepareLaunch(*Launch, K, CubeCount, Args);
-  if (!E.ok()) {
-    // The work queued after it was meant to follow it: fail the stream
-    // (what was queued before still runs).
-    uint64_t Last;
-    {
-      std::lock_guard<std::mutex> G(S->M);
-      Last = S->Submitted;
-    }
-    S->fail(E, Last);
-    return E;
-  }
-  Launch->TimeoutMilliseconds =
-      S->TimeoutMilliseconds.load(std::memory_order_relaxed);
-  StreamState::Item I;
-  I.Launch = std::move(Launch);
-  return S->submit(std::move(I));
+  return queueLaunch(*S, K, CubeCount, nullptr, Args, "launch");
 }
 
 Status Stream::launchIndirect(const api::Kernel &K,
@@ -327,31 +514,17 @@ Status Stream::launchIndirect(const api::Kernel &K,
     return nullStream("launchIndirect");
   if (S->Failed.load(std::memory_order_acquire))
     return status();
-  const std::shared_ptr<KernelState> &KS = KernelState::of(K);
-  auto Launch = std::make_shared<PreparedLaunch>();
-  Status E;
-  if (KS && KS->Device.lock() != S->Device)
-    E = Status(ErrorCode::InvalidArgument,
-               "Stream::launchIndirect: kernel '" + K.name() +
-                   "' belongs to another device");
-  else
-    E = prepareLaunch(*Launch, K, {1, 1, 1}, Args);
-  if (E.ok())
-    E = prepareIndirect(*Launch, CubeCounts, "Stream::launchIndirect");
-  if (!E.ok()) {
-    uint64_t Last;
-    {
-      std::lock_guard<std::mutex> G(S->M);
-      Last = S->Submitted;
-    }
-    S->fail(E, Last);
-    return E;
-  }
-  Launch->TimeoutMilliseconds =
-      S->TimeoutMilliseconds.load(std::memory_order_relaxed);
-  StreamState::Item I;
-  I.Launch = std::move(Launch);
-  return S->submit(std::move(I));
+  return queueLaunch(*S, K, {1, 1, 1}, &CubeCounts, Args, "launchIndirect");
+}
+
+/// Queues the copy \p Work.
+static Status queueWork(StreamState &S, std::function<Status()> Work,
+                        const char *Fn) {
+  StreamState::Item *I = S.takeItem();
+  if (!I)
+    return noItem(Fn);
+  I->Work = std::move(Work);
+  return S.submit(I);
 }
 
 static Status checkRange(const char *Fn, const api::Buffer &B, uint64_t Offset,
@@ -381,13 +554,14 @@ Status Stream::copyToBuffer(const api::Buffer &Dst, uint64_t DstOffset,
     return Status(ErrorCode::InvalidArgument,
                   "Stream::copyToBuffer: the source address is null");
   std::shared_ptr<BufferState> B = BufferState::of(Dst);
-  return S->submit({0, [B, DstOffset, Src, Bytes] {
-                      if (Bytes)
-                        std::memcpy(static_cast<char *>(B->Data) + DstOffset,
-                                    Src, Bytes);
-                      return Status();
-                    },
-                    nullptr, nullptr, nullptr});
+  return queueWork(
+      *S,
+      [B, DstOffset, Src, Bytes] {
+        if (Bytes)
+          std::memcpy(static_cast<char *>(B->Data) + DstOffset, Src, Bytes);
+        return Status();
+      },
+      "copyToBuffer");
 }
 
 Status Stream::copyFromBuffer(void *Dst, const api::Buffer &Src,
@@ -401,14 +575,14 @@ Status Stream::copyFromBuffer(void *Dst, const api::Buffer &Src,
     return Status(ErrorCode::InvalidArgument,
                   "Stream::copyFromBuffer: the destination address is null");
   std::shared_ptr<BufferState> B = BufferState::of(Src);
-  return S->submit({0, [B, SrcOffset, Dst, Bytes] {
-                      if (Bytes)
-                        std::memcpy(Dst,
-                                    static_cast<char *>(B->Data) + SrcOffset,
-                                    Bytes);
-                      return Status();
-                    },
-                    nullptr, nullptr, nullptr});
+  return queueWork(
+      *S,
+      [B, SrcOffset, Dst, Bytes] {
+        if (Bytes)
+          std::memcpy(Dst, static_cast<char *>(B->Data) + SrcOffset, Bytes);
+        return Status();
+      },
+      "copyFromBuffer");
 }
 
 Status Stream::copyBuffer(const api::Buffer &Dst, uint64_t DstOffset,
@@ -424,14 +598,15 @@ Status Stream::copyBuffer(const api::Buffer &Dst, uint64_t DstOffset,
     return E;
   std::shared_ptr<BufferState> D = BufferState::of(Dst);
   std::shared_ptr<BufferState> Sr = BufferState::of(Src);
-  return S->submit({0, [D, DstOffset, Sr, SrcOffset, Bytes] {
-                      if (Bytes)
-                        std::memmove(static_cast<char *>(D->Data) + DstOffset,
-                                     static_cast<char *>(Sr->Data) + SrcOffset,
-                                     Bytes);
-                      return Status();
-                    },
-                    nullptr, nullptr, nullptr});
+  return queueWork(
+      *S,
+      [D, DstOffset, Sr, SrcOffset, Bytes] {
+        if (Bytes)
+          std::memmove(static_cast<char *>(D->Data) + DstOffset,
+                       static_cast<char *>(Sr->Data) + SrcOffset, Bytes);
+        return Status();
+      },
+      "copyBuffer");
 }
 
 Result<Event> Stream::record() {
@@ -439,7 +614,11 @@ Result<Event> Stream::record() {
     return nullStream("record");
   auto E = std::make_shared<EventState>();
   E->Stream = S.get();
-  if (Status St = S->submit({0, nullptr, nullptr, nullptr, E}); !St.ok()) {
+  StreamState::Item *I = S->takeItem();
+  if (!I)
+    return noItem("record");
+  I->Signal = E;
+  if (Status St = S->submit(I); !St.ok()) {
     if (St.code() == ErrorCode::Cancelled && !S->Failed.load())
       return St; // the device is gone
     E->complete(std::move(St));
@@ -453,7 +632,11 @@ Status Stream::wait(const Event &E) {
   const std::shared_ptr<EventState> &ES = EventState::of(E);
   if (!ES)
     return Status(ErrorCode::InvalidArgument, "Stream::wait: the event is null");
-  return S->submit({0, nullptr, nullptr, ES, nullptr});
+  StreamState::Item *I = S->takeItem();
+  if (!I)
+    return noItem("wait");
+  I->WaitFor = ES;
+  return S->submit(I);
 }
 
 /// Whether this thread runs a debug-print callback of a launch on \p S.
