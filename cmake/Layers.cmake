@@ -71,6 +71,16 @@ function(kiln_layer_closure layer out)
   set(${out} ${result} PARENT_SCOPE)
 endfunction()
 
+# kiln_require_sources(<layer> <sources...>): stops the configure when the
+# folder lib/<layer> holds no source, so that a renamed or emptied folder
+# cannot drop its library from the build without an error.
+function(kiln_require_sources layer)
+  if(NOT ARGN)
+    message(FATAL_ERROR "lib/${layer} has no .cpp source: the library "
+                        "Kiln${layer} would be missing from the build")
+  endif()
+endfunction()
+
 # kiln_layer_targets(<layer> <out-var>): the library targets of the layers
 # <layer> uses directly (Kiln<Layer> each).
 function(kiln_layer_targets layer out)
