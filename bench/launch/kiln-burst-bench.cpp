@@ -25,6 +25,8 @@
 
 #include "kiln/kiln.h"
 
+#include "AffineKernel.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -39,20 +41,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr uint32_t Cubes = 64, Units = 64, N = Cubes * Units;
-
-constexpr const char *AffineText = R"(
-kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
-                             %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %v = load %y[%i] : f32
-    %r = fma %a, %v, %b : f32
-    store %y[%i], %r
-  }
-}
-)";
+constexpr uint32_t Cubes = kiln::bench::AffineCubes,
+                   Units = kiln::bench::AffineUnits, N = kiln::bench::AffineN;
+using kiln::bench::AffineText;
 
 /// A multiply-add chain per unit, %iters long: no closed form to fold.
 constexpr const char *BusyText = R"(

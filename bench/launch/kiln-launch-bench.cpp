@@ -19,6 +19,8 @@
 
 #include "kiln/kiln.h"
 
+#include "AffineKernel.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,20 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr uint32_t Cubes = 64, Units = 64, N = Cubes * Units;
-
-constexpr const char *AffineText = R"(
-kernel @affine cube_dim(64) (%y: buffer<f32, read_write>, %a: f32, %b: f32,
-                             %n: u32) {
-  %i = absolute_pos : u32
-  %in = lt %i, %n : bool
-  if %in {
-    %v = load %y[%i] : f32
-    %r = fma %a, %v, %b : f32
-    store %y[%i], %r
-  }
-}
-)";
+constexpr uint32_t Cubes = kiln::bench::AffineCubes,
+                   Units = kiln::bench::AffineUnits, N = kiln::bench::AffineN;
+using kiln::bench::AffineText;
 
 double usSince(Clock::time_point T) {
   return std::chrono::duration<double, std::micro>(Clock::now() - T).count();
