@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
       double Ms = msSince(Start);
       if (!L)
         return fail(toString(L.takeError()));
-      if (S.Memoised)
+      if (S.Memoized)
         continue; // the same kernel in two files
       if (!S.Compiled)
         return fail(Names[I] + " was not compiled by the first device: is "

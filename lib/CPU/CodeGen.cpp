@@ -339,7 +339,7 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   if (shouldInlineExp(TM))
     inlineExpF32(M);
   // At every level too: the choice follows the target, not the level.
-  serialiseProductScans(M, TM);
+  serializeProductScans(M, TM);
   // After inlineExpF32: whether a guarded loop may be scalar depends on
   // the math left in it as calls (ScalarFallbackLoops.h).
   settleScalarFallbackLoops(M);

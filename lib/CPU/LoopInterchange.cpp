@@ -174,7 +174,7 @@ struct BodySummary {
 };
 } // namespace
 
-static void summarise(const Block &Blk, const Operation &Loop, bool TopLevel,
+static void summarize(const Block &Blk, const Operation &Loop, bool TopLevel,
                       const UniformityInfo &U, const AccessPatterns &P,
                       bool KernelReturns, uint32_t UnitsX,
                       const llvm::DenseSet<ValueId> &Local, BodySummary &S) {
@@ -222,7 +222,7 @@ static void summarise(const Block &Blk, const Operation &Loop, bool TopLevel,
     // cube level too; under an `if` or a `switch` everything is per unit.
     bool CubeLevel = TopLevel && Op.opClass() == OpClass::For;
     for (const Block &R : Op.Regions) {
-      summarise(R, Loop, CubeLevel, U, P, KernelReturns, UnitsX, Local, S);
+      summarize(R, Loop, CubeLevel, U, P, KernelReturns, UnitsX, Local, S);
       if (S.Blocked)
         return;
     }
@@ -255,7 +255,7 @@ bool kiln::lowering::runsAcrossUnits(const Operation &Op,
   llvm::DenseSet<ValueId> Local;
   collectVarDecls(Op.Regions[0], Local);
   BodySummary S;
-  summarise(Op.Regions[0], Op, true, U, P, KernelReturns, UnitsX, Local, S);
+  summarize(Op.Regions[0], Op, true, U, P, KernelReturns, UnitsX, Local, S);
   if (S.Blocked)
     return false;
   return S.Carried || !S.LoopDense || !S.UnitSparse;

@@ -7,7 +7,7 @@
 // bounds. Buffer atomics are seq_cst LLVM atomics, one per lane on a buffer
 // of lines; shared-memory atomics are plain read-modify-writes (the units of
 // a cube run on one thread), of the whole line for lines. The
-// atomics on a privatisable buffer (AtomicPrivatisation.h) branch on the
+// atomics on a privatisable buffer (AtomicPrivatization.h) branch on the
 // launch's choice: plain read-modify-writes on the worker's private copy, or
 // the real atomic.
 //
@@ -444,7 +444,7 @@ Value *MemoryEmitter::emitAtomic(const Operation &Op) {
       };
       if (!A.PrivPtr)
         return RealRMW();
-      // A privatisable buffer (AtomicPrivatisation.h): the launch says
+      // A privatisable buffer (AtomicPrivatization.h): the launch says
       // whether this worker's private copy takes the atomic (CubeABI.h).
       llvm::BasicBlock *Priv = Cx.newBlock("atomic.private");
       llvm::BasicBlock *Real = Cx.newBlock("atomic.real");

@@ -256,7 +256,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   // iterations. docs/Lowering.md §13, fix 2, has the figures.
   llvm::MDNode *NoUnroll = llvm::MDNode::get(
       Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.unroll.disable")});
-  llvm::MDNode *AfterVectorising = llvm::MDNode::get(
+  llvm::MDNode *AfterVectorizing = llvm::MDNode::get(
       Cx.Ctx,
       {llvm::MDString::get(Cx.Ctx, "llvm.loop.vectorize.followup_vectorized"),
        Progress});
@@ -280,7 +280,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     llvm::TempMDTuple Tmp = llvm::MDNode::getTemporary(Cx.Ctx, {});
     llvm::SmallVector<llvm::Metadata *, 6> Props = {
         Tmp.get(), Parallel, Progress, Serial ? UnrollBy : NoUnroll,
-        AfterVectorising};
+        AfterVectorizing};
     if (Cold) // a fallback that (practically) never runs: kept scalar
       Props.push_back(llvm::MDNode::get(
           Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.vectorize.width"),

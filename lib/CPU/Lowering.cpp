@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AtomicPrivatisation.h"
+#include "AtomicPrivatization.h"
 #include "BlendScratchStores.h"
 #include "ExpandUniformLoads.h"
 #include "LoweringImpl.h"
@@ -78,7 +78,7 @@ KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
   Cx.Uniformity = &Uniformity;
 }
 
-llvm::Error KernelLowering::analyse() {
+llvm::Error KernelLowering::analyze() {
   const Kernel &K = Cx.K;
   uint64_t UnitCount = K.unitsPerCube();
   if (UnitCount == 0 || UnitCount > (uint64_t(1) << 31))
@@ -220,7 +220,7 @@ llvm::Error KernelLowering::emitEntry() {
   // then the private copy's address in the scratch area. The address is
   // loaded from the launch arguments when the bit is clear, so that a
   // caller whose scratch area has no table is never read past.
-  Memory.Private = findPrivatisableBuffers(K, Cx.Variant);
+  Memory.Private = findPrivatizableBuffers(K, Cx.Variant);
   llvm::Value *Reserved = nullptr;
   unsigned Bit = 0;
   for (size_t I = 0; I < K.Params.size(); ++I) {
@@ -342,7 +342,7 @@ LoweredModule KernelLowering::finish() {
 }
 
 llvm::Expected<LoweredModule> KernelLowering::run() {
-  if (llvm::Error E = analyse())
+  if (llvm::Error E = analyze())
     return E;
   if (llvm::Error E = emitEntry())
     return E;

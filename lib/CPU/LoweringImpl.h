@@ -4,7 +4,7 @@
 //   UniformityInfo (kiln/IR/Uniformity.h)  divergent values
 //   Segmentation.h      splits, interchanged fors, return flags
 //   SegmentLiveness.h   per value: defining segment, slot, remat
-//   Rematerialisation.h values recomputed instead of kept
+//   Rematerialization.h values recomputed instead of kept
 //   ScratchLayout.h     offsets in the per-worker scratch area
 //   the emitters        this header: classes that share a LoweringContext
 //     KernelLowering  Lowering.cpp          driver: function, cube loop,
@@ -437,10 +437,10 @@ public:
     bool Signed = false;
   };
   llvm::DenseMap<llvm::Value *, WideIndexEntry> WideIndex;
-  /// Privatisable buffers (AtomicPrivatisation.h): whether this launch
+  /// Privatisable buffers (AtomicPrivatization.h): whether this launch
   /// privatises them (i1) and their private copy's base (CubeABI.h).
   llvm::DenseMap<ValueId, llvm::Value *> PrivOn, PrivBase;
-  /// Per parameter: findPrivatisableBuffers, for the metadata.
+  /// Per parameter: findPrivatizableBuffers, for the metadata.
   std::vector<PrivateAtomic> Private;
   /// The bounds checks emitted, for LoopVersioning.h.
   std::vector<BoundsGuard> Guards;
@@ -817,7 +817,7 @@ public:
   llvm::Expected<LoweredModule> run();
 
 private:
-  llvm::Error analyse();
+  llvm::Error analyze();
   /// The cube function and its entry block: argument table, buffers, scalar
   /// parameters.
   llvm::Error emitEntry();

@@ -6,7 +6,7 @@
 
 #include "SegmentLiveness.h"
 
-#include "Rematerialisation.h"
+#include "Rematerialization.h"
 #include "Segmentation.h"
 
 using namespace kiln;

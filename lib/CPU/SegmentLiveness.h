@@ -4,7 +4,7 @@
 // kernel with exactly the cuts of Segmentation and records, for each value,
 // the segment that defines it and whether it is used elsewhere: a plain
 // value used in another segment or at cube level is kept in a per-unit
-// scratch slot unless it is rematerialised (Rematerialisation.h); a var
+// scratch slot unless it is rematerialised (Rematerialization.h); a var
 // used in more than one segment is kept per unit in scratch.
 //
 //===----------------------------------------------------------------------===//

@@ -59,7 +59,7 @@ bool loopIsCheaper(const TargetTransformInfo &TTI, FixedVectorType *VT) {
 
 /// Replaces the scan ending at \p Last (of \p Input) by a loop over a stack
 /// copy of the lanes: lane i becomes lane i - 1's product times lane i.
-void serialise(Instruction &Last, Value *Input) {
+void serialize(Instruction &Last, Value *Input) {
   Function &F = *Last.getFunction();
   auto *VT = cast<FixedVectorType>(Last.getType());
   Type *I64 = VT->getElementType();
@@ -99,7 +99,7 @@ void serialise(Instruction &Last, Value *Input) {
 
 } // namespace
 
-unsigned kiln::serialiseProductScans(Module &M, TargetMachine &TM) {
+unsigned kiln::serializeProductScans(Module &M, TargetMachine &TM) {
   unsigned Replaced = 0;
   for (Function &F : M) {
     SmallVector<WeakTrackingVH, 4> Scans;
@@ -118,7 +118,7 @@ unsigned kiln::serialiseProductScans(Module &M, TargetMachine &TM) {
       Last->setMetadata(ProductScanTag, nullptr); // decided
       Value *Input = scanInput(*Last);
       if (Input && loopIsCheaper(TTI, cast<FixedVectorType>(Last->getType()))) {
-        serialise(*Last, Input);
+        serialize(*Last, Input);
         ++Replaced;
       }
     }

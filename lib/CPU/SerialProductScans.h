@@ -31,7 +31,7 @@ inline constexpr const char *ProductScanTag = "kiln.product.scan";
 /// Replaces each tagged scan of \p M by a loop over its lanes where \p TM's
 /// cost model prices the vector steps' multiplies above the loop's chain of
 /// scalar multiplies (their latency). Returns the number replaced.
-unsigned serialiseProductScans(llvm::Module &M, llvm::TargetMachine &TM);
+unsigned serializeProductScans(llvm::Module &M, llvm::TargetMachine &TM);
 
 } // namespace kiln
 

@@ -192,7 +192,7 @@ unsigned widestAccessBits(ScalarEvolution &SE, const DominatorTree &DT,
 
 /// Whether \p L's ID already says something about its vectorisation other
 /// than the followup: a loop kept scalar, or a width someone gave.
-bool vectorisationDecided(const Loop &L) {
+bool vectorizationDecided(const Loop &L) {
   MDNode *ID = L.getLoopID();
   return findOptionMDForLoopID(ID, "llvm.loop.vectorize.enable") ||
          findOptionMDForLoopID(ID, WidthName) ||
@@ -219,7 +219,7 @@ PreservedAnalyses UnitLoopWidthPass::run(Function &F,
     // run-time alias checks instead of 8 (the may-alias variant's loops).
     if (!L->isInnermost() || !L->getLoopID() || !L->isAnnotatedParallel() ||
         !findOptionMDForLoopID(L->getLoopID(), FollowupName) ||
-        vectorisationDecided(*L) || SE.getSmallConstantTripCount(L) != 0)
+        vectorizationDecided(*L) || SE.getSmallConstantTripCount(L) != 0)
       continue;
     unsigned Widest = widestAccessBits(SE, DT, DL, *L);
     if (Widest == 0 || RegisterBits / Widest < EpilogueMinLanes)

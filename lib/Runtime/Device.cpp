@@ -160,7 +160,7 @@ Device::Impl::statsOf(const CpuTarget::Id &Key,
     S.Origin = KernelOrigin::Failed;
     break;
   }
-  S.Memoised = S.Origin == KernelOrigin::Memory;
+  S.Memoized = S.Origin == KernelOrigin::Memory;
   S.StoreHit = S.Origin == KernelOrigin::Store;
   S.Compiled = S.Origin == KernelOrigin::Compiled;
   for (const auto &[Phase, D] : Log->phases()) {
@@ -239,7 +239,7 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
       // Served by another thread's call that was loading it: no log here.
       if (S.Origin == KernelOrigin::Failed && L) {
         S.Origin = KernelOrigin::Memory;
-        S.Memoised = true;
+        S.Memoized = true;
       }
       S.RemoteHit = S.StoreHit && Target.takeRemoteHit(Key);
       auto [It, New] = StoredOf.try_emplace(Key);

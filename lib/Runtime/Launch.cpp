@@ -572,7 +572,7 @@ template <class F> void withElementType(ScalarKind K, F &&Fn) {
     Fn(float());
     break;
   default:
-    break; // never privatisable (AtomicPrivatisation.h)
+    break; // never privatisable (AtomicPrivatization.h)
   }
 }
 
@@ -621,7 +621,7 @@ struct PrivatePlan {
 /// The launch's plan: every privatisable buffer small enough to copy per
 /// worker, and no larger than the launch's unit count (merging a copy
 /// costs about one unit's work per element).
-PrivatePlan planPrivatisation(const CubeMetadata &M,
+PrivatePlan planPrivatization(const CubeMetadata &M,
                               llvm::ArrayRef<KernelArg> KArgs,
                               uint32_t TotalCubes) {
   PrivatePlan Plan;
@@ -689,7 +689,7 @@ struct Executor::Impl {
   /// Launches that run inline use their calling thread's own.
   tbb::enumerable_thread_specific<Scratch> Inline;
   std::atomic<uint64_t> Allocations{0};
-  std::atomic<uint64_t> PrivatisedLaunches{0};
+  std::atomic<uint64_t> PrivatizedLaunches{0};
   Watchdog Dog;
 
   /// debug_print's sink and limit (setDebugPrintHandler): a launch takes a
@@ -802,8 +802,8 @@ uint64_t Executor::scratchAllocations() const {
   return P->Allocations.load(std::memory_order_relaxed);
 }
 
-uint64_t Executor::privatisedLaunches() const {
-  return P->PrivatisedLaunches.load(std::memory_order_relaxed);
+uint64_t Executor::privatizedLaunches() const {
+  return P->PrivatizedLaunches.load(std::memory_order_relaxed);
 }
 
 Watchdog &Executor::watchdog() { return P->Dog; }
@@ -931,11 +931,11 @@ Error Executor::launch(const LoadedKernel &Kernel,
     Fn(&LA, Begin, End, S);
   };
   // Nothing to privatise: an empty plan, and the kernel's own scratch.
-  PrivatePlan Plan = planPrivatisation(M, KArgs, Total);
+  PrivatePlan Plan = planPrivatization(M, KArgs, Total);
   uint64_t ScratchBytes = Plan.ScratchBytes;
   if (Plan) {
     LA.Reserved = Plan.Mask;
-    P->PrivatisedLaunches.fetch_add(1, std::memory_order_relaxed);
+    P->PrivatizedLaunches.fetch_add(1, std::memory_order_relaxed);
   }
 
   // As many threads as the work is worth, by what earlier launches of this

@@ -119,7 +119,7 @@ TEST(CodeGen, ExplicitAVX2GivesYmm) {
   EXPECT_NE(Asm.find("xmm"), std::string::npos) << Asm;
 }
 
-TEST(CodeGen, NoVectorisationAtO1) {
+TEST(CodeGen, NoVectorizationAtO1) {
   CodeGenOptions Opts;
   Opts.CPU = "x86-64";
   Opts.Features = "+avx2";

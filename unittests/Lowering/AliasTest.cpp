@@ -191,7 +191,7 @@ kernel @vadd cube_dim(64) (%a: buffer<f32, read>, %b: buffer<f32, read>,
   });
 }
 
-TEST(LoweringAlias, DisjointBuffersStillVectorise) {
+TEST(LoweringAlias, DisjointBuffersStillVectorize) {
   // Without the access group the vectoriser checks at run time that the
   // buffers do not overlap, and runs vector code when they do not.
   const char *Text = R"(

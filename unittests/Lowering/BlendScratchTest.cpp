@@ -96,20 +96,20 @@ void runAndCheck(const CodeGenOptions &Target, bool WantBlend) {
     CpuVariant V;
     V.BoundsChecked = Checked;
     V.BufferAlignment = 4; // std::vector's, not 64
-    JitKernel K = compile(GuardedStores, V, {}, /*OptimiseO3=*/true, Target);
+    JitKernel K = compile(GuardedStores, V, {}, /*OptimizeO3=*/true, Target);
     ASSERT_TRUE(K.Fn);
-    EXPECT_EQ(K.OptimisedIR.find("scratch.old") != std::string::npos,
+    EXPECT_EQ(K.OptimizedIR.find("scratch.old") != std::string::npos,
               WantBlend)
-        << K.OptimisedIR;
+        << K.OptimizedIR;
     // Each blend is behind `offset <= scratch bytes - 32` (8 x f32): a
     // vector that reaches past the area keeps its masked store.
     std::string Edge =
         ", " + std::to_string(K.Metadata.ScratchBytes - 32) + "\n";
-    for (size_t P = K.OptimisedIR.find("%scratch.inside");
+    for (size_t P = K.OptimizedIR.find("%scratch.inside");
          P != std::string::npos;
-         P = K.OptimisedIR.find("%scratch.inside", P + 1)) {
-      size_t EOL = K.OptimisedIR.find('\n', P);
-      std::string Line = K.OptimisedIR.substr(P, EOL + 1 - P);
+         P = K.OptimizedIR.find("%scratch.inside", P + 1)) {
+      size_t EOL = K.OptimizedIR.find('\n', P);
+      std::string Line = K.OptimizedIR.substr(P, EOL + 1 - P);
       if (Line.find(" = icmp ule i64 ") != std::string::npos) {
         EXPECT_NE(Line.find(Edge), std::string::npos) << Line;
       }

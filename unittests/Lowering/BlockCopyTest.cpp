@@ -67,9 +67,9 @@ void runAndCheck(const CodeGenOptions &Target, unsigned VectorBytes) {
                  (Checked ? " checked" : " unchecked"));
     CpuVariant V;
     V.BoundsChecked = Checked;
-    JitKernel K = compile(CopyAndFill, V, {}, /*OptimiseO3=*/true, Target);
+    JitKernel K = compile(CopyAndFill, V, {}, /*OptimizeO3=*/true, Target);
     ASSERT_TRUE(K.Fn);
-    const std::string &IR = K.OptimisedIR;
+    const std::string &IR = K.OptimizedIR;
     // Library copies and fills are gone; the inline tails stay.
     EXPECT_EQ(countOf(IR, "call void @llvm.memcpy.p0"), 0u) << IR;
     EXPECT_EQ(countOf(IR, "call void @llvm.memset.p0"), 0u) << IR;

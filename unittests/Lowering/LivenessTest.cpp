@@ -1,11 +1,11 @@
 //===- LivenessTest.cpp - Values across segments, remat, scratch layout ---===//
 //
-// SegmentLiveness.h, Rematerialisation.h and ScratchLayout.h alone.
+// SegmentLiveness.h, Rematerialization.h and ScratchLayout.h alone.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PassTestUtil.h"
-#include "Rematerialisation.h"
+#include "Rematerialization.h"
 #include "ScratchLayout.h"
 #include "SegmentLiveness.h"
 #include "Segmentation.h"
@@ -42,20 +42,20 @@ kernel @k cube_dim(16) (%b: buffer<f32, read_write>, %n: u32) {
 }
 )";
 
-struct Analysed {
+struct Analyzed {
   Module M;
   const Kernel &K;
   UniformityInfo U;
   Segmentation S;
   Liveness L;
-  explicit Analysed(const char *Text)
+  explicit Analyzed(const char *Text)
       : M(parseVerified(Text)), K(M.Kernels.at(0)), U(K), S(K, U, 32),
         L(analyzeLiveness(K, S)) {}
   const ValuePlan &plan(const char *Name) { return L[valueNamed(K, Name)]; }
 };
 
 TEST(LivenessTest, ValuesUsedAcrossABarrierAreKeptOrRecomputed) {
-  Analysed A(TwoSegments);
+  Analyzed A(TwoSegments);
   EXPECT_EQ(A.L.Segments, 2u);
   EXPECT_EQ(A.plan("f").DefSeg, 0);
   EXPECT_TRUE(A.plan("f").NeedsSlot); // a load, used after the barrier
@@ -76,7 +76,7 @@ TEST(LivenessTest, ValuesUsedAcrossABarrierAreKeptOrRecomputed) {
 }
 
 TEST(LivenessTest, RematDepthCountsTheChain) {
-  Analysed A(TwoSegments);
+  Analyzed A(TwoSegments);
   auto Cost = [&](const char *Name) {
     return rematCost(*opDefining(A.K, Name), A.K, A.L.Values);
   };
@@ -117,7 +117,7 @@ kernel @k cube_dim(16) (%b: buffer<u32, read_write>, %n: u32) {
 )";
 
 TEST(LivenessTest, UniformChainsAreRecomputedAtAnyDepth) {
-  Analysed A(UniformChain);
+  Analyzed A(UniformChain);
   EXPECT_FALSE(A.plan("a6").NeedsSlot);
   EXPECT_TRUE(A.plan("a6").RematUniform);
   EXPECT_EQ(A.plan("a6").RematDepth, 6);
@@ -131,7 +131,7 @@ TEST(LivenessTest, UniformChainsAreRecomputedAtAnyDepth) {
 }
 
 TEST(LivenessTest, ScratchLayout) {
-  Analysed A(TwoSegments);
+  Analyzed A(TwoSegments);
   auto L = layoutScratch(A.K, 16, 32, /*ReturnFlags=*/true, A.L);
   ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
   auto At = [&](const char *Name) { return L->Of[valueNamed(A.K, Name)]; };
@@ -152,7 +152,7 @@ TEST(LivenessTest, ScratchLayout) {
 }
 
 TEST(LivenessTest, ScratchAbove4GiBIsAnError) {
-  Analysed A(TwoSegments);
+  Analyzed A(TwoSegments);
   // 2^31 units: the local array alone takes 24 GiB.
   auto L = layoutScratch(A.K, 1u << 31, 32, false, A.L);
   ASSERT_FALSE(bool(L));

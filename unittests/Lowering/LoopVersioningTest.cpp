@@ -248,7 +248,7 @@ bool markedScalar(const llvm::MDNode *ID) {
 }
 
 /// Whether \p ID turns the vectoriser off.
-bool vectorisationOff(const llvm::MDNode *ID) {
+bool vectorizationOff(const llvm::MDNode *ID) {
   bool On = true;
   return hasAttribute(ID, "llvm.loop.vectorize.enable", &On) && !On;
 }
@@ -347,13 +347,13 @@ TEST(LoopVersioningTest, TheGuardedLoopIsScalarWhenItOnlyChecksBounds) {
   EXPECT_EQ(kiln::settleScalarFallbackLoops(*P.M), 1u);
   Guarded = loopID(P, "latch");
   EXPECT_FALSE(markedScalar(Guarded));
-  EXPECT_TRUE(vectorisationOff(Guarded));
+  EXPECT_TRUE(vectorizationOff(Guarded));
   EXPECT_EQ(Guarded->getOperand(0), Guarded);
   EXPECT_TRUE(hasAttribute(Guarded, "llvm.loop.parallel_accesses"));
-  EXPECT_FALSE(vectorisationOff(loopID(P, "latch.inb")));
+  EXPECT_FALSE(vectorizationOff(loopID(P, "latch.inb")));
 }
 
-TEST(LoopVersioningTest, AGuardedLoopThatCallsLibmStaysVectorisable) {
+TEST(LoopVersioningTest, AGuardedLoopThatCallsLibmStaysVectorizable) {
   // sinf's vector form (libmvec) rounds differently from the scalar one:
   // the mark is removed and the loop left to the vectoriser. sqrt is exact
   // in both forms and does not count.
@@ -377,7 +377,7 @@ TEST(LoopVersioningTest, AGuardedLoopThatCallsLibmStaysVectorisable) {
     bool Exact = llvm::StringRef(Call).contains("sqrt");
     EXPECT_EQ(kiln::settleScalarFallbackLoops(*P.M), Exact ? 1u : 0u) << Call;
     EXPECT_FALSE(markedScalar(loopID(P, "latch")));
-    EXPECT_EQ(vectorisationOff(loopID(P, "latch")), Exact) << Call;
+    EXPECT_EQ(vectorizationOff(loopID(P, "latch")), Exact) << Call;
   }
 }
 

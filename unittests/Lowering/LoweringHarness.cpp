@@ -71,7 +71,7 @@ LoweredModule kiln::test::lowerOnly(llvm::StringRef Text,
 
 /// Runs the backend's own O3 pipeline (kiln::optimizeModule) on \p M for
 /// \p Target (the host CPU and its features by default).
-static void optimiseFor(llvm::Module &M, const CodeGenOptions &Target) {
+static void optimizeFor(llvm::Module &M, const CodeGenOptions &Target) {
   auto TM = createTargetMachine(Target);
   if (!TM) {
     ADD_FAILURE() << "target: " << llvm::toString(TM.takeError());
@@ -82,7 +82,7 @@ static void optimiseFor(llvm::Module &M, const CodeGenOptions &Target) {
 }
 
 JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
-                              DeviceLimits Limits, bool OptimiseO3,
+                              DeviceLimits Limits, bool OptimizeO3,
                               const CodeGenOptions &Target) {
   static std::once_flag Once;
   std::call_once(Once, [] {
@@ -98,9 +98,9 @@ JitKernel kiln::test::compile(llvm::StringRef Text, CpuVariant Variant,
   L.Module->print(OS, nullptr);
   Out.Metadata = L.Metadata;
   Out.BufferAlignment = Variant.BufferAlignment;
-  if (OptimiseO3) {
-    optimiseFor(*L.Module, Target);
-    llvm::raw_string_ostream OptOS(Out.OptimisedIR);
+  if (OptimizeO3) {
+    optimizeFor(*L.Module, Target);
+    llvm::raw_string_ostream OptOS(Out.OptimizedIR);
     L.Module->print(OptOS, nullptr);
   }
   auto JIT = llvm::orc::LLJITBuilder().create();

@@ -77,7 +77,7 @@ struct JitKernel {
   CubeMetadata Metadata;
   CubeFunction Fn = nullptr;
   std::string LLVMIR; ///< the lowered module, before any optimisation
-  std::string OptimisedIR; ///< after the O3 pipeline, when it ran
+  std::string OptimizedIR; ///< after the O3 pipeline, when it ran
   /// The alignment the code assumes of every buffer (the variant's): a
   /// launch binds a buffer that is not aligned so through an aligned copy,
   /// as the runtime runs such code only on aligned bindings.
@@ -94,14 +94,14 @@ struct JitKernel {
 
 /// Parses, verifies, lowers and links the first kernel of \p Text; records a
 /// gtest failure and returns an empty kernel (Fn == nullptr) on any error.
-/// With \p OptimiseO3 the module goes through LLVM's O3 pipeline for the host
+/// With \p OptimizeO3 the module goes through LLVM's O3 pipeline for the host
 /// (vectorisers on, as the runtime does) before it is linked; LLVMIR is the
 /// module before optimisation either way. \p Target: the CPU and features
 /// the O3 pipeline optimises for (the host's by default); the code is
-/// generated for the host either way, so they must run on it. OptimisedIR
+/// generated for the host either way, so they must run on it. OptimizedIR
 /// is the module after that pipeline.
 JitKernel compile(llvm::StringRef Text, CpuVariant Variant = {},
-                  DeviceLimits Limits = {}, bool OptimiseO3 = false,
+                  DeviceLimits Limits = {}, bool OptimizeO3 = false,
                   const CodeGenOptions &Target = {});
 
 /// Parses and verifies only, then lowers; the lowered module (verified).

@@ -175,7 +175,7 @@ TEST_F(LoweringMath, ExpF32EdgesSubnormalsAndSpecials) {
     A.insert(A.end(), In.begin(), In.end());
   CpuVariant V;
   V.BufferAlignment = 4;
-  auto Out = runOp<float>("exp", "f32", "f32", A, {}, V, /*OptimiseO3=*/true);
+  auto Out = runOp<float>("exp", "f32", "f32", A, {}, V, /*OptimizeO3=*/true);
   ASSERT_EQ(Out.size(), A.size());
   for (size_t I = 0; I < A.size(); ++I) {
     double Ref = std::exp(double(A[I]));

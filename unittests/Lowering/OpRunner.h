@@ -16,7 +16,7 @@ template <class R, class T>
 std::vector<R> runOp(llvm::StringRef Op, llvm::StringRef TyName,
                      llvm::StringRef RName, std::vector<T> A,
                      std::vector<T> Bv = {}, CpuVariant Variant = {},
-                     bool OptimiseO3 = false) {
+                     bool OptimizeO3 = false) {
   bool Binary = !Bv.empty();
   std::string Text = "kernel @op cube_dim(32) (%a: buffer<" + TyName.str() +
                      ", read>, %b: buffer<" + TyName.str() +
@@ -41,7 +41,7 @@ std::vector<R> runOp(llvm::StringRef Op, llvm::StringRef TyName,
   if (!Binary)
     Bv = A;
   std::vector<R> Out(A.size());
-  JitKernel K = compile(Text, Variant, {}, OptimiseO3);
+  JitKernel K = compile(Text, Variant, {}, OptimizeO3);
   if (!K.Fn)
     return Out;
   uint32_t N = static_cast<uint32_t>(A.size());

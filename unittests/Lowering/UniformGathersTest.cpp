@@ -89,7 +89,7 @@ TEST(UniformGathers, GuardedLoopAcrossUnitsKeepsItsResults) {
     V.BoundsChecked = Checked;
     JitKernel K = compile(GuardedColumn, V, {}, true);
     ASSERT_TRUE(K.Fn);
-    EXPECT_NE(K.OptimisedIR.find(".uniform = load float"), std::string::npos);
+    EXPECT_NE(K.OptimizedIR.find(".uniform = load float"), std::string::npos);
     // n = 70: the second cube has 6 units in range, and x has exactly n
     // elements, so a load for the cube's other units would be past its end.
     uint32_t N = 70;

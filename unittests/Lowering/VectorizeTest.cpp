@@ -28,7 +28,7 @@ namespace {
 /// Optimises \p M with the backend's own O3 pipeline (kiln::optimizeModule)
 /// for \p CPU (the host with its features when empty) and returns the
 /// optimised IR.
-std::string optimiseFor(llvm::Module &M, llvm::StringRef CPU = "") {
+std::string optimizeFor(llvm::Module &M, llvm::StringRef CPU = "") {
   CodeGenOptions Opts;
   Opts.CPU = CPU.str();
   auto TM = createTargetMachine(Opts);
@@ -65,12 +65,12 @@ bool hasVectorFAdd(const std::string &IR) {
          IR.find("fadd <16 x float>") != std::string::npos;
 }
 
-TEST(LoweringVectorize, ElementwiseKernelVectorisesAtO3) {
+TEST(LoweringVectorize, ElementwiseKernelVectorizesAtO3) {
   for (bool Checked : {false, true}) {
     llvm::LLVMContext Ctx;
     LoweredModule L = lowerOnly(VAdd, Ctx, CpuVariant{Checked, 64});
     ASSERT_TRUE(L.Module);
-    std::string IR = optimiseFor(*L.Module);
+    std::string IR = optimizeFor(*L.Module);
     EXPECT_TRUE(hasVectorFAdd(IR))
         << (Checked ? "checked" : "unchecked") << "\n"
         << IR;
@@ -81,7 +81,7 @@ TEST(LoweringVectorize, ElementwiseKernelVectorisesAtO3) {
   }
 }
 
-TEST(LoweringVectorize, ElementwiseKernelVectorisesForAVX2) {
+TEST(LoweringVectorize, ElementwiseKernelVectorizesForAVX2) {
   // The machine of docs/Lowering.md §11 (znver3: AVX2 + FMA, no AVX-512),
   // whatever the host: only optimisation runs, nothing executes.
   if (!llvm::StringRef(llvm::sys::getProcessTriple()).starts_with("x86_64"))
@@ -90,7 +90,7 @@ TEST(LoweringVectorize, ElementwiseKernelVectorisesForAVX2) {
     llvm::LLVMContext Ctx;
     LoweredModule L = lowerOnly(VAdd, Ctx, CpuVariant{Checked, 64});
     ASSERT_TRUE(L.Module);
-    std::string IR = optimiseFor(*L.Module, "znver3");
+    std::string IR = optimizeFor(*L.Module, "znver3");
     EXPECT_NE(IR.find("fadd <8 x float>"), std::string::npos)
         << (Checked ? "checked" : "unchecked") << "\n"
         << IR;
@@ -116,7 +116,7 @@ TEST(LoweringVectorize, CheckedUnitLoopIsNotCloned) {
   llvm::LLVMContext Ctx;
   LoweredModule L = lowerOnly(VAdd, Ctx, CpuVariant{true, 64});
   ASSERT_TRUE(L.Module);
-  std::string IR = optimiseFor(*L.Module, "znver3");
+  std::string IR = optimizeFor(*L.Module, "znver3");
   // At most two: the loop without checks (LoopVersioning.cpp) and the
   // guarded one (which may stay scalar: it runs only when a check fails).
   unsigned Bodies = countLinesStartingWith(IR, "vector.body");
@@ -135,14 +135,14 @@ TEST(LoweringVectorize, InBoundsCubesRunWithoutMasks) {
     llvm::LLVMContext Ctx;
     LoweredModule L = lowerOnly(VAdd, Ctx, CpuVariant{Checked, 64});
     ASSERT_TRUE(L.Module);
-    std::string IR = optimiseFor(*L.Module, "znver3");
+    std::string IR = optimizeFor(*L.Module, "znver3");
     EXPECT_NE(IR.find("load <8 x float>"), std::string::npos) << IR;
     EXPECT_NE(IR.find("store <8 x float>"), std::string::npos) << IR;
     EXPECT_EQ(IR.find("masked.store"), std::string::npos) << IR;
   }
 }
 
-TEST(LoweringVectorize, ShortUnitLoopsVectoriseBeforeUnrolling) {
+TEST(LoweringVectorize, ShortUnitLoopsVectorizeBeforeUnrolling) {
   // matmul's unit loops run over 16 units: unless the vectoriser sees them
   // before full unrolling, they become scalar tile loads with one branch per
   // bounds check; the tile loads of A and B must be vector loads and the k
@@ -153,7 +153,7 @@ TEST(LoweringVectorize, ShortUnitLoopsVectoriseBeforeUnrolling) {
   llvm::LLVMContext Ctx;
   LoweredModule L = lowerOnly(MatMul, Ctx, CpuVariant{true, 64});
   ASSERT_TRUE(L.Module);
-  std::string IR = optimiseFor(*L.Module, "znver3");
+  std::string IR = optimizeFor(*L.Module, "znver3");
   EXPECT_NE(IR.find("fma.v8f32"), std::string::npos) << IR;
   // A's and B's tile loads, bounds-checked, in the twin without checks:
   // plain vector loads. Their guarded loops prove only bounds checks, so

@@ -31,16 +31,16 @@ struct DeviceTest : ::testing::Test {
   const Kernel &vadd() { return M->Kernels.front(); }
 };
 
-TEST_F(DeviceTest, CompilesOnceAndMemoises) {
+TEST_F(DeviceTest, CompilesOnceAndMemoizes) {
   KernelStats S;
   auto K1 = Dev->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!K1) << llvm::toString(K1.takeError());
   EXPECT_TRUE(S.Compiled);
-  EXPECT_FALSE(S.Memoised);
+  EXPECT_FALSE(S.Memoized);
   EXPECT_GT(S.CodegenSeconds, 0.0);
   auto K2 = Dev->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!K2);
-  EXPECT_TRUE(S.Memoised);
+  EXPECT_TRUE(S.Memoized);
   EXPECT_FALSE(S.Compiled);
   EXPECT_EQ(K1->entry(), K2->entry());
 

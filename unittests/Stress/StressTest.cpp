@@ -379,7 +379,7 @@ pid_t startVandal(const std::string &Root, double Seconds) {
   return Pid;
 }
 
-TEST(Stress, ThreadsStreamsBatchesAndCancelsBesideAVandalisedStore) {
+TEST(Stress, ThreadsStreamsBatchesAndCancelsBesideAVandalizedStore) {
   double Seconds = stressSeconds();
   kiln::test::TempDir Store;
   std::atomic<uint64_t> Warnings{0};

@@ -150,7 +150,7 @@ void fluxElement(int I, const int *Ese, const float *Normals,
     // The three components of the face's flux, for a neighbour (Nb) or the
     // far field: Mom the other side's momentum, De/Mx/My/Mz its flux
     // contributions.
-    auto AddCentred = [&](Float3 Mom, Float3 De, Float3 Mx, Float3 My,
+    auto AddCentered = [&](Float3 Mom, Float3 De, Float3 Mx, Float3 My,
                           Float3 Mz) {
       float N3[3] = {Normal.X, Normal.Y, Normal.Z};
       float Mo[3] = {Mom.X, Mom.Y, Mom.Z};
@@ -189,7 +189,7 @@ void fluxElement(int I, const int *Ese, const float *Normals,
       FluxMomentum.X += Factor * (Si.Momentum.X - Sn.Momentum.X);
       FluxMomentum.Y += Factor * (Si.Momentum.Y - Sn.Momentum.Y);
       FluxMomentum.Z += Factor * (Si.Momentum.Z - Sn.Momentum.Z);
-      AddCentred(Sn.Momentum, FcNbDe, FcNbMx, FcNbMy, FcNbMz);
+      AddCentered(Sn.Momentum, FcNbDe, FcNbMx, FcNbMy, FcNbMz);
     } else if (Nb == -1) { // a wing wall
       FluxMomentum.X += Normal.X * PressureI;
       FluxMomentum.Y += Normal.Y * PressureI;
@@ -198,7 +198,7 @@ void fluxElement(int I, const int *Ese, const float *Normals,
       Float3 FfMomentum = {FfVariable[VarMomentum + 0],
                            FfVariable[VarMomentum + 1],
                            FfVariable[VarMomentum + 2]};
-      AddCentred(FfMomentum, *FfFc[0], *FfFc[1], *FfFc[2], *FfFc[3]);
+      AddCentered(FfMomentum, *FfFc[0], *FfFc[1], *FfFc[2], *FfFc[3]);
     }
   }
   Fluxes[I + VarDensity * Nelr] = FluxDensity;

@@ -43,7 +43,7 @@ constexpr unsigned BlockSize = 256; // BLOCK_SIZE and BLOCK_SIZE2
 /// kmeans_clustering's choice of the first centres: the point at position n
 /// of a list of indices whose chosen entry is swapped to the end, for n = 0,
 /// 1, ... (so point i for cluster i unless the list wrapped).
-std::vector<float> initialCentres(const std::vector<float> &Feature,
+std::vector<float> initialCenters(const std::vector<float> &Feature,
                                   int NPoints) {
   std::vector<int> Initial(NPoints);
   for (int I = 0; I < NPoints; ++I)
@@ -65,7 +65,7 @@ std::vector<float> initialCentres(const std::vector<float> &Feature,
 /// kmeans_clustering's update): counts the points that changed cluster,
 /// sums the points of each cluster in point order and replaces each centre
 /// that has points by the mean. Returns delta.
-int updateCentres(const std::vector<float> &Feature, int NPoints,
+int updateCenters(const std::vector<float> &Feature, int NPoints,
                   const std::vector<int> &NewMembership,
                   std::vector<int> &Membership, std::vector<float> &Clusters) {
   std::vector<int> NewCentersLen(NClusters, 0);
@@ -122,7 +122,7 @@ public:
               Arg::i32(NFeatures)});
     ++Launches;
     // kmeans_clustering().
-    Clusters = initialCentres(Feature, NPoints);
+    Clusters = initialCenters(Feature, NPoints);
     Membership.assign(NPoints, -1);
     std::vector<int> MembershipOCL(NPoints);
     int Loop = 0;
@@ -138,7 +138,7 @@ public:
       ++Launches;
       B.finish(); // clFinish before the read-back
       B.read(DMembership, MembershipOCL.data(), NPoints * sizeof(int));
-      Delta = float(updateCentres(Feature, NPoints, MembershipOCL,
+      Delta = float(updateCenters(Feature, NPoints, MembershipOCL,
                                   Membership, Clusters));
       ++Rounds;
     } while (Delta > Threshold && Loop++ < 500);
@@ -195,7 +195,7 @@ private:
   void reference() {
     if (RefRounds)
       return;
-    RefClusters = initialCentres(Feature, NPoints);
+    RefClusters = initialCenters(Feature, NPoints);
     RefMembership.assign(NPoints, -1);
     std::vector<int> NewMembership(NPoints);
     int Loop = 0;
@@ -218,7 +218,7 @@ private:
         }
         NewMembership[P] = Index;
       }
-      Delta = float(updateCentres(Feature, NPoints, NewMembership,
+      Delta = float(updateCenters(Feature, NPoints, NewMembership,
                                   RefMembership, RefClusters));
       ++RefRounds;
     } while (Delta > Threshold && Loop++ < 500);

@@ -103,7 +103,7 @@ enum class KernelOrigin {
 /// for a phase that did not run).
 struct KernelStats {
   KernelOrigin Origin = KernelOrigin::Failed;
-  bool Memoised = false; ///< Origin == Memory
+  bool Memoized = false; ///< Origin == Memory
   bool StoreHit = false; ///< Origin == Store
   /// A store hit answered by the remote tier (then written locally).
   bool RemoteHit = false;

@@ -236,7 +236,7 @@ public:
   /// (CubeABI.h; docs/Lowering.md, "Privatised atomics"): a buffer whose
   /// metadata allows it, of at most 64 KiB and no more elements than the
   /// launch has units, gets a private copy per worker, merged at the end.
-  uint64_t privatisedLaunches() const;
+  uint64_t privatizedLaunches() const;
 
 private:
   struct Impl;

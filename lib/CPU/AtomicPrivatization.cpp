@@ -1,6 +1,6 @@
-//===- AtomicPrivatisation.cpp - Buffers whose atomics can be private ----===//
+//===- AtomicPrivatization.cpp - Buffers whose atomics can be private ----===//
 
-#include "AtomicPrivatisation.h"
+#include "AtomicPrivatization.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -45,7 +45,7 @@ static PrivateAtomic privateAtomicOf(OpKind Kind, Type T) {
 }
 
 std::vector<PrivateAtomic>
-kiln::lowering::findPrivatisableBuffers(const Kernel &K,
+kiln::lowering::findPrivatizableBuffers(const Kernel &K,
                                         const CpuVariant &Variant) {
   std::vector<PrivateAtomic> Out(K.Params.size(), PrivateAtomic::None);
   if (Variant.MayAlias)
@@ -89,7 +89,7 @@ kiln::lowering::findPrivatisableBuffers(const Kernel &K,
     if (Op->Result != NoValue && UsedValues.contains(Op->Result))
       Disqualified.insert(Op->Operands[0].Value);
   unsigned Count = 0;
-  for (size_t I = 0; I < K.Params.size() && Count < MaxPrivatised; ++I) {
+  for (size_t I = 0; I < K.Params.size() && Count < MaxPrivatized; ++I) {
     auto It = Merge.find(K.Params[I]);
     if (It == Merge.end() || It->second == PrivateAtomic::None ||
         Disqualified.contains(K.Params[I]))

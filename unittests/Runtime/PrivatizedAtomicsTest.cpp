@@ -1,7 +1,7 @@
-//===- PrivatisedAtomicsTest.cpp - Atomics in per-worker private copies ---===//
+//===- PrivatizedAtomicsTest.cpp - Atomics in per-worker private copies ---===//
 //
 // Histogram-like kernels whose buffer atomics the executor privatises
-// (CubeABI.h, AtomicPrivatisation.h): every read-modify-write kind on i32,
+// (CubeABI.h, AtomicPrivatization.h): every read-modify-write kind on i32,
 // u32, i64, u64 and f32 add, both variants, many cubes on two threads, with
 // the private copies taken (a small buffer) and not taken (one above the
 // 64 KiB limit), against a scalar reference.
@@ -21,7 +21,7 @@ using namespace kiln;
 
 namespace {
 
-struct PrivatisedAtomics : ::testing::Test {
+struct PrivatizedAtomics : ::testing::Test {
   std::unique_ptr<Device> Dev;
   void SetUp() override {
     DeviceOptions Opts;
@@ -113,11 +113,11 @@ bool runHist(Device &Dev, ScalarKind SK, const std::string &Op,
   EXPECT_TRUE(!!K) << llvm::toString(K.takeError());
   if (!K)
     return false;
-  bool Privatisable = false;
+  bool Privatizable = false;
   for (const ParamMetadata &P : K->metadata().Params)
     if (P.Name == "bins")
-      Privatisable = P.Private != PrivateAtomic::None;
-  EXPECT_EQ(Privatisable, !UseOld);
+      Privatizable = P.Private != PrivateAtomic::None;
+  EXPECT_EQ(Privatizable, !UseOld);
 
   const uint32_t Cubes = 700, N = Cubes * 64 - 13;
   std::mt19937 R(static_cast<uint32_t>(Bins * 31 + Op.size() + Checked));
@@ -143,7 +143,7 @@ bool runHist(Device &Dev, ScalarKind SK, const std::string &Op,
   Buffer IdxB = bufferOf(Type::scalar(ScalarKind::U32), Idx.data(), N);
   Buffer BinsB = bufferOf(Ty, Init.data(), Bins);
   Buffer OutB = std::move(*Buffer::create(Ty, N));
-  uint64_t Before = Dev.executor().privatisedLaunches();
+  uint64_t Before = Dev.executor().privatizedLaunches();
   llvm::Error E = Dev.launch(
       *K, {Cubes, 1, 1},
       {ArgBinding::buffer(DataB), ArgBinding::buffer(IdxB),
@@ -157,7 +157,7 @@ bool runHist(Device &Dev, ScalarKind SK, const std::string &Op,
       ADD_FAILURE() << Op << " " << Ty.str() << " bins " << Bins
                     << (Checked ? " checked" : " unchecked") << ": bin " << I
                     << " is " << +Got[I] << ", expected " << +Expected[I];
-  return Dev.executor().privatisedLaunches() != Before;
+  return Dev.executor().privatizedLaunches() != Before;
 }
 
 // 97 bins: privatised; 20000 four-byte bins (80 KB) or 9000 eight-byte ones
@@ -165,7 +165,7 @@ bool runHist(Device &Dev, ScalarKind SK, const std::string &Op,
 constexpr uint64_t Small = 97;
 uint64_t large(ScalarKind SK) { return byteSize(SK) == 4 ? 20000 : 9000; }
 
-TEST_F(PrivatisedAtomics, EveryIntegerOpBothVariantsBothPaths) {
+TEST_F(PrivatizedAtomics, EveryIntegerOpBothVariantsBothPaths) {
   const char *Ops[] = {"add", "sub", "min", "max", "and", "or", "xor"};
   for (bool Checked : {true, false})
     for (const char *Op : Ops) {
@@ -183,7 +183,7 @@ TEST_F(PrivatisedAtomics, EveryIntegerOpBothVariantsBothPaths) {
     }
 }
 
-TEST_F(PrivatisedAtomics, FloatAddOfIntegerValuesIsExact) {
+TEST_F(PrivatizedAtomics, FloatAddOfIntegerValuesIsExact) {
   for (bool Checked : {true, false}) {
     EXPECT_TRUE(runHist<float>(*Dev, ScalarKind::F32, "add", Small, Checked));
     EXPECT_FALSE(runHist<float>(*Dev, ScalarKind::F32, "add",
@@ -191,12 +191,12 @@ TEST_F(PrivatisedAtomics, FloatAddOfIntegerValuesIsExact) {
   }
 }
 
-TEST_F(PrivatisedAtomics, UsedOldValueKeepsRealAtomics) {
+TEST_F(PrivatizedAtomics, UsedOldValueKeepsRealAtomics) {
   EXPECT_FALSE(runHist<uint32_t>(*Dev, ScalarKind::U32, "add", Small,
                                  /*Checked=*/true, /*UseOld=*/true));
 }
 
-TEST_F(PrivatisedAtomics, RepeatedLaunchesAccumulate) {
+TEST_F(PrivatizedAtomics, RepeatedLaunchesAccumulate) {
   // hist_global's shape: one atomic_add of 1 per element, launched twice on
   // the same bins (copies are fresh each launch).
   Module M = test::parseAndVerify(R"(
@@ -221,7 +221,7 @@ kernel @hist cube_dim(256) (%data: buffer<u32, read>,
   Buffer DataB = bufferOf(Type::scalar(ScalarKind::U32), Data.data(), N);
   Buffer BinsB = std::move(*Buffer::create(Type::scalar(ScalarKind::U32), 256));
   std::memset(BinsB.data(), 0, 256 * 4);
-  uint64_t Before = Dev->executor().privatisedLaunches();
+  uint64_t Before = Dev->executor().privatizedLaunches();
   for (int L = 0; L < 2; ++L) {
     llvm::Error E =
         Dev->launch(*K, {N / 256, 1, 1},
@@ -229,7 +229,7 @@ kernel @hist cube_dim(256) (%data: buffer<u32, read>,
                      ArgBinding::u32(N)});
     ASSERT_FALSE(!!E) << llvm::toString(std::move(E));
   }
-  EXPECT_EQ(Dev->executor().privatisedLaunches(), Before + 2);
+  EXPECT_EQ(Dev->executor().privatizedLaunches(), Before + 2);
   EXPECT_EQ(std::memcmp(BinsB.data(), Expected.data(), 256 * 4), 0);
   // One cube of 256 units, 256 bins: still privatised, inline.
   std::memset(BinsB.data(), 0, 256 * 4);
@@ -237,7 +237,7 @@ kernel @hist cube_dim(256) (%data: buffer<u32, read>,
                               {ArgBinding::buffer(DataB),
                                ArgBinding::buffer(BinsB), ArgBinding::u32(N)});
   ASSERT_FALSE(!!E) << llvm::toString(std::move(E));
-  EXPECT_EQ(Dev->executor().privatisedLaunches(), Before + 3);
+  EXPECT_EQ(Dev->executor().privatizedLaunches(), Before + 3);
   std::vector<uint32_t> One(256, 0);
   for (uint32_t I = 0; I < 256; ++I)
     ++One[Data[I]];

@@ -1,6 +1,6 @@
-//===- PrivatisationTest.cpp - Privatisable buffer atomics ----------------===//
+//===- PrivatizationTest.cpp - Privatisable buffer atomics ----------------===//
 //
-// Which buffers AtomicPrivatisation.h finds (the metadata's Private), and
+// Which buffers AtomicPrivatization.h finds (the metadata's Private), and
 // the cube function's side of the contract of CubeABI.h: with bit k of
 // LaunchArgs::Reserved set, the atomics go to the private copy named in the
 // scratch area and the buffer is untouched; with it clear, to the buffer.
@@ -9,7 +9,7 @@
 
 #include "LoweringHarness.h"
 
-#include "AtomicPrivatisation.h"
+#include "AtomicPrivatization.h"
 
 #include "gtest/gtest.h"
 
@@ -41,7 +41,7 @@ std::string atomicKernel(const std::string &Body, const std::string &T = "u32") 
 
 constexpr PrivateAtomic None = PrivateAtomic::None;
 
-TEST(Privatisation, EachOperationMergesByItsKind) {
+TEST(Privatization, EachOperationMergesByItsKind) {
   struct {
     const char *Op;
     PrivateAtomic Want;
@@ -62,7 +62,7 @@ TEST(Privatisation, EachOperationMergesByItsKind) {
             (std::vector<PrivateAtomic>{PrivateAtomic::Add, None, None}));
 }
 
-TEST(Privatisation, WhatDisqualifiesABuffer) {
+TEST(Privatization, WhatDisqualifiesABuffer) {
   // add and sub together merge by addition; `len` is fine.
   EXPECT_EQ(privateOf(atomicKernel("  %n = len %a : u32\n"
                                    "  %o = atomic_add %a[%i], %x : u32\n"
@@ -95,7 +95,7 @@ TEST(Privatisation, WhatDisqualifiesABuffer) {
             (std::vector<PrivateAtomic>{None, None, None}));
 }
 
-TEST(Privatisation, KernelsWithoutThemReadNoFlag) {
+TEST(Privatization, KernelsWithoutThemReadNoFlag) {
   llvm::LLVMContext Ctx;
   LoweredModule L =
       lowerOnly(atomicKernel("  %o = atomic_add %a[%i], %x : u32\n"
@@ -124,7 +124,7 @@ void callWithCopies(const JitKernel &K, std::vector<KernelArg> Args,
   std::free(Scratch);
 }
 
-TEST(Privatisation, TheCubeFunctionHonoursTheLaunchsChoice) {
+TEST(Privatization, TheCubeFunctionHonoursTheLaunchsChoice) {
   // Two privatisable buffers (bits 0 and 1): max into %a, sub from %c.
   const char *Text = R"(
 kernel @k cube_dim(64) (%a: buffer<i32, read_write>, %d: buffer<i32, read>,

@@ -1,10 +1,10 @@
-//===- Rematerialisation.cpp - Values recomputed instead of kept ----------===//
+//===- Rematerialization.cpp - Values recomputed instead of kept ----------===//
 //
-// See Rematerialisation.h and docs/Lowering.md §5.
+// See Rematerialization.h and docs/Lowering.md §5.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Rematerialisation.h"
+#include "Rematerialization.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-//===- AtomicPrivatisation.h - Buffers whose atomics can be private -*- C++ -*-===//
+//===- AtomicPrivatization.h - Buffers whose atomics can be private -*- C++ -*-===//
 //
 // Finds the buffer parameters whose atomics a launch may accumulate in a
 // per-worker private copy, merged into the buffer once per worker at the end
@@ -14,7 +14,7 @@
 // Then nothing in the launch can observe the buffer between its atomics:
 // only the final value, which the merge reproduces (exactly for integers:
 // add/sub modulo 2^n, min/max/and/or/xor are associative and commutative;
-// for f32 the sum is taken in another order). At most MaxPrivatised buffers
+// for f32 the sum is taken in another order). At most MaxPrivatized buffers
 // per kernel (one bit each of LaunchArgs::Reserved).
 //
 //===----------------------------------------------------------------------===//
@@ -29,11 +29,11 @@
 
 namespace kiln::lowering {
 
-inline constexpr unsigned MaxPrivatised = 32;
+inline constexpr unsigned MaxPrivatized = 32;
 
 /// One entry per kernel parameter (K.Params order): how its atomics merge,
 /// or PrivateAtomic::None.
-std::vector<PrivateAtomic> findPrivatisableBuffers(const Kernel &K,
+std::vector<PrivateAtomic> findPrivatizableBuffers(const Kernel &K,
                                                    const CpuVariant &Variant);
 
 } // namespace kiln::lowering

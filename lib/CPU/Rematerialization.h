@@ -1,4 +1,4 @@
-//===- Rematerialisation.h - Values recomputed instead of kept --*- C++ -*-===//
+//===- Rematerialization.h - Values recomputed instead of kept --*- C++ -*-===//
 //
 // Builtins, constants and short integer/bool chains over them, parameters
 // and cube-level induction variables (index arithmetic, mostly) are cheaper
