@@ -6,7 +6,8 @@
 # `ldd`). It unpacks them, runs Kiln and native OpenMP (PoCL is not carried)
 # at THREADS threads (default 16), 512-bit code and, on an AVX-512 host,
 # Kiln with AVX2 code, and writes one file per run to $OUT.
-# Environment: THREADS ("16 2"), REPEAT (5), LIMIT (seconds a run, 250).
+# Environment: THREADS ("16 2"), REPEAT (5), LIMIT (seconds a run, 250),
+# BENCHES (a comma-separated list for --bench; default all).
 set -u
 corpus=$(cd "$(dirname "$0")" && pwd)
 cd "${BUNDLE:-.}"
@@ -20,12 +21,14 @@ export KILN_CACHE_DIR=/tmp/kc/store
 lscpu | head -20 > "$OUT/lscpu.txt"
 nproc >> "$OUT/lscpu.txt"
 R=${REPEAT:-5}
+SEL=()
+[ -n "${BENCHES:-}" ] && SEL=(--bench="$BENCHES")
 for t in ${THREADS:-16}; do
   for bin in kiln-corpus kiln-corpus-base; do
     [ -x /tmp/kc/$bin ] || continue
-    timeout ${LIMIT:-250} "${LD[@]}" /tmp/kc/$bin --corpus-dir="$corpus" --systems=kiln,native --threads=$t --repeat=$R --tag=$bin-t$t > "$OUT/$bin-t$t.txt" 2>&1
+    timeout ${LIMIT:-250} "${LD[@]}" /tmp/kc/$bin --corpus-dir="$corpus" --systems=kiln,native --threads=$t --repeat=$R "${SEL[@]}" --tag=$bin-t$t > "$OUT/$bin-t$t.txt" 2>&1
   done
   if grep -q avx512f /proc/cpuinfo; then
-    timeout ${LIMIT:-250} "${LD[@]}" /tmp/kc/kiln-corpus --corpus-dir="$corpus" --systems=kiln --threads=$t --repeat=$R --mattr=-avx512f --tag=avx2-t$t > "$OUT/kiln-corpus-avx2-t$t.txt" 2>&1
+    timeout ${LIMIT:-250} "${LD[@]}" /tmp/kc/kiln-corpus --corpus-dir="$corpus" --systems=kiln --threads=$t --repeat=$R "${SEL[@]}" --mattr=-avx512f --tag=avx2-t$t > "$OUT/kiln-corpus-avx2-t$t.txt" 2>&1
   fi
 done

@@ -11,6 +11,7 @@
 #include "SerialProductScans.h"
 #include "StreamingUnroll.h"
 #include "UniformGathers.h"
+#include "UnitLoopSwitches.h"
 #include "UnitLoopWidth.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -390,6 +391,10 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   // vectorised.
   PB.registerVectorizerStartEPCallback(
       [](FunctionPassManager &FPM, OptimizationLevel Level) {
+        // Switches in unit loops become branches the vectoriser can
+        // if-convert (UnitLoopSwitches.h).
+        if (Level.getSpeedupLevel() >= 2)
+          FPM.addPass(UnitLoopSwitchesPass());
         FPM.addPass(StreamingUnrollPass());
         if (Level.getSpeedupLevel() >= 2)
           FPM.addPass(UnitLoopWidthPass());

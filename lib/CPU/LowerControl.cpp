@@ -512,8 +512,94 @@ static bool isShortLiteralFor(const Operation &Op) {
   return N && *N <= MaxUnpolledTrips;
 }
 
+/// Whether `k + step` cannot wrap for any `k < hi` of \p Op, a `for`: a
+/// literal step of 1 (k < hi <= the type's largest value), or literal
+/// `step` and `hi` with `hi - 1 + step` inside the type. Such a loop needs
+/// no overflow exit at its latch, and LLVM then sees its trip count as the
+/// difference of the bounds (a literal loop's as a constant, which is what
+/// full unrolling and the vectoriser need).
+static bool incrementCannotWrap(const Operation &Op) {
+  Type T = Op.ResultType;
+  unsigned W = bitWidth(T.elementKind());
+  if (W == 0 || W > 64)
+    return false;
+  auto Read = [&](const Operand &O) -> __int128 {
+    uint64_t Bits = O.Lit.Bits;
+    if (W < 64)
+      Bits &= (uint64_t(1) << W) - 1;
+    if (T.isSigned() && (Bits >> (W - 1)) & 1)
+      return static_cast<__int128>(Bits) - (static_cast<__int128>(1) << W);
+    return Bits;
+  };
+  __int128 Step = 1;
+  if (Op.Operands.size() > 2) {
+    if (!Op.Operands[2].isLiteral())
+      return false;
+    Step = Read(Op.Operands[2]);
+  }
+  if (Step <= 0)
+    return false; // no iteration runs; the latch is never reached
+  if (Step == 1)
+    return true;
+  if (!Op.Operands[1].isLiteral())
+    return false;
+  __int128 Max = T.isSigned() ? (static_cast<__int128>(1) << (W - 1)) - 1
+                              : (static_cast<__int128>(1) << W) - 1;
+  return Read(Op.Operands[1]) - 1 + Step <= Max;
+}
+
+/// The most operations (nested literal loops counted once per iteration)
+/// a per-unit `for` with literal bounds may hold, times its trips, to be
+/// marked for full unrolling. LLVM's own full unrolling stops at a cost of
+/// 300 instructions at O3, which a short loop with a large body (a
+/// neighbour loop of 4 with a hundred operations each) exceeds; left a
+/// loop, it keeps the unit loop around it from being vectorised (the
+/// vectoriser takes innermost loops only). Unrolled, the unit loop is one
+/// straight body.
+static constexpr uint64_t MaxUnrolledUnitOps = 2048;
+
+/// The operations of \p Blk, each nested `for` with literal bounds counted
+/// per iteration; nullopt when a nested loop has no literal trip count (a
+/// loop left a loop: unrolling around it gains nothing for the vectoriser).
+static std::optional<uint64_t> unrolledOps(const Block &Blk) {
+  uint64_t N = 0;
+  for (const Operation &Op : Blk.Ops) {
+    OpClass C = Op.opClass();
+    if (C == OpClass::Loop)
+      return std::nullopt;
+    uint64_t Inner = 0;
+    for (const Block &R : Op.Regions) {
+      std::optional<uint64_t> RN = unrolledOps(R);
+      if (!RN)
+        return std::nullopt;
+      Inner += *RN;
+    }
+    if (C == OpClass::For) {
+      std::optional<uint64_t> Trips = literalTrips(Op);
+      if (!Trips || *Trips > MaxUnrolledUnitOps)
+        return std::nullopt;
+      Inner *= *Trips;
+    }
+    N += 1 + Inner;
+    if (N > MaxUnrolledUnitOps)
+      return N;
+  }
+  return N;
+}
+
+/// Whether \p Op, a per-unit `for`, is marked for full unrolling: literal
+/// bounds, and its body times its trips within MaxUnrolledUnitOps.
+static bool unrollsInUnit(const Operation &Op) {
+  std::optional<uint64_t> Trips = literalTrips(Op);
+  if (!Trips || *Trips == 0 || *Trips > MaxUnrolledUnitOps ||
+      Op.Regions.empty())
+    return false;
+  std::optional<uint64_t> Body = unrolledOps(Op.Regions[0]);
+  return Body && *Body * *Trips <= MaxUnrolledUnitOps;
+}
+
 static void endFor(LoweringContext &L, ForShape &S, Type T, Value *Step,
-                   bool Poll) {
+                   bool Poll, bool CannotWrap, bool Unroll) {
   auto &B = L.B;
   if (!L.terminated())
     B.CreateBr(S.Latch);
@@ -522,13 +608,30 @@ static void endFor(LoweringContext &L, ForShape &S, Type T, Value *Step,
     L.emitStopPoll();
     S.Latch = B.GetInsertBlock();
   }
-  auto ID = T.isSigned() ? llvm::Intrinsic::sadd_with_overflow
-                         : llvm::Intrinsic::uadd_with_overflow;
-  Value *R = B.CreateBinaryIntrinsic(ID, S.IV, Step);
-  Value *Next = B.CreateExtractValue(R, 0);
-  Value *Ovf = B.CreateExtractValue(R, 1);
-  S.IV->addIncoming(Next, S.Latch);
-  B.CreateCondBr(Ovf, S.Exit, S.Header);
+  llvm::BranchInst *Back;
+  if (CannotWrap) {
+    Value *Next = B.CreateAdd(S.IV, Step, "k.next", /*HasNUW=*/!T.isSigned(),
+                              /*HasNSW=*/T.isSigned());
+    S.IV->addIncoming(Next, S.Latch);
+    Back = B.CreateBr(S.Header);
+  } else {
+    auto ID = T.isSigned() ? llvm::Intrinsic::sadd_with_overflow
+                           : llvm::Intrinsic::uadd_with_overflow;
+    Value *R = B.CreateBinaryIntrinsic(ID, S.IV, Step);
+    Value *Next = B.CreateExtractValue(R, 0);
+    Value *Ovf = B.CreateExtractValue(R, 1);
+    S.IV->addIncoming(Next, S.Latch);
+    Back = B.CreateCondBr(Ovf, S.Exit, S.Header);
+  }
+  if (Unroll) {
+    llvm::LLVMContext &Ctx = L.Ctx;
+    llvm::Metadata *Props[] = {
+        nullptr, llvm::MDNode::get(Ctx, {llvm::MDString::get(
+                                            Ctx, "llvm.loop.unroll.full")})};
+    llvm::MDNode *LoopID = llvm::MDNode::getDistinct(Ctx, Props);
+    LoopID->replaceOperandWith(0, LoopID);
+    Back->setMetadata(llvm::LLVMContext::MD_loop, LoopID);
+  }
   B.SetInsertPoint(S.Exit);
 }
 
@@ -575,7 +678,8 @@ void ControlEmitter::lowerFor(const Operation &Op, Level L) {
   Loops.pop_back();
   if (PendingPrefetch.Op == &Op)
     PendingPrefetch = {};
-  endFor(Cx, S, T, Step, !isShortLiteralFor(Op));
+  endFor(Cx, S, T, Step, !isShortLiteralFor(Op), incrementCannotWrap(Op),
+         !Cube && unrollsInUnit(Op));
 }
 
 void ControlEmitter::lowerLoop(const Operation &Op, Level L) {
