@@ -136,6 +136,42 @@ TEST(CollectiveTest, FloatsInMemberOrderWithNaNAndSignedZero) {
   }
 }
 
+TEST(CollectiveTest, HalfAndBFloat16RoundAtEachAddition) {
+  Group G(3);
+  ElementType F16 = ElementType::scalar(ScalarType::F16);
+  ElementType BF16 = ElementType::scalar(ScalarType::BF16);
+  // f16: 2048 + 1 is a tie that rounds to even, 2048, twice over; in
+  // another order (1 + 1) + 2048 would give 2050. Element 1: 1 + 2 + 3.
+  std::vector<std::vector<uint16_t>> Half = {
+      {0x6800, 0x3C00}, {0x3C00, 0x4000}, {0x3C00, 0x4200}};
+  // bf16: 256 + 1 rounds to 256 the same way; element 1: max with a NaN.
+  std::vector<std::vector<uint16_t>> Brain = {
+      {0x4380, 0x3F80}, {0x3F80, 0x7FC0}, {0x3F80, 0x4000}};
+  for (int Pass = 0; Pass < 2; ++Pass) {
+    const auto &In = Pass == 0 ? Half : Brain;
+    std::vector<Buffer> Bufs;
+    std::vector<CollectiveMember> Members;
+    for (unsigned M = 0; M < 3; ++M) {
+      Bufs.push_back(bufferOf(In[M]));
+      Members.push_back({G.Streams[M], Bufs.back().view(Pass ? BF16 : F16)});
+    }
+    ASSERT_TRUE(allReduce(Members, ReduceOp::Sum).ok());
+    for (Stream &S : G.Streams)
+      ASSERT_TRUE(S.synchronize().ok());
+    for (unsigned M = 0; M < 3; ++M) {
+      std::vector<uint16_t> Got = contents<uint16_t>(Bufs[M]);
+      if (Pass == 0) {
+        EXPECT_EQ(Got[0], 0x6800) << M; // 2048
+        EXPECT_EQ(Got[1], 0x4600) << M; // 6
+      } else {
+        EXPECT_EQ(Got[0], 0x4380) << M;          // 256
+        EXPECT_EQ(Got[1] & 0x7F80, 0x7F80) << M; // NaN
+        EXPECT_NE(Got[1] & 0x007F, 0) << M;
+      }
+    }
+  }
+}
+
 TEST(CollectiveTest, LinesAndViewsAtAnOffset) {
   Group G(2);
   ElementType Vec2 = ElementType::line(ScalarType::F64, 2);
