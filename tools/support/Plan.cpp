@@ -1641,7 +1641,9 @@ Error Plan::Impl::launch(const Stmt &S,
                        " elements)");
     Indirect = B.Storage.as<uint32_t>() + Index;
   }
-  if (Checking) {
+  // The check run, and a direct launch on the plan's own stream, launch
+  // here and now, as plans without streams always did.
+  if (Checking || (L.Stream == 0 && !Indirect)) {
     PlanLaunch PL{S.X, L.Kernel, Cubes, L.Bindings, Device};
     return Fn(PL);
   }
