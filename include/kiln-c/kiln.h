@@ -990,6 +990,39 @@ kiln_status kiln_stream_cancel(kiln_stream stream);
 kiln_status kiln_stream_set_launch_timeout(kiln_stream stream,
                                            uint64_t milliseconds);
 
+/*===-- Collectives -------------------------------------------------------===*/
+
+/** How kiln_all_reduce combines its members' elements. */
+typedef enum kiln_reduce_op {
+  KILN_REDUCE_SUM = 0,
+  KILN_REDUCE_MAX = 1,
+  KILN_REDUCE_MIN = 2
+} kiln_reduce_op;
+
+/** One device's part in a collective: a stream of that device (which orders
+ * the collective with the device's other work) and the view it gives and
+ * gets back (its access must be KILN_ACCESS_READ_WRITE). */
+typedef struct kiln_collective_member {
+  kiln_stream stream;
+  kiln_buffer_view view;
+} kiln_collective_member;
+
+/** All-reduce across the devices of the process: every member's view gets,
+ * element by element, the sum, max or min over all members' views as they
+ * hold after the work queued before on each member's stream; work queued
+ * after it on each stream sees the result. Returns at once; the reduction
+ * runs on the first member's stream once every member's stream has reached
+ * it, and the other streams wait for it (docs/C-API.md, "Collectives":
+ * element types, the order of sums, NaN). One member changes nothing.
+ * KILN_ERROR_INVALID_ARGUMENT, nothing queued: members NULL with a non-zero
+ * count, no member, an op out of range, a NULL/destroyed stream or buffer,
+ * a view that is not KILN_ACCESS_READ_WRITE, two streams of one device,
+ * views of different element types or counts, overlapping views, a view out
+ * of its buffer or misaligned, an element type that cannot be reduced (bool,
+ * minifloats). On a failed member stream: its failure, nothing queued. */
+kiln_status kiln_all_reduce(const kiln_collective_member *members,
+                            size_t member_count, kiln_reduce_op op);
+
 /*===-- Events ------------------------------------------------------------===*/
 
 /** Releases the handle. Streams waiting on the event still wait for it.

@@ -545,6 +545,38 @@ private:
   std::shared_ptr<detail::StreamState> S;
 };
 
+//===-- Collectives -------------------------------------------------------===//
+
+/// How an all-reduce combines its members' elements.
+enum class ReduceOp : uint8_t { Sum = 0, Max = 1, Min = 2 };
+
+/// One device's part in a collective: a stream of that device, which orders
+/// the collective with the device's other work, and the view it gives and
+/// gets back.
+struct CollectiveMember {
+  Stream OnStream;
+  BufferView View;
+};
+
+/// All-reduce (as a collective library's): every member's view gets, element
+/// by element, the sum, max or min over all the members' views, as they hold
+/// after the work queued before on each member's stream; the work queued
+/// after it on each stream sees the result. Returns at once: the reduction
+/// runs on the first member's stream once every member's stream has reached
+/// it (an event per stream; nothing blocks a thread), the other streams
+/// wait for it. Element types: signed and unsigned integers (sums wrap),
+/// f16, bf16, f32, f64 and lines of them (lane by lane); sums in member
+/// order, rounded at each addition; a NaN wins a max or min, and -0 orders
+/// below +0 (docs/API.md, "Collectives"). One member copies nothing and
+/// changes nothing.
+/// InvalidArgument, nothing queued: no member, a null stream or view, two
+/// streams of one device, views of different element types or counts,
+/// overlapping views, a view out of its buffer's bounds or misaligned, an
+/// element type that cannot be reduced. A failed member stream: its error,
+/// nothing queued. A stream that fails before it reaches the collective
+/// fails the others with Cancelled (their events carry it).
+Status allReduce(std::span<const CollectiveMember> Members, ReduceOp Op);
+
 //===-- The device --------------------------------------------------------===//
 
 /// Which persistent store a device uses.

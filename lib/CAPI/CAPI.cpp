@@ -1312,3 +1312,37 @@ kiln_status kiln_event_query(kiln_event event, bool *out_complete) {
     return KILN_OK;
   });
 }
+
+//===-- Collectives -------------------------------------------------------===//
+
+kiln_status kiln_all_reduce(const kiln_collective_member *members,
+                            size_t member_count, kiln_reduce_op op) {
+  return guard("kiln_all_reduce", [&](Call &C) {
+    if (member_count && !members)
+      return C.invalid("members is NULL but member_count is {}", member_count);
+    int Op = rawValue(op);
+    if (Op < KILN_REDUCE_SUM || Op > KILN_REDUCE_MIN)
+      return C.invalid("op is {}, not a kiln_reduce_op", Op);
+    std::vector<api::CollectiveMember> Members(member_count);
+    for (size_t I = 0; I < member_count; ++I) {
+      std::string Stream = fmt::format("members[{}].stream", I);
+      std::string Buffer = fmt::format("members[{}].view.buffer", I);
+      std::string Type = fmt::format("members[{}].view.type", I);
+      std::string Access = fmt::format("members[{}].view.access", I);
+      if (kiln_status E =
+              C.lookup(members[I].stream, Stream.c_str(), Members[I].OnStream))
+        return E;
+      api::Arg View = api::Arg::u32(0);
+      if (kiln_status E = toView(C, members[I].view, Buffer.c_str(),
+                                 Type.c_str(), Access.c_str(), View))
+        return E;
+      if (View.access() != api::Access::ReadWrite)
+        return C.invalid("{} must be KILN_ACCESS_READ_WRITE: the collective "
+                         "reads and writes the view",
+                         Access);
+      Members[I].View = View.view();
+    }
+    return C.status(
+        api::allReduce(Members, static_cast<api::ReduceOp>(Op)));
+  });
+}

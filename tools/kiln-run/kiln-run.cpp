@@ -37,6 +37,8 @@
 #include <csignal>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <numeric>
 #include <system_error>
 
@@ -560,9 +562,15 @@ int runPlan() {
     return fail(std::move(E));
   double CheckMs = msSince(Start);
 
-  auto Dev = makeDevice(DO);
-  if (!Dev)
-    return fail(Dev.takeError());
+  // The plan's devices: the first, and one per `device` statement, each
+  // made as the options say.
+  std::vector<std::unique_ptr<kiln::Device>> Devs;
+  for (unsigned D = 0; D < P->deviceCount(); ++D) {
+    auto Dev = makeDevice(DO);
+    if (!Dev)
+      return fail(Dev.takeError());
+    Devs.push_back(std::move(*Dev));
+  }
   kiln::CpuVariant Variant;
   Variant.BoundsChecked = !NoBoundsCheck;
   if (Stats) {
@@ -570,21 +578,36 @@ int runPlan() {
     stat("verify", VerifyMs);
     stat("plan check", CheckMs);
   }
-  std::vector<kiln::LoadedKernel> Loaded;
-  for (size_t I = 0; I < Kernels.size(); ++I) {
+  // Every kernel on the first device, as before; on another device the
+  // kernels its streams launch.
+  std::vector<std::vector<std::optional<kiln::LoadedKernel>>> Loaded(
+      Devs.size(),
+      std::vector<std::optional<kiln::LoadedKernel>>(Kernels.size()));
+  auto Load = [&](unsigned D, unsigned I) -> Error {
+    if (Loaded[D][I])
+      return Error::success();
     kiln::KernelStats KS;
-    auto L = (*Dev)->getKernel(*Kernels[I], Variant, &KS);
+    auto L = Devs[D]->getKernel(*Kernels[I], Variant, &KS);
     if (!L)
-      return fail(L.takeError());
-    Loaded.push_back(std::move(*L));
+      return L.takeError();
+    Loaded[D][I] = std::move(*L);
     if (Stats) {
       kernelStat(*Kernels[I], Variant, KS);
       compileStats(KS);
     }
-  }
+    return Error::success();
+  };
+  for (unsigned I = 0; I < Kernels.size(); ++I)
+    if (Error E = Load(0, I))
+      return fail(std::move(E));
+  for (unsigned S = 0; S < P->launchCount(); ++S)
+    if (Error E = Load(P->launchDevice(S), P->launchKernel(S)))
+      return fail(std::move(E));
 
-  // Milliseconds of each launch, by launch statement.
+  // Milliseconds of each launch, by launch statement (launches on the
+  // plan's streams run on their threads).
   std::vector<std::vector<double>> LaunchMs(P->launchCount());
+  std::mutex LaunchMsLock;
   std::vector<double> PlanMs;
   for (unsigned R = 0; R < Repeat; ++R) {
     Start = Clock::now();
@@ -592,10 +615,12 @@ int runPlan() {
       auto LaunchStart = Clock::now();
       kiln::LaunchStop Stop;
       Error LE = Error::success();
+      kiln::Device &Dev = *Devs[L.Device];
       {
-        kiln::Watchdog::Scope Deadline((*Dev)->executor().watchdog(), Stop,
+        kiln::Watchdog::Scope Deadline(Dev.executor().watchdog(), Stop,
                                        *Limit);
-        LE = (*Dev)->launch(Loaded[L.Kernel], L.CubeCount, L.Args, &Stop);
+        LE = Dev.launch(*Loaded[L.Device][L.Kernel], L.CubeCount, L.Args,
+                        &Stop);
       }
       if (LE && Stop.reason() == kiln::LaunchStop::Reason::TimedOut) {
         consumeError(std::move(LE));
@@ -606,8 +631,10 @@ int runPlan() {
       }
       if (LE)
         return P->launchError(L.Statement, toString(std::move(LE)));
-      if (Stats)
+      if (Stats) {
+        std::lock_guard<std::mutex> Guard(LaunchMsLock);
         LaunchMs[L.Statement].push_back(msSince(LaunchStart));
+      }
       return Error::success();
     });
     if (E)
@@ -639,6 +666,10 @@ int runPlan() {
   for (const auto &[Name, Path] : OutFiles)
     if (Error E = writeBuffer(*P->buffer(Name), Path))
       return fail("--out " + Name + ": " + toString(std::move(E)));
+  // What the plan's `read` statements read back, in the order they ran,
+  // then the --print buffers.
+  for (const kiln::PlanRead &R : P->reads())
+    printBuffer(*R.Contents);
   for (const std::string &Name : PrintNames)
     printBuffer(*P->buffer(Name));
   if (Error E = kiln::flushOrError(outs(), "standard output"))
@@ -707,6 +738,10 @@ int main(int argc, char **argv) {
       "    set B[INDEX] = VALUE      while B[INDEX] != 0 max N {  ...  }\n"
       "    launch K cubes=X[,Y[,Z]] PARAM=VALUE ...  (a buffer's name, an\n"
       "    integer expression with + - * / % min() max(), or a literal)\n"
+      "    Host side: device D      stream S [= D]      event E\n"
+      "    on S {  ...  }      record E      wait E      sync\n"
+      "    copy INTO = FROM      read B      allreduce sum|max|min S=B ...\n"
+      "    cubes=indirect(B[, INDEX]) (three u32 read when it runs)\n"
       "    Paths are relative to the plan's folder; --out and --print name\n"
       "    the plan's buffers (docs/Tools.md §3.6).\n");
   try {

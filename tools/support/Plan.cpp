@@ -2,6 +2,8 @@
 
 #include "support/Plan.h"
 #include "kiln/IR/Diagnostic.h"
+#include "kiln/Runtime/Collective.h"
+#include "support/HostQueue.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -73,16 +75,23 @@ struct Expr {
 };
 
 struct Stmt {
-  enum Kind { Let, For, Repeat, Launch, Swap, Buffer, Set, While };
+  enum Kind {
+    Let, For, Repeat, Launch, Swap, Buffer, Set, While,
+    // The host side (docs/Tools.md §3.7).
+    On, Record, Wait, Sync, Copy, Read, AllReduce
+  };
   Kind K = Let;
   SourceLoc Loc;
+  /// The stream its work is queued on (0: the plan's own).
+  unsigned Stream = 0;
   unsigned Slot = 0;            ///< Let, For: the variable
   unsigned A = 0, B = 0, C = 0; ///< expressions (see parse)
   bool HasStep = false;         ///< For
   /// Launch: its index; Swap, Buffer, Set, While: buffers (Set: X, its
-  /// value Y in Sets).
+  /// value Y in Sets); Record, Wait: the event X; Copy: buffers X (into)
+  /// and Y (from); Read: the buffer X; AllReduce: its index X.
   unsigned X = 0, Y = 0;
-  std::vector<Stmt> Body; ///< For, Repeat, While
+  std::vector<Stmt> Body; ///< For, Repeat, While, On
 };
 
 /// One NAME=VALUE of a launch statement.
@@ -109,6 +118,10 @@ struct BoundParam {
 struct LaunchStmt {
   unsigned Kernel = 0;
   SourceLoc Loc;
+  unsigned Stream = 0;
+  /// cubes=indirect(BUFFER[, INDEX]): the buffer, the index's expression.
+  std::optional<unsigned> IndirectBuffer, IndirectIndex;
+  SourceLoc IndirectLoc;
   std::vector<unsigned> Cubes;
   std::vector<LaunchArg> Args;
   std::vector<BoundParam> Params;
@@ -135,8 +148,27 @@ struct BufferDecl {
   ArgBinding Binding;
 };
 
+/// A `stream NAME [= DEVICE]` statement (index 0: the plan's own stream).
+struct StreamDecl {
+  std::string Name;
+  unsigned Device = 0;
+};
+
+/// An `allreduce OP STREAM=BUFFER ...` statement.
+struct AllReduceStmt {
+  ReduceOp Op = ReduceOp::Sum;
+  std::vector<unsigned> Streams, Buffers;
+  std::vector<SourceLoc> BufferLocs;
+};
+
+/// What a `read` statement read back.
+struct ReadSnapshot {
+  std::string Name;
+  Buffer Contents;
+};
+
 struct Symbol {
-  enum Kind { Kernel, Buffer, Var, LoopVar };
+  enum Kind { Kernel, Buffer, Var, LoopVar, Device, Stream, Event };
   Kind K = Var;
   unsigned Index = 0;
   SourceLoc Loc;
@@ -152,6 +184,12 @@ const char *kindText(Symbol::Kind K) {
     return "a variable";
   case Symbol::LoopVar:
     return "a loop variable";
+  case Symbol::Device:
+    return "a device";
+  case Symbol::Stream:
+    return "a stream";
+  case Symbol::Event:
+    return "an event";
   }
   return "";
 }
@@ -169,6 +207,12 @@ struct Plan::Impl {
   std::vector<Stmt> Top;
   unsigned SlotCount = 0;
   bool Bound = false;
+  // The host side: devices (0: the plan's first), streams (0: the plan's
+  // own, on device 0), events, all-reduce statements.
+  std::vector<std::string> DeviceNames{""};
+  std::vector<StreamDecl> Streams{StreamDecl()};
+  std::vector<std::string> EventNames;
+  std::vector<AllReduceStmt> AllReduces;
 
   // Run state.
   std::vector<int64_t> Slots;
@@ -182,11 +226,21 @@ struct Plan::Impl {
   /// depend on the number of the loop's iterations, which only the run
   /// knows, so its errors are left for the run to find.
   bool Unsure = false;
+  /// Each event's last record in this run (null: none yet); Recorded says
+  /// the same in the check run, which queues nothing.
+  std::vector<std::shared_ptr<HostEvent>> EventPoints;
+  std::vector<bool> Recorded;
+  std::vector<std::unique_ptr<ReadSnapshot>> Reads;
+  /// One per stream, made by the first run; destroyed first (they finish
+  /// their work on the buffers above).
+  std::vector<std::unique_ptr<HostQueue>> Queues;
 
   // Parse state.
   std::vector<llvm::StringMap<Symbol>> Scopes;
   unsigned ElementExpr = 0; ///< the index parseElement parsed last
   std::optional<SourceLoc> FirstWhile;
+  /// The stream of each open block (the plan's own at the top level).
+  std::vector<unsigned> BlockStreams{0};
 
   Error error(SourceLoc Loc, const Twine &Message) const {
     return makeDiagnostic(FileName, Loc, Message);
@@ -617,6 +671,17 @@ struct Plan::Impl {
                     std::vector<Stmt> &Into);
   Error parseLaunch(const Token &Kw, Cursor &C, std::vector<Stmt> &Into);
   Error parseValue(Cursor &C, LaunchArg &A);
+  /// A name of kind \p Want: its index.
+  Expected<unsigned> parseNameOf(Cursor &C, Symbol::Kind Want,
+                                 StringRef Usage);
+  Error parseHostStatement(const Token &Kw, Cursor &C,
+                           std::vector<std::vector<Stmt> *> &Blocks,
+                           std::vector<SourceLoc> &Opens, bool &Handled);
+  Error parseIndirect(Cursor &C, LaunchStmt &L);
+  Error execHost(const Stmt &S,
+                 llvm::function_ref<Error(const PlanLaunch &)> Launch);
+  /// Waits for every stream; the first failure among them.
+  Error syncAll();
   Expected<unsigned> parseElement(Cursor &C, StringRef Form);
   Expected<uint64_t> elementIndex(const Stmt &S);
 
@@ -852,6 +917,7 @@ Error Plan::Impl::parseLaunch(const Token &Kw, Cursor &C,
   LaunchStmt L;
   L.Kernel = K->Index;
   L.Loc = Kw.Loc;
+  L.Stream = BlockStreams.back();
   std::optional<SourceLoc> CubesLoc;
   llvm::StringMap<SourceLoc> Seen;
   while (C.peek().K != Token::End) {
@@ -869,6 +935,11 @@ Error Plan::Impl::parseLaunch(const Token &Kw, Cursor &C,
         return error(Key.Loc, "cubes= is given twice (first at " +
                                   formatLoc(*CubesLoc) + ")");
       CubesLoc = Key.Loc;
+      if (C.peek().isName("indirect") && C.peek(1).is("(")) {
+        if (Error E = parseIndirect(C, L))
+          return E;
+        continue;
+      }
       for (;;) {
         auto E = parseExpr(C);
         if (!E)
@@ -905,9 +976,249 @@ Error Plan::Impl::parseLaunch(const Token &Kw, Cursor &C,
   Stmt S;
   S.K = Stmt::Launch;
   S.Loc = Kw.Loc;
+  S.Stream = L.Stream;
   S.X = static_cast<unsigned>(Launches.size());
   Launches.push_back(std::move(L));
   Into.push_back(std::move(S));
+  return Error::success();
+}
+
+Expected<unsigned> Plan::Impl::parseNameOf(Cursor &C, Symbol::Kind Want,
+                                           StringRef Usage) {
+  const Token &Name = C.next();
+  StringRef What = kindText(Want);
+  if (Name.K != Token::Name)
+    return error(Name.Loc, "expected the name of " + What + ", found " +
+                               describe(Name) + " (" + Usage + ")");
+  const Symbol *S = lookup(Name.Text);
+  if (!S) {
+    StringRef Word = What.drop_until([](char C) { return C == ' '; }).ltrim();
+    return error(Name.Loc, "unknown " + Word + " '" + Name.Text +
+                               "' (declare it first: " + Word + " " +
+                               Name.Text +
+                               (Want == Symbol::Buffer ? " = SPEC" : "") + ")");
+  }
+  if (S->K != Want)
+    return error(Name.Loc, "'" + Name.Text + "' is " + kindText(S->K) +
+                               ", not " + What + " (defined at " +
+                               formatLoc(S->Loc) + ")");
+  return S->Index;
+}
+
+/// cubes=indirect(BUFFER[, INDEX]), from `indirect`.
+Error Plan::Impl::parseIndirect(Cursor &C, LaunchStmt &L) {
+  const Token &Kw = C.next();
+  C.next(); // '('
+  L.IndirectLoc = Kw.Loc;
+  const char *Usage = "cubes=indirect(BUFFER[, INDEX])";
+  auto Buf = parseNameOf(C, Symbol::Buffer, Usage);
+  if (!Buf)
+    return Buf.takeError();
+  const BufferDecl &B = Buffers[*Buf];
+  if (B.ElementType != Type::scalar(ScalarKind::U32))
+    return error(Kw.Loc, "the cube count of an indirect launch is three u32; "
+                         "buffer '" + B.Name + "' holds " +
+                             B.ElementType.str());
+  L.IndirectBuffer = *Buf;
+  if (C.peek().is(",")) {
+    C.next();
+    auto Index = parseExpr(C);
+    if (!Index)
+      return Index.takeError();
+    L.IndirectIndex = *Index;
+  }
+  const Token &Close = C.next();
+  if (!Close.is(")"))
+    return error(Close.Loc, "expected ')' to close indirect(, found " +
+                                describe(Close) + " (" + Usage + ")");
+  return Error::success();
+}
+
+/// The statements of the host side (docs/Tools.md §3.7); \p Handled says
+/// whether \p Kw was one.
+Error Plan::Impl::parseHostStatement(const Token &Kw, Cursor &C,
+                                     std::vector<std::vector<Stmt> *> &Blocks,
+                                     std::vector<SourceLoc> &Opens,
+                                     bool &Handled) {
+  Handled = true;
+  std::vector<Stmt> &Into = *Blocks.back();
+  bool TopLevel = Blocks.size() == 1;
+  auto EndOfLine = [&]() -> Error {
+    if (C.peek().K != Token::End)
+      return error(C.peek().Loc,
+                   "expected the end of the line, found " + describe(C.peek()));
+    return Error::success();
+  };
+  auto Simple = [&](Stmt::Kind K, unsigned X, unsigned Y = 0) {
+    Stmt S;
+    S.K = K;
+    S.Loc = Kw.Loc;
+    S.Stream = BlockStreams.back();
+    S.X = X;
+    S.Y = Y;
+    Into.push_back(std::move(S));
+    return EndOfLine();
+  };
+  StringRef Word = Kw.Text;
+  if (Word == "device" || Word == "stream" || Word == "event") {
+    if (!TopLevel)
+      return error(Kw.Loc, "'" + Word +
+                               "' statements stand at the top level of a "
+                               "plan, not inside a block");
+    const Token &Name = C.next();
+    if (Word == "device") {
+      if (Error E = declare(
+              Name, {Symbol::Device, unsigned(DeviceNames.size()), {}}))
+        return E;
+      DeviceNames.push_back(Name.Text.str());
+      return EndOfLine();
+    }
+    if (Word == "event") {
+      if (Error E =
+              declare(Name, {Symbol::Event, unsigned(EventNames.size()), {}}))
+        return E;
+      EventNames.push_back(Name.Text.str());
+      return EndOfLine();
+    }
+    if (Error E =
+            declare(Name, {Symbol::Stream, unsigned(Streams.size()), {}}))
+      return E;
+    StreamDecl D;
+    D.Name = Name.Text.str();
+    if (C.peek().is("=")) {
+      C.next();
+      auto Dev = parseNameOf(C, Symbol::Device, "stream NAME [= DEVICE]");
+      if (!Dev)
+        return Dev.takeError();
+      D.Device = *Dev;
+    }
+    Streams.push_back(std::move(D));
+    return EndOfLine();
+  }
+  if (Word == "on") {
+    if (Blocks.size() > MaxBlockDepth)
+      return error(Kw.Loc,
+                   "blocks nested more than " + Twine(MaxBlockDepth) + " deep");
+    auto Str = parseNameOf(C, Symbol::Stream, "on STREAM {");
+    if (!Str)
+      return Str.takeError();
+    const Token &Brace = C.next();
+    if (!Brace.is("{"))
+      return error(Brace.Loc, "expected '{' after the stream's name, found " +
+                                  describe(Brace) + " (on STREAM {)");
+    if (Error E = EndOfLine())
+      return E;
+    Stmt S;
+    S.K = Stmt::On;
+    S.Loc = Kw.Loc;
+    S.Stream = *Str;
+    Into.push_back(std::move(S));
+    Scopes.emplace_back();
+    Blocks.push_back(&Into.back().Body);
+    Opens.push_back(Kw.Loc);
+    BlockStreams.push_back(*Str);
+    return Error::success();
+  }
+  if (Word == "record" || Word == "wait") {
+    auto Ev = parseNameOf(C, Symbol::Event, (Word + " EVENT").str());
+    if (!Ev)
+      return Ev.takeError();
+    return Simple(Word == "record" ? Stmt::Record : Stmt::Wait, *Ev);
+  }
+  if (Word == "sync")
+    return Simple(Stmt::Sync, 0);
+  if (Word == "read") {
+    auto Buf = parseNameOf(C, Symbol::Buffer, "read BUFFER");
+    if (!Buf)
+      return Buf.takeError();
+    return Simple(Stmt::Read, *Buf);
+  }
+  if (Word == "copy") {
+    const char *Usage = "copy INTO = FROM";
+    const Token &IntoTok = C.peek();
+    auto Dst = parseNameOf(C, Symbol::Buffer, Usage);
+    if (!Dst)
+      return Dst.takeError();
+    if (auto Eq = expectEquals(C, "the buffer copied into", Usage); !Eq)
+      return Eq.takeError();
+    const Token &FromTok = C.peek();
+    auto Src = parseNameOf(C, Symbol::Buffer, Usage);
+    if (!Src)
+      return Src.takeError();
+    const BufferDecl &D = Buffers[*Dst], &F = Buffers[*Src];
+    if (*Dst == *Src)
+      return error(FromTok.Loc, "copy of '" + D.Name + "' into itself");
+    if (D.ElementType != F.ElementType)
+      return error(IntoTok.Loc, "copy between buffers of different element "
+                                "types: '" + D.Name + "' holds " +
+                                    D.ElementType.str() + ", '" + F.Name +
+                                    "' " + F.ElementType.str());
+    return Simple(Stmt::Copy, *Dst, *Src);
+  }
+  if (Word == "allreduce") {
+    const char *Usage = "allreduce sum|max|min STREAM=BUFFER ...";
+    const Token &OpTok = C.next();
+    AllReduceStmt A;
+    if (OpTok.isName("sum"))
+      A.Op = ReduceOp::Sum;
+    else if (OpTok.isName("max"))
+      A.Op = ReduceOp::Max;
+    else if (OpTok.isName("min"))
+      A.Op = ReduceOp::Min;
+    else
+      return error(OpTok.Loc, "expected sum, max or min after 'allreduce', "
+                              "found " +
+                                  describe(OpTok) + " (" + Usage + ")");
+    while (C.peek().K != Token::End) {
+      const Token &StrTok = C.peek();
+      auto Str = parseNameOf(C, Symbol::Stream, Usage);
+      if (!Str)
+        return Str.takeError();
+      if (auto Eq = expectEquals(C, "the stream's name", Usage); !Eq)
+        return Eq.takeError();
+      const Token &BufTok = C.peek();
+      auto Buf = parseNameOf(C, Symbol::Buffer, Usage);
+      if (!Buf)
+        return Buf.takeError();
+      const BufferDecl &B = Buffers[*Buf];
+      if (!isReducible(B.ElementType))
+        return error(BufTok.Loc, "buffer '" + B.Name + "' holds " +
+                                     B.ElementType.str() +
+                                     ", which allreduce cannot reduce "
+                                     "(integers, f16, bf16, f32, f64 and "
+                                     "lines of them)");
+      for (size_t I = 0; I < A.Streams.size(); ++I) {
+        const StreamDecl &Earlier = Streams[A.Streams[I]];
+        if (Earlier.Device == Streams[*Str].Device)
+          return error(StrTok.Loc,
+                       "stream '" + Streams[*Str].Name + "' is on the device "
+                       "of stream '" + Earlier.Name +
+                           "' (a device takes part in an allreduce once)");
+        const BufferDecl &Other = Buffers[A.Buffers[I]];
+        if (A.Buffers[I] == *Buf)
+          return error(BufTok.Loc, "buffer '" + B.Name +
+                                       "' is given twice: each device needs "
+                                       "its own");
+        if (Other.ElementType != B.ElementType)
+          return error(BufTok.Loc, "buffer '" + B.Name + "' holds " +
+                                       B.ElementType.str() + ", buffer '" +
+                                       Other.Name + "' " +
+                                       Other.ElementType.str() +
+                                       ": the members' element types must "
+                                       "match");
+      }
+      A.Streams.push_back(*Str);
+      A.Buffers.push_back(*Buf);
+      A.BufferLocs.push_back(BufTok.Loc);
+    }
+    if (A.Streams.empty())
+      return error(OpTok.Loc, "an allreduce needs at least one STREAM=BUFFER "
+                              "member (" +
+                                  Twine(Usage) + ")");
+    AllReduces.push_back(std::move(A));
+    return Simple(Stmt::AllReduce, unsigned(AllReduces.size() - 1));
+  }
+  Handled = false;
   return Error::success();
 }
 
@@ -928,11 +1239,13 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
     Blocks.pop_back();
     Opens.pop_back();
     Scopes.pop_back();
+    BlockStreams.pop_back();
     return EndOfLine();
   }
   if (Kw.K != Token::Name)
     return error(Kw.Loc, "expected a statement (kernel, buffer, let, for, "
-                         "repeat, while, launch, swap, set or '}'), found " +
+                         "repeat, while, launch, swap, set, a host-side "
+                         "statement or '}'), found " +
                              describe(Kw));
   bool TopLevel = Blocks.size() == 1;
   if (Kw.Text == "kernel" || Kw.Text == "buffer") {
@@ -1033,6 +1346,7 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
     Into.push_back(std::move(S));
     Blocks.push_back(&Into.back().Body);
     Opens.push_back(Kw.Loc);
+    BlockStreams.push_back(BlockStreams.back());
     return Error::success();
   }
   if (Kw.Text == "launch") {
@@ -1118,6 +1432,7 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
     Into.push_back(std::move(S));
     Blocks.push_back(&Into.back().Body);
     Opens.push_back(Kw.Loc);
+    BlockStreams.push_back(BlockStreams.back());
     return Error::success();
   }
   if (Kw.Text == "swap") {
@@ -1155,9 +1470,16 @@ Error Plan::Impl::parseStatement(Cursor &C, StringRef Line, unsigned LineNo,
     Into.push_back(std::move(S));
     return EndOfLine();
   }
+  bool Handled = false;
+  if (Error E = parseHostStatement(Kw, C, Blocks, Opens, Handled))
+    return E;
+  if (Handled)
+    return Error::success();
   return error(Kw.Loc, "unknown statement '" + Kw.Text +
                            "' (expected kernel, buffer, let, for, repeat, "
-                           "while, launch, swap, set or '}')");
+                           "while, launch, swap, set, device, stream, event, "
+                           "on, record, wait, sync, copy, read, allreduce or "
+                           "'}')");
 }
 
 Error Plan::Impl::parseText(StringRef Text) {
@@ -1296,8 +1618,57 @@ Error Plan::Impl::launch(const Stmt &S,
                               "): " + toString(Bytes.takeError()));
     L.Bindings.push_back(ArgBinding::value(P.Ty, Bytes->data(), Bytes->size()));
   }
-  PlanLaunch PL{S.X, L.Kernel, Cubes, L.Bindings};
-  return Fn(PL);
+  unsigned Device = Streams[L.Stream].Device;
+  // An indirect launch reads its cube count when it runs: the three u32
+  // from element INDEX of the buffer its name names now.
+  const uint32_t *Indirect = nullptr;
+  if (L.IndirectBuffer) {
+    int64_t Index = 0;
+    if (L.IndirectIndex) {
+      auto V = eval(*L.IndirectIndex);
+      if (!V)
+        return V.takeError();
+      Index = *V;
+    }
+    const BufferDecl &B = Buffers[Names[*L.IndirectBuffer]];
+    uint64_t Count = B.Storage.count();
+    if (Index < 0 || uint64_t(Index) > Count || Count - uint64_t(Index) < 3)
+      return error(L.IndirectIndex ? Exprs[*L.IndirectIndex].Begin
+                                   : L.IndirectLoc,
+                   "indirect cube count: elements " + Twine(Index) + " to " +
+                       Twine(Index) + " + 2 are outside buffer '" +
+                       Buffers[*L.IndirectBuffer].Name + "' (" + Twine(Count) +
+                       " elements)");
+    Indirect = B.Storage.as<uint32_t>() + Index;
+  }
+  // The check run, and a direct launch on the plan's own stream, launch
+  // here and now, as plans without streams always did.
+  if (Checking || (L.Stream == 0 && !Indirect)) {
+    PlanLaunch PL{S.X, L.Kernel, Cubes, L.Bindings, Device};
+    return Fn(PL);
+  }
+  auto Work = [this, Fn, Statement = S.X, Kernel = L.Kernel, Cubes,
+               Bindings = L.Bindings, Device, Indirect]() -> Error {
+    std::array<uint32_t, 3> Count = Cubes;
+    if (Indirect) {
+      uint64_t Product = 1;
+      for (unsigned D = 0; D < 3; ++D) {
+        Count[D] = Indirect[D];
+        Product = std::min<uint64_t>(Product * Count[D], uint64_t(1) << 33);
+      }
+      const LaunchStmt &L = Launches[Statement];
+      if (Product > UINT32_MAX)
+        return error(L.Loc, "the indirect cube count " + Twine(Count[0]) +
+                                "," + Twine(Count[1]) + "," + Twine(Count[2]) +
+                                " read from buffer '" +
+                                Buffers[*L.IndirectBuffer].Name +
+                                "' is more than " + Twine(UINT32_MAX) +
+                                " cubes");
+    }
+    PlanLaunch PL{Statement, Kernel, Count, Bindings, Device};
+    return Fn(PL);
+  };
+  return Queues[L.Stream]->push(std::move(Work));
 }
 
 /// Whether element \p I of \p B is all zero bits.
@@ -1409,6 +1780,14 @@ Error Plan::Impl::execStatement(
   }
   case Stmt::Launch:
     return launch(S, Fn);
+  case Stmt::On:
+  case Stmt::Record:
+  case Stmt::Wait:
+  case Stmt::Sync:
+  case Stmt::Copy:
+  case Stmt::Read:
+  case Stmt::AllReduce:
+    return execHost(S, Fn);
   case Stmt::Repeat: {
     auto N = eval(S.A);
     if (!N)
@@ -1458,6 +1837,123 @@ Error Plan::Impl::execStatement(
   }
   }
   llvm_unreachable("unknown statement");
+}
+
+Error Plan::Impl::syncAll() {
+  std::optional<std::string> First;
+  for (std::unique_ptr<HostQueue> &Q : Queues)
+    if (Error E = Q->synchronize()) {
+      std::string Why = toString(std::move(E));
+      if (!First)
+        First = std::move(Why);
+    }
+  if (First)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), *First);
+  return Error::success();
+}
+
+Error Plan::Impl::execHost(const Stmt &S,
+                           llvm::function_ref<Error(const PlanLaunch &)> Fn) {
+  switch (S.K) {
+  case Stmt::On:
+    return exec(S.Body, Fn);
+  case Stmt::Record:
+    Recorded[S.X] = true;
+    if (!Checking)
+      EventPoints[S.X] = Queues[S.Stream]->record();
+    return Error::success();
+  case Stmt::Wait:
+    if (!Recorded[S.X])
+      return error(S.Loc, "event '" + EventNames[S.X] +
+                              "' is waited for before this run records it "
+                              "(record " +
+                              EventNames[S.X] + " on a stream first)");
+    if (Checking)
+      return Error::success();
+    // A failed stream's event fails the waiting stream with its failure.
+    return Queues[S.Stream]->wait(EventPoints[S.X], "");
+  case Stmt::Sync:
+    return Checking ? Error::success() : syncAll();
+  case Stmt::Copy: {
+    BufferDecl &Dst = Buffers[Names[S.X]];
+    const BufferDecl &Src = Buffers[Names[S.Y]];
+    if (Dst.Storage.count() != Src.Storage.count())
+      return error(S.Loc, "copy of '" + Buffers[S.Y].Name + "' (" +
+                              Twine(Src.Storage.count()) + " elements) into '" +
+                              Buffers[S.X].Name + "' (" +
+                              Twine(Dst.Storage.count()) +
+                              " elements): the counts must match");
+    if (Checking)
+      return Error::success();
+    void *To = Dst.Storage.data();
+    const void *From = Src.Storage.data();
+    uint64_t Bytes = Dst.Storage.sizeInBytes();
+    return Queues[S.Stream]->push([To, From, Bytes] {
+      if (Bytes)
+        std::memmove(To, From, Bytes);
+      return Error::success();
+    });
+  }
+  case Stmt::Read: {
+    const BufferDecl &B = Buffers[Names[S.X]];
+    if (Checking)
+      return Error::success();
+    auto Snap = Buffer::create(B.ElementType, B.Storage.count());
+    if (!Snap)
+      return error(S.Loc, "read of '" + Buffers[S.X].Name +
+                              "': " + toString(Snap.takeError()));
+    Reads.push_back(std::make_unique<ReadSnapshot>(
+        ReadSnapshot{Buffers[S.X].Name, std::move(*Snap)}));
+    void *To = Reads.back()->Contents.data();
+    const void *From = B.Storage.data();
+    uint64_t Bytes = B.Storage.sizeInBytes();
+    return Queues[S.Stream]->push([To, From, Bytes] {
+      if (Bytes)
+        std::memcpy(To, From, Bytes);
+      return Error::success();
+    });
+  }
+  case Stmt::AllReduce: {
+    const AllReduceStmt &A = AllReduces[S.X];
+    std::vector<void *> Data;
+    uint64_t Count = 0;
+    Type Ty = Buffers[A.Buffers[0]].ElementType;
+    for (size_t I = 0; I < A.Buffers.size(); ++I) {
+      BufferDecl &B = Buffers[Names[A.Buffers[I]]];
+      if (I == 0)
+        Count = B.Storage.count();
+      else if (B.Storage.count() != Count)
+        return error(A.BufferLocs[I],
+                     "buffer '" + Buffers[A.Buffers[I]].Name + "' has " +
+                         Twine(B.Storage.count()) + " elements, buffer '" +
+                         Buffers[A.Buffers[0]].Name + "' " + Twine(Count) +
+                         ": the members' counts must match");
+      Data.push_back(B.Storage.data());
+    }
+    if (Checking || Data.size() == 1)
+      return Error::success();
+    // As the API's allReduce: every other member's stream records an
+    // event, the first waits for them, reduces and records one event that
+    // the others wait for. No stream waits for work queued after it.
+    HostQueue &First = *Queues[A.Streams[0]];
+    for (size_t I = 1; I < A.Streams.size(); ++I)
+      if (Error E = First.wait(Queues[A.Streams[I]]->record(), ""))
+        return E;
+    ReduceOp Op = A.Op;
+    if (Error E = First.push([Data, Count, Ty, Op] {
+          allReduceInPlace(Data, Count, Ty, Op);
+          return Error::success();
+        }))
+      return E;
+    std::shared_ptr<HostEvent> Reduced = First.record();
+    for (size_t I = 1; I < A.Streams.size(); ++I)
+      if (Error E = Queues[A.Streams[I]]->wait(Reduced, ""))
+        return E;
+    return Error::success();
+  }
+  default:
+    llvm_unreachable("not a host-side statement");
+  }
 }
 
 Error Plan::Impl::exec(const std::vector<Stmt> &Body,
@@ -1601,7 +2097,36 @@ Error Plan::run(llvm::function_ref<Error(const PlanLaunch &)> Launch) {
   std::iota(P->Names.begin(), P->Names.end(), 0u);
   P->Steps = 0;
   P->HasRun = true;
-  return P->exec(P->Top, Launch);
+  P->Recorded.assign(P->EventNames.size(), false);
+  P->EventPoints.assign(P->EventNames.size(), nullptr);
+  if (P->Checking)
+    return P->exec(P->Top, Launch);
+  if (P->Queues.empty())
+    for (size_t I = 0; I < P->Streams.size(); ++I)
+      P->Queues.push_back(std::make_unique<HostQueue>(/*Inline=*/I == 0));
+  for (std::unique_ptr<HostQueue> &Q : P->Queues)
+    Q->reset();
+  Error E = P->exec(P->Top, Launch);
+  // Every stream finishes its work before the run ends, failed or not.
+  Error Streams = P->syncAll();
+  if (E) {
+    consumeError(std::move(Streams));
+    return E;
+  }
+  return Streams;
+}
+
+unsigned Plan::deviceCount() const { return P->DeviceNames.size(); }
+unsigned Plan::launchDevice(unsigned S) const {
+  return P->Streams[P->Launches[S].Stream].Device;
+}
+unsigned Plan::launchKernel(unsigned S) const { return P->Launches[S].Kernel; }
+
+std::vector<PlanRead> Plan::reads() const {
+  std::vector<PlanRead> R;
+  for (const std::unique_ptr<ReadSnapshot> &S : P->Reads)
+    R.push_back({S->Name, &S->Contents});
+  return R;
 }
 
 bool Plan::hasBuffer(StringRef Name) const {

@@ -5,7 +5,9 @@
 // A plan is a text file that kiln-run runs with --plan: a sequence of
 // launches of kernels from .kiln files on shared buffers, with host loops
 // and integer host variables, host writes of single elements and loops on
-// a flag element (docs/Tools.md §3.6):
+// a flag element, and the host side of a runtime: several devices and
+// streams, events, copies, indirect launches, read-backs and all-reduce
+// (docs/Tools.md §3.6, §3.7):
 //
 //   kernel step = stencil.kiln:jacobi
 //   buffer a = f32[1024]:iota
@@ -65,6 +67,15 @@ struct PlanLaunch {
   unsigned Kernel;    ///< index into Plan::kernels()
   std::array<uint32_t, 3> CubeCount;
   llvm::ArrayRef<ArgBinding> Args; ///< one per parameter, in order
+  /// The plan's device it runs on (launchDevice(Statement)).
+  unsigned Device = 0;
+};
+
+/// A `read` of the plan's last runs: the buffer's name as the statement
+/// wrote it, and what it held when its stream reached the statement.
+struct PlanRead {
+  std::string Name;
+  const Buffer *Contents = nullptr;
 };
 
 class Plan {
@@ -92,7 +103,10 @@ public:
   /// files), later runs keep them and their contents; every run starts with
   /// each buffer name naming its own buffer (`swap` exchanges them) and
   /// fresh variables. \p Launch is called for each launch; its error ends
-  /// the run (return a located one with launchError()).
+  /// the run (return a located one with launchError()). Launches on the
+  /// plan's own stream call it on this thread; those on a `stream` of the
+  /// plan, on that stream's thread, at the same time as others. The run
+  /// returns once every stream has run its work.
   llvm::Error run(llvm::function_ref<llvm::Error(const PlanLaunch &)> Launch);
 
   /// The check run: the plan run once without launching, creating the
@@ -107,6 +121,16 @@ public:
   llvm::StringRef launchKernelName(unsigned Statement) const;
   /// \p Message located at launch statement \p Statement.
   llvm::Error launchError(unsigned Statement, const llvm::Twine &Message) const;
+
+  /// The plan's devices: the first, which kiln-run always has, and one per
+  /// `device` statement; and the device launch statement \p Statement runs
+  /// on (that of its stream), and its kernel (an index into kernels()).
+  unsigned deviceCount() const;
+  unsigned launchDevice(unsigned Statement) const;
+  unsigned launchKernel(unsigned Statement) const;
+  /// The `read` statements' read-backs of every run so far, in the order
+  /// the statements ran.
+  std::vector<PlanRead> reads() const;
 
   /// Whether \p Name is a buffer of the plan.
   bool hasBuffer(llvm::StringRef Name) const;
