@@ -319,11 +319,12 @@ int compileIntoStore() {
   if (StoreDir.empty())
     return fail(Tool, "--store: empty folder name");
   if (Emit.getNumOccurrences() || OutputFile.getNumOccurrences() ||
-      PrintId || KernelName.getNumOccurrences() ||
-      !printAfterPasses().empty())
+      PrintId || KernelName.getNumOccurrences())
     return fail(Tool, "--store compiles every kernel of every file: it "
-                      "takes no --emit, -o, --print-id, --kernel or "
-                      "--print-after (KILN_DUMP_AFTER dumps its steps)");
+                      "takes no --emit, -o, --print-id or --kernel");
+  if (!printAfterPasses().empty())
+    return fail(Tool, "--print-after does not apply to --store "
+                      "(KILN_DUMP with KILN_DUMP_AFTER dumps its steps)");
   if (InputFiles.empty())
     return fail(Tool, "--store needs at least one input file");
 
