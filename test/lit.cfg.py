@@ -19,6 +19,8 @@ for var in ("HOME", "TMPDIR", "XDG_CACHE_HOME"):
 config.environment["PATH"] = os.pathsep.join(
     [config.kiln_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# The source tree, for tests that read its docs.
+config.substitutions.append(("%kiln_src", config.kiln_src_root))
 # %limit_memory, at the start of a `bash -c` command: the tool it runs may
 # allocate 1 GiB at most, so that an input that makes it allocate without
 # bound fails the test. `ulimit -v` in a plain build; ASan and TSan reserve

@@ -2,6 +2,7 @@
 
 #include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/HostInfo.h"
+#include "kiln/CPU/Pipeline.h"
 
 #include "BlendScratchStores.h"
 #include "ExpandBlockCopies.h"
@@ -34,6 +35,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <optional>
 
@@ -243,7 +245,7 @@ Error kiln::checkRunsOnHost(const CodeGenOptions &Opts) {
 }
 
 Expected<std::unique_ptr<TargetMachine>>
-kiln::createTargetMachine(const CodeGenOptions &Opts) {
+kiln::createTargetMachine(const CodeGenOptions &Opts, const StepDumps *Dumps) {
   if (Opts.OptLevel > 3)
     return makeError("optimisation level " + Twine(Opts.OptLevel) +
                      " is out of range 0..3");
@@ -265,6 +267,12 @@ kiln::createTargetMachine(const CodeGenOptions &Opts) {
   if (!TM)
     return makeError("cannot create a target machine for " + Host.Triple +
                      " cpu " + R->CPU);
+  if (Dumps)
+    Dumps->dump(PipelineStepId::TargetMachine, [&](raw_ostream &OS) {
+      OS << "; triple: " << Host.Triple << "\n; cpu: " << R->CPU
+         << "\n; features: " << R->Features << "\n; -O" << Opts.OptLevel
+         << ", position-independent code\n";
+    });
   return TM;
 }
 
@@ -327,24 +335,67 @@ static Error verifyOrError(Module &M, StringRef When) {
   return Error::success();
 }
 
-Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
-  if (OptLevel > 3)
-    return makeError("optimisation level " + Twine(OptLevel) +
-                     " is out of range 0..3");
-  prepareModule(M, TM);
-  if (Error E = verifyOrError(M, "before optimisation"))
-    return E;
-  DiagnosticScope Diags(M.getContext());
-  // At every level, so that exp gives the same bits at -O0 and -O3, in
-  // scalar and in vectorised loops (InlineExp.h).
-  if (shouldInlineExp(TM))
-    inlineExpF32(M);
-  // At every level too: the choice follows the target, not the level.
-  serializeProductScans(M, TM);
-  // After inlineExpF32: whether a guarded loop may be scalar depends on
-  // the math left in it as calls (ScalarFallbackLoops.h).
-  settleScalarFallbackLoops(M);
+namespace {
+/// Hands the module to Dumps after a Kiln pass inside LLVM's pipeline (once
+/// for each function the pass ran on: a cube module defines one).
+class DumpAfterStepPass : public PassInfoMixin<DumpAfterStepPass> {
+public:
+  DumpAfterStepPass(PipelineStepId Id, const StepDumps &Dumps)
+      : Id(Id), Dumps(Dumps) {}
+  PreservedAnalyses run(Function &F, FunctionAnalysisManager &) {
+    Dumps.dump(Id, [&](raw_ostream &OS) { F.getParent()->print(OS, nullptr); });
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
 
+private:
+  PipelineStepId Id;
+  const StepDumps &Dumps;
+};
+
+/// Adds the Kiln passes of the pipeline that hook in at \p At to \p FPM, in
+/// the table's order, those that run at \p Level.
+void addKilnPasses(FunctionPassManager &FPM, ExtensionPoint At,
+                   OptimizationLevel Level, TargetMachine &TM,
+                   const StepDumps *Dumps) {
+  for (const PipelineStep &S : cpuPipeline()) {
+    if (S.Hook != At || unsigned(Level.getSpeedupLevel()) < S.MinOptLevel)
+      continue;
+    switch (S.Id) {
+    case PipelineStepId::UnitLoopSwitches:
+      FPM.addPass(UnitLoopSwitchesPass());
+      break;
+    case PipelineStepId::StreamingUnroll:
+      FPM.addPass(StreamingUnrollPass());
+      break;
+    case PipelineStepId::UnitLoopWidth:
+      FPM.addPass(UnitLoopWidthPass());
+      break;
+    case PipelineStepId::JamUnitLoops:
+      FPM.addPass(JamUnitLoopsPass());
+      break;
+    case PipelineStepId::BlendScratchStores:
+      FPM.addPass(BlendScratchStoresPass(TM));
+      break;
+    case PipelineStepId::ExpandBlockCopies:
+      FPM.addPass(ExpandBlockCopiesPass());
+      break;
+    case PipelineStepId::UniformGathers:
+      FPM.addPass(UniformGathersPass());
+      break;
+    default:
+      llvm_unreachable("not a pass inside LLVM's pipeline");
+    }
+    if (Dumps && Dumps->wants(S.Id))
+      FPM.addPass(DumpAfterStepPass(S.Id, *Dumps));
+  }
+}
+} // namespace
+
+/// LLVM's default pipeline at \p OptLevel, with Kiln's passes at their
+/// extension points.
+static void runLLVMPipeline(Module &M, TargetMachine &TM, unsigned OptLevel,
+                            const StepDumps *Dumps) {
   // Explicit tuning options: buildPerModuleDefaultPipeline leaves SLP off
   // otherwise (docs/Design.md §10.2).
   PipelineTuningOptions PTO;
@@ -384,36 +435,17 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
 
-  // Before the vectoriser: streaming unit loops ask for at most 8 vectors
-  // an iteration after it (StreamingUnroll.h).
-  // Unit loops whose vector width is certain are given it, so that they
-  // get no vector epilogue (UnitLoopWidth.h); below O2 nothing is
-  // vectorised.
+  // Kiln's passes inside LLVM's pipeline: those of the vectorizer-start
+  // and optimizer-last points of cpuPipeline(), in its order (Pipeline.h
+  // says why each is there).
   PB.registerVectorizerStartEPCallback(
-      [](FunctionPassManager &FPM, OptimizationLevel Level) {
-        // Switches in unit loops become branches the vectoriser can
-        // if-convert (UnitLoopSwitches.h).
-        if (Level.getSpeedupLevel() >= 2)
-          FPM.addPass(UnitLoopSwitchesPass());
-        FPM.addPass(StreamingUnrollPass());
-        if (Level.getSpeedupLevel() >= 2)
-          FPM.addPass(UnitLoopWidthPass());
+      [&TM, Dumps](FunctionPassManager &FPM, OptimizationLevel Level) {
+        addKilnPasses(FPM, ExtensionPoint::VectorizerStart, Level, TM, Dumps);
       });
-  // After vectorisation and unrolling: unit loops that are one long
-  // floating-point chain run several units per iteration, interleaved
-  // (JamUnitLoops.h, from O2 on); then microcoded masked stores into the
-  // scratch area become blends (BlendScratchStores.h), block copies
-  // and fills vector loops (ExpandBlockCopies.h), and masked gathers from
-  // one address a scalar load when any lane is set (UniformGathers.h).
   PB.registerOptimizerLastEPCallback(
-      [&TM](ModulePassManager &MPM, OptimizationLevel Level) {
+      [&TM, Dumps](ModulePassManager &MPM, OptimizationLevel Level) {
         FunctionPassManager FPM;
-        if (Level.getSpeedupLevel() >= 2)
-          FPM.addPass(JamUnitLoopsPass());
-        FPM.addPass(BlendScratchStoresPass(TM));
-        FPM.addPass(ExpandBlockCopiesPass());
-        if (Level.getSpeedupLevel() >= 2)
-          FPM.addPass(UniformGathersPass());
+        addKilnPasses(FPM, ExtensionPoint::OptimizerLast, Level, TM, Dumps);
         MPM.addPass(createModuleToFunctionPassAdaptor(std::move(FPM)));
       });
 
@@ -425,6 +457,47 @@ Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel) {
                               ? PB.buildO0DefaultPipeline(Level)
                               : PB.buildPerModuleDefaultPipeline(Level);
   MPM.run(M, MAM);
+}
+
+Error kiln::optimizeModule(Module &M, TargetMachine &TM, unsigned OptLevel,
+                           const StepDumps *Dumps) {
+  if (OptLevel > 3)
+    return makeError("optimisation level " + Twine(OptLevel) +
+                     " is out of range 0..3");
+  prepareModule(M, TM);
+  if (Error E = verifyOrError(M, "before optimisation"))
+    return E;
+  DiagnosticScope Diags(M.getContext());
+  // The optimize stage's own steps, in the pipeline's order; the passes
+  // inside llvm-pipeline are added by runLLVMPipeline.
+  for (const PipelineStep &S : cpuPipeline()) {
+    if (S.Stage != PipelineStage::Optimize || S.Hook != ExtensionPoint::None)
+      continue;
+    switch (S.Id) {
+    case PipelineStepId::InlineExp:
+      // At every level, so that exp gives the same bits at -O0 and -O3, in
+      // scalar and in vectorised loops (InlineExp.h).
+      if (shouldInlineExp(TM))
+        inlineExpF32(M);
+      break;
+    case PipelineStepId::SerialProductScans:
+      // At every level too: the choice follows the target, not the level.
+      serializeProductScans(M, TM);
+      break;
+    case PipelineStepId::ScalarFallbackLoops:
+      // After inline-exp: whether a guarded loop may be scalar depends on
+      // the math left in it as calls (ScalarFallbackLoops.h).
+      settleScalarFallbackLoops(M);
+      break;
+    case PipelineStepId::LLVMPipeline:
+      runLLVMPipeline(M, TM, OptLevel, Dumps);
+      break;
+    default:
+      llvm_unreachable("not a step of the optimize stage");
+    }
+    if (Dumps)
+      Dumps->dump(S.Id, [&](raw_ostream &OS) { M.print(OS, nullptr); });
+  }
   if (Error E = Diags.take("in optimisation"))
     return E;
   return verifyOrError(M, "after optimisation");
@@ -467,6 +540,26 @@ public:
     Ctx.setOptPassGate(*this);
   }
   ~CodeGenerationGate() override { Ctx.setOptPassGate(Previous); }
+  /// What the gate leaves out, one comment line each.
+  void print(raw_ostream &OS) const {
+    OS << "; Loop Strength Reduction: everywhere\n"
+       << "; X86 Domain Reassignment Pass: everywhere\n"
+       << "; Post RA top-down list latency scheduler: in functions of more "
+          "than "
+       << PostRASchedulingLimit << " IR instructions";
+    std::vector<StringRef> Names;
+    for (const auto &F : LargeFunctions) {
+      StringRef Name = F.getKey();
+      Name.consume_front("function (");
+      Name.consume_back(")");
+      Names.push_back(Name);
+    }
+    llvm::sort(Names);
+    OS << (Names.empty() ? " (none here)" : ":");
+    for (StringRef N : Names)
+      OS << " " << N;
+    OS << "\n";
+  }
   CodeGenerationGate(const CodeGenerationGate &) = delete;
   CodeGenerationGate &operator=(const CodeGenerationGate &) = delete;
 
@@ -489,32 +582,70 @@ private:
 };
 } // namespace
 
-static Error emit(Module &M, TargetMachine &TM, raw_pwrite_stream &OS,
-                  CodeGenFileType Kind) {
+/// The codegen stage: its steps in the pipeline's order, into \p Buf.
+static Error emit(Module &M, TargetMachine &TM, SmallVector<char, 0> &Buf,
+                  CodeGenFileType Kind, const StepDumps *Dumps) {
   prepareModule(M, TM);
-  DiagnosticScope Diags(M.getContext());
-  legacy::PassManager PM;
-  if (TM.addPassesToEmitFile(PM, OS, nullptr, Kind))
-    return makeError("the target cannot emit this kind of file");
+  // An object's dump is the assembly of the same module: code generation
+  // changes the module, so it is taken from a copy made before.
+  std::unique_ptr<Module> ForDump;
+  if (Dumps && Dumps->wants(PipelineStepId::LLVMCodeGen) &&
+      Kind == CodeGenFileType::ObjectFile)
+    ForDump = CloneModule(M);
   {
-    CodeGenerationGate Gate(M);
-    PM.run(M);
+    DiagnosticScope Diags(M.getContext());
+    raw_svector_ostream OS(Buf);
+    legacy::PassManager PM;
+    if (TM.addPassesToEmitFile(PM, OS, nullptr, Kind))
+      return makeError("the target cannot emit this kind of file");
+    std::optional<CodeGenerationGate> Gate;
+    for (const PipelineStep &S : cpuPipeline()) {
+      if (S.Stage != PipelineStage::CodeGen)
+        continue;
+      switch (S.Id) {
+      case PipelineStepId::CodeGenGate:
+        Gate.emplace(M);
+        if (Dumps)
+          Dumps->dump(S.Id, [&](raw_ostream &DOS) { Gate->print(DOS); });
+        break;
+      case PipelineStepId::LLVMCodeGen:
+        PM.run(M);
+        Gate.reset();
+        break;
+      default:
+        llvm_unreachable("not a step of the codegen stage");
+      }
+    }
+    if (Error E = Diags.take("in code generation"))
+      return E;
   }
-  return Diags.take("in code generation");
+  if (!Dumps || !Dumps->wants(PipelineStepId::LLVMCodeGen))
+    return Error::success();
+  SmallVector<char, 0> Asm;
+  if (ForDump) {
+    if (Error E = emit(*ForDump, TM, Asm, CodeGenFileType::AssemblyFile,
+                       /*Dumps=*/nullptr))
+      return E;
+  }
+  StringRef Text = ForDump ? StringRef(Asm.data(), Asm.size())
+                           : StringRef(Buf.data(), Buf.size());
+  Dumps->dump(PipelineStepId::LLVMCodeGen,
+              [&](raw_ostream &DOS) { DOS << Text; });
+  return Error::success();
 }
 
-Expected<SmallVector<char, 0>> kiln::emitObject(Module &M, TargetMachine &TM) {
+Expected<SmallVector<char, 0>> kiln::emitObject(Module &M, TargetMachine &TM,
+                                                const StepDumps *Dumps) {
   SmallVector<char, 0> Buf;
-  raw_svector_ostream OS(Buf);
-  if (Error E = emit(M, TM, OS, CodeGenFileType::ObjectFile))
+  if (Error E = emit(M, TM, Buf, CodeGenFileType::ObjectFile, Dumps))
     return E;
   return Buf;
 }
 
-Expected<std::string> kiln::emitAssembly(Module &M, TargetMachine &TM) {
+Expected<std::string> kiln::emitAssembly(Module &M, TargetMachine &TM,
+                                         const StepDumps *Dumps) {
   SmallVector<char, 0> Buf;
-  raw_svector_ostream OS(Buf);
-  if (Error E = emit(M, TM, OS, CodeGenFileType::AssemblyFile))
+  if (Error E = emit(M, TM, Buf, CodeGenFileType::AssemblyFile, Dumps))
     return E;
   return std::string(Buf.begin(), Buf.end());
 }

@@ -3,6 +3,7 @@
 #include "kiln/CPU/CpuBackend.h"
 #include "kiln/CPU/HostInfo.h"
 #include "kiln/CPU/Lowering.h"
+#include "kiln/CPU/Pipeline.h"
 #include "kiln/IR/Hash.h"
 #include "kiln/IR/Printer.h"
 #include "kiln/IR/Verifier.h"
@@ -15,6 +16,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace kiln;
 using namespace llvm;
@@ -140,6 +142,18 @@ ArtifactCodec<CpuArtifact>::decode(ArrayRef<uint8_t> Bytes) {
 // CpuCompiler
 //===----------------------------------------------------------------------===//
 
+/// The file of a dump after step \p S: "after-07-emission.ll".
+static std::string stepFileName(const PipelineStep &S) {
+  StringRef Ext = S.Output == StepOutput::KernelIR   ? "kiln"
+                  : S.Output == StepOutput::LLVMIR   ? "ll"
+                  : S.Output == StepOutput::Assembly ? "s"
+                                                     : "txt";
+  unsigned N = static_cast<unsigned>(S.Id) + 1;
+  return (Twine("after-") + (N < 10 ? "0" : "") + Twine(N) + "-" + S.Name +
+          "." + Ext)
+      .str();
+}
+
 static std::string moduleText(const llvm::Module &M) {
   std::string S;
   raw_string_ostream OS(S);
@@ -158,11 +172,24 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
   }
   if (Rec.enabled())
     Rec.record(RecordingKind::KernelIR, printKernel(Src.K));
+  // KILN_DUMP_AFTER: the IR after the steps it names, in the dump too.
+  std::optional<StepDumps> Dumps;
+  if (Rec.enabled() && !CompilationRecording::defaultDumpAfter().empty()) {
+    Expected<StepDumps> D = StepDumps::create(
+        CompilationRecording::defaultDumpAfter(), "KILN_DUMP_AFTER",
+        [&Rec](const PipelineStep &S, StringRef Text) {
+          Rec.recordFile(stepFileName(S), Text);
+        });
+    if (!D)
+      return D.takeError();
+    Dumps = std::move(*D);
+  }
+  const StepDumps *StepDump = Dumps ? &*Dumps : nullptr;
 
   LLVMContext Ctx;
   Expected<LoweredModule> Lowered = [&] {
     auto P = Log.time(cpu_phase::LowerIR);
-    return lowerKernel(Src.K, Id.Var, Limits, Ctx);
+    return lowerKernel(Src.K, Id.Var, Limits, Ctx, StepDump);
   }();
   if (!Lowered)
     return Lowered.takeError();
@@ -172,12 +199,13 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
 
   // One TargetMachine per compilation: they are not thread-safe
   // (docs/Design.md §10.4).
-  Expected<std::unique_ptr<TargetMachine>> TM = createTargetMachine(CodeGen);
+  Expected<std::unique_ptr<TargetMachine>> TM =
+      createTargetMachine(CodeGen, StepDump);
   if (!TM)
     return TM.takeError();
   {
     auto P = Log.time(cpu_phase::Optimize);
-    if (Error E = optimizeModule(M, **TM, CodeGen.OptLevel))
+    if (Error E = optimizeModule(M, **TM, CodeGen.OptLevel, StepDump))
       return E; // implicitly moved (C++20)
   }
   // Code generation runs IR passes on the module: the assembly, when asked
@@ -190,7 +218,7 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
   }
   Expected<SmallVector<char, 0>> Object = [&] {
     auto P = Log.time(cpu_phase::Codegen);
-    return emitObject(M, **TM);
+    return emitObject(M, **TM, StepDump);
   }();
   if (!Object)
     return Object.takeError();

@@ -20,25 +20,18 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
 
-/// \p Scalar with the lane count of \p Like (scalar or fixed vector).
-static llvm::Type *shaped(llvm::Type *Scalar, llvm::Type *Like) {
-  if (auto *VT = llvm::dyn_cast<llvm::FixedVectorType>(Like))
-    return llvm::FixedVectorType::get(Scalar, VT->getNumElements());
-  return Scalar;
-}
-
 Value *ScalarEmitter::bf16ToF32(Value *V) {
   llvm::IRBuilder<> &B = Cx.B;
-  llvm::Type *I16T = shaped(B.getInt16Ty(), V->getType());
-  llvm::Type *I32T = shaped(Cx.I32, V->getType());
+  llvm::Type *I16T = V->getType()->getWithNewType(B.getInt16Ty());
+  llvm::Type *I32T = V->getType()->getWithNewType(Cx.I32);
   Value *Bits = B.CreateZExt(B.CreateBitCast(V, I16T), I32T);
   Bits = B.CreateShl(Bits, llvm::ConstantInt::get(I32T, 16));
-  return B.CreateBitCast(Bits, shaped(B.getFloatTy(), V->getType()));
+  return B.CreateBitCast(Bits, V->getType()->getWithNewType(B.getFloatTy()));
 }
 
 Value *ScalarEmitter::f32ToBF16(Value *V) {
   llvm::IRBuilder<> &B = Cx.B;
-  llvm::Type *I32T = shaped(Cx.I32, V->getType());
+  llvm::Type *I32T = V->getType()->getWithNewType(Cx.I32);
   auto C = [&](uint32_t X) { return llvm::ConstantInt::get(I32T, X); };
   Value *Bits = B.CreateBitCast(V, I32T);
   Value *Hi = B.CreateLShr(Bits, C(16));
@@ -48,7 +41,7 @@ Value *ScalarEmitter::f32ToBF16(Value *V) {
   // A NaN stays a NaN (quieted) whatever its payload.
   Value *IsNaN = B.CreateFCmpUNO(V, V);
   Value *R = B.CreateSelect(IsNaN, B.CreateOr(Hi, C(0x40)), Rounded);
-  return B.CreateTrunc(R, shaped(B.getInt16Ty(), V->getType()));
+  return B.CreateTrunc(R, V->getType()->getWithNewType(B.getInt16Ty()));
 }
 
 Value *ScalarEmitter::f64ToBF16(Value *V) {
@@ -56,8 +49,8 @@ Value *ScalarEmitter::f64ToBF16(Value *V) {
   // f64 -> f32 rounds once; a second rounding to bf16 can only go wrong when
   // the f32 lands exactly on a bf16 tie while being inexact: then nudge it
   // one f32 ulp towards the exact value so that the tie is broken right.
-  llvm::Type *F32T = shaped(B.getFloatTy(), V->getType());
-  llvm::Type *I32T = shaped(Cx.I32, V->getType());
+  llvm::Type *F32T = V->getType()->getWithNewType(B.getFloatTy());
+  llvm::Type *I32T = V->getType()->getWithNewType(Cx.I32);
   auto C = [&](uint32_t X) { return llvm::ConstantInt::get(I32T, X); };
   Value *T = B.CreateFPTrunc(V, F32T);
   Value *Back = B.CreateFPExt(T, V->getType());
@@ -75,7 +68,7 @@ Value *ScalarEmitter::f64ToBF16(Value *V) {
 
 Value *ScalarEmitter::intToBF16(Value *V, Type From) {
   llvm::IRBuilder<> &B = Cx.B;
-  llvm::Type *F64T = shaped(B.getDoubleTy(), V->getType());
+  llvm::Type *F64T = V->getType()->getWithNewType(B.getDoubleTy());
   unsigned W = V->getType()->getScalarSizeInBits();
   if (W <= 32) // exact in f64
     return f64ToBF16(From.isSigned() ? B.CreateSIToFP(V, F64T)
@@ -85,7 +78,7 @@ Value *ScalarEmitter::intToBF16(Value *V, Type From) {
 
 Value *ScalarEmitter::intToF64Sticky(Value *V, Type From) {
   llvm::IRBuilder<> &B = Cx.B;
-  llvm::Type *F64T = shaped(B.getDoubleTy(), V->getType());
+  llvm::Type *F64T = V->getType()->getWithNewType(B.getDoubleTy());
   // Keep the top 32 significant bits and a sticky bit for the rest (exact in
   // f64), so that only the final rounding rounds.
   llvm::Type *I64T = V->getType();
@@ -110,7 +103,7 @@ Value *ScalarEmitter::intToF64Sticky(Value *V, Type From) {
 
 Value *ScalarEmitter::narrowFmaInF64(Value *A, Value *Bv, Value *C) {
   llvm::IRBuilder<> &B = Cx.B;
-  llvm::Type *I64T = shaped(Cx.I64, A->getType());
+  llvm::Type *I64T = A->getType()->getWithNewType(Cx.I64);
   Value *P = B.CreateFMul(A, Bv); // exact: 2 x 11 significant bits at most
   Value *S = B.CreateFAdd(P, C);
   // TwoSum: S + E == P + C exactly.

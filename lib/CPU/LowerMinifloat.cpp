@@ -31,18 +31,11 @@ using namespace kiln;
 using namespace kiln::lowering;
 using llvm::Value;
 
-/// \p Scalar with the lane count of \p Like (scalar or fixed vector).
-static llvm::Type *shaped(llvm::Type *Scalar, llvm::Type *Like) {
-  if (auto *VT = llvm::dyn_cast<llvm::FixedVectorType>(Like))
-    return llvm::FixedVectorType::get(Scalar, VT->getNumElements());
-  return Scalar;
-}
-
 Value *ScalarEmitter::minifloatToF32(Value *Code, ScalarKind Kind) {
   llvm::IRBuilder<> &B = Cx.B;
   const MinifloatFormat &F = minifloatFormat(Kind);
-  llvm::Type *I32T = shaped(Cx.I32, Code->getType());
-  llvm::Type *F32T = shaped(B.getFloatTy(), Code->getType());
+  llvm::Type *I32T = Code->getType()->getWithNewType(Cx.I32);
+  llvm::Type *F32T = Code->getType()->getWithNewType(B.getFloatTy());
   auto C = [&](uint32_t X) { return llvm::ConstantInt::get(I32T, X); };
   Value *Bits = B.CreateAnd(B.CreateZExt(Code, I32T), C((1u << F.Bits) - 1));
   Value *QuietNaN = C(0x7FC00000);
@@ -80,13 +73,13 @@ Value *ScalarEmitter::minifloatToF32(Value *Code, ScalarKind Kind) {
 Value *ScalarEmitter::floatToMinifloat(Value *V, ScalarKind Kind) {
   llvm::IRBuilder<> &B = Cx.B;
   const MinifloatFormat &F = minifloatFormat(Kind);
-  llvm::Type *I8T = shaped(Cx.I8, V->getType());
+  llvm::Type *I8T = V->getType()->getWithNewType(Cx.I8);
   if (!F.Signed) // ue8m0 works on f64's exponent field
     return floatToUE8M0(V);
   bool Double = V->getType()->getScalarType()->isDoubleTy();
   unsigned W = Double ? 64 : 32, SrcM = Double ? 52 : 23;
   int SrcBias = Double ? 1023 : 127;
-  llvm::Type *IT = shaped(Double ? Cx.I64 : Cx.I32, V->getType());
+  llvm::Type *IT = V->getType()->getWithNewType(Double ? Cx.I64 : Cx.I32);
   auto C = [&](uint64_t X) { return llvm::ConstantInt::get(IT, X); };
   unsigned M = F.MantissaBits, Shift = SrcM - M;
   int MinExponent = 1 - F.Bias;
@@ -126,10 +119,10 @@ Value *ScalarEmitter::floatToMinifloat(Value *V, ScalarKind Kind) {
 
 Value *ScalarEmitter::floatToUE8M0(Value *V) {
   llvm::IRBuilder<> &B = Cx.B;
-  llvm::Type *F64T = shaped(B.getDoubleTy(), V->getType());
+  llvm::Type *F64T = V->getType()->getWithNewType(B.getDoubleTy());
   if (!V->getType()->getScalarType()->isDoubleTy())
     V = B.CreateFPExt(V, F64T); // exact
-  llvm::Type *I64T = shaped(Cx.I64, V->getType());
+  llvm::Type *I64T = V->getType()->getWithNewType(Cx.I64);
   auto C = [&](uint64_t X) { return llvm::ConstantInt::get(I64T, X); };
   Value *Bits = B.CreateBitCast(V, I64T);
   Value *Field = B.CreateAnd(B.CreateLShr(Bits, C(52)), C(0x7FF));
@@ -144,7 +137,7 @@ Value *ScalarEmitter::floatToUE8M0(Value *V) {
   Value *Negative = B.CreateICmpSLT(Bits, C(0)); // and -0: 2^-127 is closest
   Code = B.CreateSelect(Negative, C(0), Code);
   Code = B.CreateSelect(B.CreateFCmpUNO(V, V), C(0xFF), Code);
-  return B.CreateTrunc(Code, shaped(Cx.I8, V->getType()));
+  return B.CreateTrunc(Code, V->getType()->getWithNewType(Cx.I8));
 }
 
 Value *ScalarEmitter::unpackPairs(Value *V) {
@@ -201,8 +194,8 @@ Value *ScalarEmitter::encodeMinifloat(Value *V, Type From, Type To) {
   llvm::IRBuilder<> &B = Cx.B;
   // To f32 or f64, exactly or (64-bit integers) with a sticky bit so that
   // the one rounding below rounds the exact value.
-  llvm::Type *F32T = shaped(B.getFloatTy(), V->getType());
-  llvm::Type *F64T = shaped(B.getDoubleTy(), V->getType());
+  llvm::Type *F32T = V->getType()->getWithNewType(B.getFloatTy());
+  llvm::Type *F64T = V->getType()->getWithNewType(B.getDoubleTy());
   switch (From.elementKind()) {
   case ScalarKind::Bool:
     V = B.CreateUIToFP(V, F32T);

@@ -1,6 +1,7 @@
 //===- Lowering.cpp - A verified Kiln kernel to an LLVM cube function ----===//
 //
-// The driver: runs the passes, builds the cube function of CubeABI.h
+// The driver: runs the lower stage's steps in the pipeline's order
+// (kiln/CPU/Pipeline.h), builds the cube function of CubeABI.h
 // (argument table, cube loop, cube_pos decomposition) around the emitters of
 // LoweringImpl.h, versions the unit loops, verifies the result and fills the
 // CubeMetadata.
@@ -13,6 +14,7 @@
 #include "LoweringImpl.h"
 
 #include "kiln/CPU/CubeABI.h"
+#include "kiln/IR/Printer.h"
 
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
@@ -67,18 +69,16 @@ llvm::AllocaInst *LoweringContext::entryAlloca(llvm::Type *T,
 KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
                                const DeviceLimits &Limits,
                                llvm::LLVMContext &Ctx)
-    : Uniformity(K), Cx(K, Variant, Limits, Ctx), Types(Cx), Scopes(Cx),
+    : Cx(K, Variant, Limits, Ctx), Types(Cx), Scopes(Cx),
       Pos(Cx, Scopes, Memory), Values(Cx, Types, Pos, Scalar, Memory),
       Scalar(Cx, Types, Values, Pos),
       Memory(Cx, Types, Scopes, Pos, Values, Scalar),
       Plane(Cx, Types, Pos, Values, Scalar, Memory),
       Barriers(Cx, Pos, Values, Memory),
       Cmma(Cx, Types, Scopes, Pos, Values, Scalar, Memory),
-      Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers, Cmma) {
-  Cx.Uniformity = &Uniformity;
-}
+      Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers, Cmma) {}
 
-llvm::Error KernelLowering::analyze() {
+llvm::Error KernelLowering::segment() {
   const Kernel &K = Cx.K;
   uint64_t UnitCount = K.unitsPerCube();
   if (UnitCount == 0 || UnitCount > (uint64_t(1) << 31))
@@ -94,14 +94,53 @@ llvm::Error KernelLowering::analyze() {
     if (P >= N)
       return llvm::createStringError("kernel '" + K.Name +
                                      "' has a parameter that names no value");
-  Cx.Seg.emplace(K, Uniformity, Cx.PlaneDim);
-  Cx.Live = analyzeLiveness(K, *Cx.Seg);
-  auto L = layoutScratch(K, Cx.Units, Cx.PlaneDim, Cx.Seg->needsReturnFlags(),
-                         Cx.Live);
-  if (!L)
-    return L.takeError();
-  Cx.Layout = std::move(*L);
+  Cx.Seg.emplace(K, *Uniformity, Cx.PlaneDim);
   return llvm::Error::success();
+}
+
+llvm::Error KernelLowering::runStep(PipelineStepId Id) {
+  const Kernel &K = Cx.K;
+  switch (Id) {
+  case PipelineStepId::Uniformity:
+    Uniformity.emplace(K);
+    Cx.Uniformity = &*Uniformity;
+    return llvm::Error::success();
+  case PipelineStepId::Segmentation:
+    return segment();
+  case PipelineStepId::Liveness:
+    Cx.Live = analyzeLiveness(K, *Cx.Seg);
+    return llvm::Error::success();
+  case PipelineStepId::ScratchLayout: {
+    auto L = layoutScratch(K, Cx.Units, Cx.PlaneDim,
+                           Cx.Seg->needsReturnFlags(), Cx.Live);
+    if (!L)
+      return L.takeError();
+    Cx.Layout = std::move(*L);
+    return llvm::Error::success();
+  }
+  case PipelineStepId::AtomicPrivatization:
+    Memory.Private = findPrivatizableBuffers(K, Cx.Variant);
+    return llvm::Error::success();
+  case PipelineStepId::Emission:
+    if (llvm::Error E = emitEntry())
+      return E;
+    emitCubeLoop();
+    if (Cx.Err)
+      return std::move(Cx.Err);
+    return llvm::Error::success();
+  case PipelineStepId::LoopVersioning:
+    versionUnitLoops(*Cx.F, Memory.Guards, Pos.InnerUnitHeaders);
+    return llvm::Error::success();
+  default:
+    llvm_unreachable("not a step of the lower stage");
+  }
+}
+
+void KernelLowering::print(llvm::raw_ostream &OS) const {
+  if (Cx.M)
+    Cx.M->print(OS, nullptr);
+  else
+    OS << printKernel(Cx.K);
 }
 
 llvm::Error KernelLowering::emitEntry() {
@@ -216,11 +255,11 @@ llvm::Error KernelLowering::emitEntry() {
                                      "' is neither a buffer nor a value");
     }
   }
-  // Privatisable buffers (CubeABI.h): bit k of LaunchArgs::Reserved, and
-  // then the private copy's address in the scratch area. The address is
-  // loaded from the launch arguments when the bit is clear, so that a
-  // caller whose scratch area has no table is never read past.
-  Memory.Private = findPrivatizableBuffers(K, Cx.Variant);
+  // Privatisable buffers (the atomic-privatization step; CubeABI.h): bit k
+  // of LaunchArgs::Reserved, and then the private copy's address in the
+  // scratch area. The address is loaded from the launch arguments when the
+  // bit is clear, so that a caller whose scratch area has no table is never
+  // read past.
   llvm::Value *Reserved = nullptr;
   unsigned Bit = 0;
   for (size_t I = 0; I < K.Params.size(); ++I) {
@@ -308,8 +347,14 @@ void KernelLowering::emitCubeLoop() {
   Cx.StopExit->moveAfter(Exit);
 }
 
-LoweredModule KernelLowering::finish() {
+llvm::Expected<LoweredModule> KernelLowering::finish() {
   const Kernel &K = Cx.K;
+  std::string Problems;
+  llvm::raw_string_ostream OS(Problems);
+  if (llvm::verifyModule(*Cx.M, &OS))
+    return llvm::createStringError("internal error: lowering kernel '" +
+                                   K.Name +
+                                   "' produced invalid LLVM IR: " + Problems);
   LoweredModule Out;
   Out.Module = std::move(Cx.M);
   CubeMetadata &MD = Out.Metadata;
@@ -341,33 +386,33 @@ LoweredModule KernelLowering::finish() {
   return Out;
 }
 
-llvm::Expected<LoweredModule> KernelLowering::run() {
-  if (llvm::Error E = analyze())
-    return E;
-  if (llvm::Error E = emitEntry())
-    return E;
-  emitCubeLoop();
-  if (Cx.Err)
-    return std::move(Cx.Err);
-  versionUnitLoops(*Cx.F, Memory.Guards, Pos.InnerUnitHeaders);
-  std::string Problems;
-  llvm::raw_string_ostream OS(Problems);
-  if (llvm::verifyModule(*Cx.M, &OS))
-    return llvm::createStringError("internal error: lowering kernel '" +
-                                   Cx.K.Name +
-                                   "' produced invalid LLVM IR: " + Problems);
-  return finish();
-}
-
 llvm::Expected<LoweredModule> kiln::lowerKernel(const Kernel &K,
                                                 const CpuVariant &Variant,
                                                 const DeviceLimits &Limits,
-                                                llvm::LLVMContext &Ctx) {
-  // workgroup_uniform_load is lowered as barrier, load, barrier.
-  if (std::optional<Kernel> Expanded = lowering::expandUniformLoads(K)) {
-    KernelLowering L(*Expanded, Variant, Limits, Ctx);
-    return L.run();
+                                                llvm::LLVMContext &Ctx,
+                                                const StepDumps *Dumps) {
+  // The lower stage of the pipeline, in its order. The first step may
+  // replace the kernel; the lowering is built on the one it leaves.
+  std::optional<Kernel> Expanded;
+  std::optional<KernelLowering> L;
+  for (const PipelineStep &S : cpuPipeline()) {
+    if (S.Stage != PipelineStage::Lower)
+      continue;
+    if (S.Id == PipelineStepId::ExpandUniformLoads) {
+      Expanded = lowering::expandUniformLoads(K);
+    } else {
+      if (!L)
+        L.emplace(Expanded ? *Expanded : K, Variant, Limits, Ctx);
+      if (llvm::Error E = L->runStep(S.Id))
+        return E;
+    }
+    if (Dumps)
+      Dumps->dump(S.Id, [&](llvm::raw_ostream &OS) {
+        if (L)
+          L->print(OS);
+        else
+          OS << printKernel(Expanded ? *Expanded : K);
+      });
   }
-  KernelLowering L(K, Variant, Limits, Ctx);
-  return L.run();
+  return L->finish();
 }

@@ -46,6 +46,7 @@
 #include "Segmentation.h"
 
 #include "kiln/CPU/Lowering.h"
+#include "kiln/CPU/Pipeline.h"
 #include "kiln/IR/Uniformity.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -814,18 +815,25 @@ class KernelLowering {
 public:
   KernelLowering(const Kernel &K, const CpuVariant &Variant,
                  const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
-  llvm::Expected<LoweredModule> run();
+  /// Runs step \p Id of the lower stage (Pipeline.h); lowerKernel calls
+  /// them in the table's order.
+  llvm::Error runStep(PipelineStepId Id);
+  /// Writes the IR as it stands: the kernel's until emission, then the
+  /// module.
+  void print(llvm::raw_ostream &OS) const;
+  /// Verifies the module and fills the CubeMetadata.
+  llvm::Expected<LoweredModule> finish();
 
 private:
-  llvm::Error analyze();
+  /// The checks of what the verifier cannot know, then the segmentation.
+  llvm::Error segment();
   /// The cube function and its entry block: argument table, buffers, scalar
   /// parameters.
   llvm::Error emitEntry();
   /// The loop over [CubeBegin, CubeEnd) around the kernel's body.
   void emitCubeLoop();
-  LoweredModule finish();
 
-  UniformityInfo Uniformity;
+  std::optional<UniformityInfo> Uniformity;
   LoweringContext Cx;
   TypeLowering Types;
   AliasScopes Scopes;

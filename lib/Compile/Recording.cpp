@@ -35,6 +35,31 @@ const std::string &CompilationRecording::defaultDumpDir() {
   return Dir;
 }
 
+const std::vector<std::string> &CompilationRecording::defaultDumpAfter() {
+  static const std::vector<std::string> Steps = [] {
+    std::vector<std::string> S;
+    const char *V = std::getenv("KILN_DUMP_AFTER");
+    SmallVector<StringRef, 8> Parts;
+    StringRef(V ? V : "").split(Parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef P : Parts)
+      if (!P.trim().empty())
+        S.push_back(P.trim().str());
+    return S;
+  }();
+  return Steps;
+}
+
+void CompilationRecording::recordFile(StringRef FileName, StringRef Text) {
+  if (!Enabled)
+    return;
+  for (auto &[Name, T] : Files)
+    if (Name == FileName) {
+      T += Text;
+      return;
+    }
+  Files.emplace_back(FileName.str(), Text.str());
+}
+
 void CompilationRecording::record(RecordingKind Kind, std::string Text) {
   if (!Enabled)
     return;
@@ -66,9 +91,14 @@ Error CompilationRecording::writeTo(StringRef Dir,
   if (std::error_code EC = sys::fs::create_directories(Folder))
     return createStringError(EC, "cannot create dump folder '%s': %s",
                              Folder.c_str(), EC.message().c_str());
-  for (const auto &[Kind, Text] : Sections) {
+  std::vector<std::pair<StringRef, StringRef>> All;
+  for (const auto &[Kind, Text] : Sections)
+    All.emplace_back(recordingFileName(Kind), Text);
+  for (const auto &[Name, Text] : Files)
+    All.emplace_back(Name, Text);
+  for (const auto &[Name, Text] : All) {
     SmallString<256> Path(Folder);
-    sys::path::append(Path, recordingFileName(Kind));
+    sys::path::append(Path, Name);
     std::error_code EC;
     raw_fd_ostream OS(Path, EC);
     if (!EC) {
@@ -89,7 +119,7 @@ Error CompilationRecording::writeTo(StringRef Dir,
 
 Error CompilationRecording::dumpIfRequested(StringRef Dir,
                                             StringRef KernelIdText) const {
-  if (Dir.empty() || Sections.empty())
+  if (Dir.empty() || (Sections.empty() && Files.empty()))
     return Error::success();
   return writeTo(Dir, KernelIdText);
 }

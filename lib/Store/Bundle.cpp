@@ -5,6 +5,7 @@
 #include "kiln/Store/Environment.h"
 #include "kiln/Store/FileStore.h"
 #include "kiln/Store/StoreScan.h"
+#include "WriteAll.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -205,21 +206,12 @@ bool writeNew(const std::string &Path, StringRef Bytes, bool &Existed) {
                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (FD < 0)
     return false;
-  const char *P = Bytes.data();
-  size_t Left = Bytes.size();
-  while (Left) {
-    ssize_t N = ::write(FD, P, Left);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0) {
-      int E = errno;
-      ::close(FD);
-      ::unlink(Tmp.c_str());
-      errno = E ? E : EIO;
-      return false;
-    }
-    P += N;
-    Left -= size_t(N);
+  if (!writeAllFd(FD, Bytes.data(), Bytes.size())) {
+    int E = errno;
+    ::close(FD);
+    ::unlink(Tmp.c_str());
+    errno = E;
+    return false;
   }
   ::close(FD);
   int R = ::link(Tmp.c_str(), Path.c_str());

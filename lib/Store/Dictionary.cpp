@@ -2,6 +2,7 @@
 
 #include "kiln/Store/Dictionary.h"
 #include "kiln/Store/FileStore.h"
+#include "WriteAll.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -223,22 +224,6 @@ Expected<std::vector<uint8_t>> readOwnFile(const std::string &Path,
   return Out;
 }
 
-bool writeAll(int FD, const uint8_t *P, size_t Size) {
-  while (Size) {
-    ssize_t N = ::write(FD, P, Size);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0) {
-      if (N == 0)
-        errno = EIO;
-      return false;
-    }
-    P += N;
-    Size -= size_t(N);
-  }
-  return true;
-}
-
 std::atomic<uint64_t> TmpCounter{0};
 
 /// A fresh temporary name beside \p Path.
@@ -258,7 +243,7 @@ Expected<std::string> writeTemporary(const std::string &Path,
     return createStringError(std::error_code(errno, std::generic_category()),
                              "cannot create %s: %s", Tmp.c_str(),
                              std::strerror(errno));
-  bool OK = writeAll(FD, Bytes.data(), Bytes.size());
+  bool OK = writeAllFd(FD, Bytes.data(), Bytes.size());
   if (OK && Times)
     OK = ::futimens(FD, Times) == 0;
   if (OK && Sync)

@@ -1,6 +1,7 @@
 //===- FileStore.cpp - One namespace of the store, on disk ---------------===//
 
 #include "kiln/Store/FileStore.h"
+#include "WriteAll.h"
 #include "kiln/Store/StoreScan.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -144,22 +145,6 @@ Error readWholeFd(int FD, uint64_t Size, std::vector<uint8_t> &Out) {
   return Error::success();
 }
 
-bool writeAllFd(int FD, const void *Data, size_t Size) {
-  const char *P = static_cast<const char *>(Data);
-  while (Size) {
-    ssize_t N = ::write(FD, P, Size);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0) {
-      if (N == 0)
-        errno = EIO;
-      return false;
-    }
-    P += N;
-    Size -= size_t(N);
-  }
-  return true;
-}
 } // namespace
 
 StoreCounters &StoreCounters::operator+=(const StoreCounters &O) {

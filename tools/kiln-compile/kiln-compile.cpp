@@ -5,17 +5,20 @@
 //              [-o OUT] [--print-id]
 // kiln-compile FILE.kiln... --store=DIR [-j N] [--no-bounds-check]
 //              [--may-alias]
+// kiln-compile --print-pipeline
 //
 // See docs/Tools.md §2. --emit=llvm|llvm-opt|asm|obj lower the
 // kernel for the host CPU (or --mcpu/--mattr) through the CPU backend.
 // --store compiles every kernel of every file as one batch through a Device
 // (KernelLoader<CpuTarget>) whose store is DIR: kiln-run --store=DIR then
-// loads them without compiling.
+// loads them without compiling. --print-pipeline prints the backend's
+// steps (kiln/CPU/Pipeline.h); --print-after=STEP dumps the IR after them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/Lowering.h"
+#include "kiln/CPU/Pipeline.h"
 #include "kiln/Compile/Logger.h"
 #include "kiln/IR/DeviceLimits.h"
 #include "kiln/IR/Diagnostic.h"
@@ -30,6 +33,7 @@
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PrintPasses.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -39,9 +43,11 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace llvm;
@@ -53,7 +59,7 @@ enum class EmitKind { IR, LLVM, LLVMOpt, Asm, Obj };
 cl::OptionCategory Category("kiln-compile options");
 
 cl::list<std::string> InputFiles(cl::Positional, cl::desc("<FILE.kiln>..."),
-                                 cl::OneOrMore, cl::cat(Category));
+                                 cl::ZeroOrMore, cl::cat(Category));
 
 cl::opt<std::string> KernelName(
     "kernel", cl::desc("Compile only the kernel named NAME (without '@')"),
@@ -148,55 +154,90 @@ cl::opt<bool> PrintId("print-id",
                                "its canonical IR) instead of the IR"),
                       cl::cat(Category));
 
+cl::opt<bool> PrintPipeline(
+    "print-pipeline",
+    cl::desc("Print the backend's steps, Kiln IR to object code, in the "
+             "order they run, and exit"),
+    cl::cat(Category));
+
+/// --print-after: LLVM registers an option of that name (for its own
+/// passes) in every program linked with it, and an option cannot be
+/// registered twice, so kiln-compile gives LLVM's option its own meaning,
+/// the backend's steps, and reads it through llvm::printAfterPasses().
+void adoptPrintAfter() {
+  StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
+  auto It = Options.find("print-after");
+  if (It == Options.end())
+    return;
+  cl::Option *O = It->second;
+  O->setDescription("Print the IR after each step named (see "
+                    "--print-pipeline; 'all': every step) on standard error");
+  O->setValueStr("STEP");
+  O->setHiddenFlag(cl::NotHidden);
+  O->addCategory(Category);
+}
+
+/// What --print-after asks for, once checked.
+std::optional<kiln::StepDumps> Dumps;
+
 /// Prints "PREFIX: error: MESSAGE" to stderr and returns 1.
 int fail(StringRef Prefix, const Twine &Message) {
   errs() << Prefix << ": error: " << Message << "\n";
   return 1;
 }
 
-/// Lowers \p K and writes the backend output --emit asks for to \p OS.
-int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS) {
+/// Lowers \p K and runs the backend as far as --emit (when \p Write; its
+/// output goes to \p OS) and --print-after need.
+int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS,
+                bool Write) {
+  using Stage = kiln::PipelineStage;
+  Stage Last = !Write                     ? Stage::Lower
+               : Emit == EmitKind::LLVM    ? Stage::Lower
+               : Emit == EmitKind::LLVMOpt ? Stage::Optimize
+                                           : Stage::CodeGen;
+  const kiln::StepDumps *D = Dumps ? &*Dumps : nullptr;
+  if (D)
+    Last = std::max(Last, D->lastStage());
+
   kiln::CpuVariant Variant = cpuVariant();
   LLVMContext Ctx;
   Expected<kiln::LoweredModule> Lowered =
-      kiln::lowerKernel(K, Variant, deviceLimits(), Ctx);
+      kiln::lowerKernel(K, Variant, deviceLimits(), Ctx, D);
   if (!Lowered)
     return fail(Name, toString(Lowered.takeError()));
   Module &M = *Lowered->Module;
-  if (Emit == EmitKind::LLVM) {
+  if (Write && Emit == EmitKind::LLVM)
     M.print(OS, nullptr);
+  if (Last == Stage::Lower)
     return 0;
-  }
   kiln::CodeGenOptions Opts;
   Opts.OptLevel = OptLevel - '0';
   Opts.CPU = MCPU;
   Opts.Features = MAttr;
-  auto TM = kiln::createTargetMachine(Opts);
+  auto TM = kiln::createTargetMachine(Opts, D);
   if (!TM)
     return fail(Name, toString(TM.takeError()));
-  if (Error Err = kiln::optimizeModule(M, **TM, Opts.OptLevel))
-    return fail(Name, toString(std::move(Err)));
-  switch (Emit) {
-  case EmitKind::LLVMOpt:
-    M.print(OS, nullptr);
+  if (Last == Stage::Target)
     return 0;
-  case EmitKind::Asm: {
-    Expected<std::string> Asm = kiln::emitAssembly(M, **TM);
+  if (Error Err = kiln::optimizeModule(M, **TM, Opts.OptLevel, D))
+    return fail(Name, toString(std::move(Err)));
+  if (Write && Emit == EmitKind::LLVMOpt)
+    M.print(OS, nullptr);
+  if (Last == Stage::Optimize)
+    return 0;
+  if (Write && Emit == EmitKind::Asm) {
+    Expected<std::string> Asm = kiln::emitAssembly(M, **TM, D);
     if (!Asm)
       return fail(Name, toString(Asm.takeError()));
     OS << *Asm;
     return 0;
   }
-  case EmitKind::Obj: {
-    auto Obj = kiln::emitObject(M, **TM);
-    if (!Obj)
-      return fail(Name, toString(Obj.takeError()));
+  auto Obj = kiln::emitObject(M, **TM, D);
+  if (!Obj)
+    return fail(Name, toString(Obj.takeError()));
+  if (Write && Emit == EmitKind::Obj)
     OS.write(Obj->data(), Obj->size());
-    return 0;
-  }
-  default:
-    return fail(Name, "unexpected --emit");
-  }
+  return 0;
 }
 
 /// Parses and verifies FILE, then writes what the options ask for.
@@ -237,17 +278,19 @@ int compileFile(StringRef File) {
   Error Written = kiln::writeOutputFile(
       OutputFile, Emit == EmitKind::Obj, [&](raw_pwrite_stream &OS) -> Error {
         for (size_t I = 0; I < Selected.size(); ++I) {
+          bool Backend = !PrintId && Emit != EmitKind::IR;
           if (PrintId) {
             OS << kiln::kernelIdFromIR(*Selected[I]) << "\n";
-          } else if (Emit != EmitKind::IR) {
-            if ((RC = emitBackend(Name, *Selected[I], OS)))
-              return createStringError(inconvertibleErrorCode(),
-                                       "reported already");
-          } else {
+          } else if (!Backend) {
             if (I)
               OS << "\n";
             OS << kiln::printKernel(*Selected[I]);
           }
+          // --print-after runs the backend whatever is written.
+          if (Backend || Dumps)
+            if ((RC = emitBackend(Name, *Selected[I], OS, Backend)))
+              return createStringError(inconvertibleErrorCode(),
+                                       "reported already");
         }
         return Error::success();
       });
@@ -279,6 +322,11 @@ int compileIntoStore() {
       PrintId || KernelName.getNumOccurrences())
     return fail(Tool, "--store compiles every kernel of every file: it "
                       "takes no --emit, -o, --print-id or --kernel");
+  if (!printAfterPasses().empty())
+    return fail(Tool, "--print-after does not apply to --store "
+                      "(KILN_DUMP with KILN_DUMP_AFTER dumps its steps)");
+  if (InputFiles.empty())
+    return fail(Tool, "--store needs at least one input file");
 
   // What the batch reports, in order: a file that did not parse or a kernel
   // defined twice (its diagnostic), or the index of a request.
@@ -425,12 +473,25 @@ int main(int argc, char **argv) {
   // Over a file size limit a write must fail (EFBIG) and the store warn,
   // not kill the process: InitLLVM made SIGXFSZ a crash.
   std::signal(SIGXFSZ, SIG_IGN);
+  adoptPrintAfter();
   cl::HideUnrelatedOptions(
       {&Category, &kiln::tools::remoteOptionCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln kernel compiler: parse, verify and "
                               "compile .kiln files\n");
   StringRef Tool = "kiln-compile";
+  if (PrintPipeline) {
+    if (!InputFiles.empty())
+      return fail(Tool, "--print-pipeline takes no input file");
+    kiln::printPipeline(outs());
+    outs().flush();
+    if (outs().has_error()) {
+      std::error_code EC = outs().error();
+      outs().clear_error();
+      return fail(Tool, "cannot write standard output: " + EC.message());
+    }
+    return 0;
+  }
   if (OptLevel < '0' || OptLevel > '3')
     return fail(Tool, Twine("invalid optimisation level -O") +
                           Twine(static_cast<char>(OptLevel)) +
@@ -454,6 +515,22 @@ int main(int argc, char **argv) {
   Target.Features = MAttr;
   if (Error E = kiln::checkTargetOptions(Target))
     return fail(Tool, toString(std::move(E)));
+  std::vector<std::string> PrintAfter = printAfterPasses();
+  if (!PrintAfter.empty()) {
+    Expected<kiln::StepDumps> D = kiln::StepDumps::create(
+        PrintAfter, "--print-after",
+        [](const kiln::PipelineStep &, StringRef Text) { errs() << Text; });
+    if (!D)
+      return fail(Tool, toString(D.takeError()));
+    // A step named alone that this level leaves out would print nothing.
+    for (const std::string &Name : PrintAfter)
+      if (const kiln::PipelineStep *S = kiln::findPipelineStep(Name))
+        if (S->MinOptLevel > unsigned(Target.OptLevel))
+          return fail(Tool, "--print-after: step '" + Name + "' runs from -O" +
+                                Twine(S->MinOptLevel) + " on, not at -O" +
+                                Twine(Target.OptLevel));
+    Dumps = std::move(*D);
+  }
   if (StoreDir.getNumOccurrences())
     return compileIntoStore();
   if (Jobs.getNumOccurrences())

@@ -27,6 +27,8 @@ class TargetMachine;
 
 namespace kiln {
 
+class StepDumps;
+
 struct CodeGenOptions {
   /// 0..3, as -O0..-O3; anything above 3 is an error.
   unsigned OptLevel = 3;
@@ -59,9 +61,11 @@ llvm::Error checkRunsOnHost(const CodeGenOptions &Opts);
 
 /// A TargetMachine for the host triple configured by \p Opts (initialises the
 /// native target on first use), after the checks of checkTargetOptions. One
-/// per thread or task.
+/// per thread or task. This is the target stage of the pipeline
+/// (Pipeline.h); \p Dumps, when given, is told the target chosen.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(const CodeGenOptions &Opts = {});
+createTargetMachine(const CodeGenOptions &Opts = {},
+                    const StepDumps *Dumps = nullptr);
 
 /// Sets \p M's triple and data layout from \p TM (optimizeModule, emitObject
 /// and emitAssembly call it themselves).
@@ -71,9 +75,12 @@ void prepareModule(llvm::Module &M, llvm::TargetMachine &TM);
 /// \p TM's target information, a TargetLibraryInfo that knows glibc's
 /// libmvec when the target has AVX2, and loop plus SLP vectorisation on at
 /// O2 and above. Fails if \p M does not verify (before or after) or
-/// \p OptLevel > 3.
+/// \p OptLevel > 3. The steps, Kiln's passes among LLVM's included, are
+/// those of the optimize stage of cpuPipeline() (Pipeline.h), in its order;
+/// \p Dumps, when given, is told the IR after each.
 llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
-                           unsigned OptLevel);
+                           unsigned OptLevel,
+                           const StepDumps *Dumps = nullptr);
 
 /// optimizeModule, emitObject and emitAssembly turn the error diagnostics
 /// LLVM reports through \p M's context into their Error (LLVMContext's
@@ -88,13 +95,17 @@ llvm::Error optimizeModule(llvm::Module &M, llvm::TargetMachine &TM,
 /// large functions").
 inline constexpr unsigned PostRASchedulingLimit = 512;
 
-/// Emits \p M as a relocatable object for \p TM, in memory.
-llvm::Expected<llvm::SmallVector<char, 0>> emitObject(llvm::Module &M,
-                                                      llvm::TargetMachine &TM);
+/// Emits \p M as a relocatable object for \p TM, in memory: the codegen
+/// stage of cpuPipeline() (Pipeline.h). \p Dumps, when given, is told what
+/// the gate leaves out and the assembly (from a copy of \p M).
+llvm::Expected<llvm::SmallVector<char, 0>>
+emitObject(llvm::Module &M, llvm::TargetMachine &TM,
+           const StepDumps *Dumps = nullptr);
 
-/// Emits \p M as assembly text for \p TM.
+/// Emits \p M as assembly text for \p TM, as emitObject.
 llvm::Expected<std::string> emitAssembly(llvm::Module &M,
-                                         llvm::TargetMachine &TM);
+                                         llvm::TargetMachine &TM,
+                                         const StepDumps *Dumps = nullptr);
 
 } // namespace kiln
 

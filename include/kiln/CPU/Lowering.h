@@ -14,6 +14,8 @@
 
 namespace kiln {
 
+class StepDumps;
+
 /// The result of lowering one kernel: an LLVM module defining the cube
 /// function (CubeABI.h) and the metadata a launch needs.
 struct LoweredModule {
@@ -25,11 +27,14 @@ struct LoweredModule {
 /// \p Ctx (one context per thread: this function is thread-safe for distinct
 /// contexts). The module has no target triple/data layout set; codegen sets
 /// them. Returns an error only for what the verifier cannot know (for
-/// example a scratch area too large to address).
+/// example a scratch area too large to address). The steps are those of
+/// the lower stage of cpuPipeline() (Pipeline.h), in its order; \p Dumps,
+/// when given, is told the IR after each.
 llvm::Expected<LoweredModule> lowerKernel(const Kernel &K,
                                           const CpuVariant &Variant,
                                           const DeviceLimits &Limits,
-                                          llvm::LLVMContext &Ctx);
+                                          llvm::LLVMContext &Ctx,
+                                          const StepDumps *Dumps = nullptr);
 
 } // namespace kiln
 

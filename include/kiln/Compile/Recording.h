@@ -1,8 +1,9 @@
 //===- Recording.h - What a compilation produced, for debugging -*- C++ -*-===//
 //
 // A CompilationRecording holds the named texts one compilation produced: the
-// kernel's IR, the LLVM IR before and after optimisation, the assembly. With
-// KILN_DUMP=DIR set they are written to DIR/<kernel id>/ once compiled.
+// kernel's IR, the LLVM IR before and after optimisation, the assembly, and
+// the IR after the backend steps KILN_DUMP_AFTER names. With KILN_DUMP=DIR
+// set they are written to DIR/<kernel id>/ once compiled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,10 @@ public:
   /// KILN_DUMP, read once per process (thread-safe): the dump folder of the
   /// default configuration; "" when unset.
   static const std::string &defaultDumpDir();
+  /// KILN_DUMP_AFTER, read once per process (thread-safe): the names of the
+  /// backend steps after which a recording keeps the IR, split at commas;
+  /// empty when unset. The backend checks the names.
+  static const std::vector<std::string> &defaultDumpAfter();
 
   bool enabled() const { return Enabled; }
   /// Keeps \p Text as \p Kind, replacing an earlier one of that kind.
@@ -51,6 +56,14 @@ public:
   /// Everything recorded, in the order first recorded.
   const std::vector<std::pair<RecordingKind, std::string>> &sections() const {
     return Sections;
+  }
+
+  /// Adds \p Text to the file \p FileName of the dump (a backend step's IR:
+  /// "after-07-emission.ll"), after what an earlier call gave it.
+  void recordFile(llvm::StringRef FileName, llvm::StringRef Text);
+  /// The files recordFile made, in the order first recorded.
+  const std::vector<std::pair<std::string, std::string>> &files() const {
+    return Files;
   }
 
   /// Writes every section to \p Dir/<id>/ where <id> is \p KernelIdText with
@@ -66,6 +79,7 @@ public:
 private:
   bool Enabled;
   std::vector<std::pair<RecordingKind, std::string>> Sections;
+  std::vector<std::pair<std::string, std::string>> Files;
 };
 
 } // namespace kiln
