@@ -1,5 +1,5 @@
 # kiln_quick_start_link(TARGET): links a tool so that it starts at once
-# (docs/Design.md, "Tools that start at once"). A tool is one large static
+# (docs/Design.md §13, "Cold start"). A tool is one large static
 # executable (LLVM's archives); what it pays before main() is
 #  - the dynamic loader relocating it: a position-independent executable
 #    carries about 125 000 relative relocations, applied to pages that must
