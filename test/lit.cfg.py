@@ -41,6 +41,11 @@ config.substitutions.append(("%limit_memory", limit_memory))
 # it, and a build without it has tests of its own (UNSUPPORTED: remote).
 if getattr(config, "kiln_remote", "ON").upper() not in ("OFF", "0", "FALSE", "NO", ""):
     config.available_features.add("remote")
+# The tools' quick-start link (KILN_QUICK_START_TOOLS, docs/Design.md §13):
+# its test reads the link of the built tools (%kiln_tools).
+config.substitutions.append(("%kiln_tools", config.kiln_tools_dir))
+if getattr(config, "kiln_quick_start", "OFF").upper() not in ("OFF", "0", "FALSE", "NO", ""):
+    config.available_features.add("quick-start")
 # Tests that need the address-space limit itself (a mapping that must not
 # fit) are unsupported in sanitizer builds.
 if sanitize:

@@ -1,13 +1,15 @@
 //===- kiln-store-bench.cpp - Cold compile against warm load per kernel ---===//
 //
-// kiln-store-bench FILE.kiln... [--store DIR]
+// kiln-store-bench FILE.kiln... [--store DIR] [--also-opt-level N]
 //
 // For every kernel of the files (the conformance kernels, say): the time to
 // compile it and keep it in a fresh store (a device with nothing in memory),
 // then the time for a second, fresh device to load it from that store, and
 // the bytes the store holds against the bytes before compression. Fails
-// (exit 1) if the second device compiles anything. A benchmark, not a test:
-// no timing is asserted.
+// (exit 1) if the second device compiles anything. With --also-opt-level,
+// a third device without a store then compiles every kernel at -ON (after
+// the others: the process's first compilation is the -O3 device's). A
+// benchmark, not a test: no timing is asserted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +41,12 @@ cl::list<std::string> Files(cl::Positional, cl::desc("<FILE.kiln>..."),
 cl::opt<std::string> StoreDir(
     "store", cl::desc("Store folder to use (default: a fresh temporary one)"),
     cl::value_desc("DIR"), cl::cat(Category));
+
+cl::opt<int> AlsoOptLevel(
+    "also-opt-level",
+    cl::desc("Also compile every kernel cold at this level (0..3) on a "
+             "device without a store, for comparison"),
+    cl::value_desc("N"), cl::init(-1), cl::cat(Category));
 
 double msSince(std::chrono::steady_clock::time_point Start) {
   return std::chrono::duration<double, std::milli>(
@@ -103,7 +111,7 @@ int main(int argc, char **argv) {
   }
   struct Row {
     std::string Name;
-    double ColdMs = 0, WarmMs = 0;
+    double ColdMs = 0, WarmMs = 0, OtherLevelMs = 0;
   };
   std::vector<Row> Rows;
   for (const kiln::Module &M : Modules)
@@ -140,6 +148,32 @@ int main(int argc, char **argv) {
       Compiled += Stats.Compiled;
     }
 
+  // The same kernels compiled cold at another level, on a device that
+  // keeps nothing: what a shorter pipeline costs for the same first result.
+  if (AlsoOptLevel >= 0) {
+    kiln::DeviceOptions Opts;
+    Opts.StoreMode = kiln::DeviceStoreMode::Off;
+    Opts.OptLevel = static_cast<unsigned>(AlsoOptLevel);
+    auto Other = kiln::Device::create(Opts);
+    if (!Other) {
+      errs() << "kiln-store-bench: error: " << toString(Other.takeError())
+             << "\n";
+      return 1;
+    }
+    RowIndex = 0;
+    for (const kiln::Module &M : Modules)
+      for (const kiln::Kernel &K : M.Kernels) {
+        auto Start = std::chrono::steady_clock::now();
+        auto Loaded = (*Other)->getKernel(K);
+        Rows[RowIndex++].OtherLevelMs = msSince(Start);
+        if (!Loaded) {
+          errs() << "kiln-store-bench: FAIL: " << toString(Loaded.takeError())
+                 << "\n";
+          return 1;
+        }
+      }
+  }
+
   uint64_t Stored = 0, Uncompressed = 0, Entries = 0;
   for (const kiln::NamespaceDir &NS : kiln::scanStore(Dir))
     for (const kiln::EntryFile &E : NS.Entries) {
@@ -158,15 +192,25 @@ int main(int argc, char **argv) {
       ++Entries;
     }
 
-  outs() << "| kernel | cold compile (ms) | warm load (ms) | cold / warm |\n"
-            "| --- | --- | --- | --- |\n";
-  std::vector<double> ColdAll, WarmAll;
+  bool Other = AlsoOptLevel >= 0;
+  outs() << "| kernel | cold compile (ms) | warm load (ms) | cold / warm |";
+  if (Other)
+    outs() << formatv(" cold compile -O{0} (ms) |", int(AlsoOptLevel));
+  outs() << "\n| --- | --- | --- | --- |" << (Other ? " --- |" : "") << "\n";
+  std::vector<double> ColdAll, WarmAll, OtherAll;
   for (const Row &R : Rows) {
-    outs() << formatv("| {0} | {1:F2} | {2:F3} | {3:F0}x |\n", R.Name,
+    outs() << formatv("| {0} | {1:F2} | {2:F3} | {3:F0}x |", R.Name,
                       R.ColdMs, R.WarmMs, R.ColdMs / R.WarmMs);
+    if (Other)
+      outs() << formatv(" {0:F2} |", R.OtherLevelMs);
+    outs() << "\n";
     ColdAll.push_back(R.ColdMs);
     WarmAll.push_back(R.WarmMs);
+    OtherAll.push_back(R.OtherLevelMs);
   }
+  if (Other)
+    outs() << formatv("RESULT store cold_compile_O{0}_ms_median {1:F3}\n",
+                      int(AlsoOptLevel), median(OtherAll));
   outs() << formatv("\n{0} kernels: median cold compile {1:F2} ms, median "
                     "warm load {2:F3} ms\n",
                     Rows.size(), median(ColdAll), median(WarmAll));

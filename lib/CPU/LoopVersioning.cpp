@@ -25,6 +25,7 @@
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Dominators.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -91,10 +92,13 @@ void kiln::lowering::versionUnitLoops(
   // this quadratic in the number of unit loops (a kernel of 400 barriers
   // spent a second here). ScalarEvolution is lazy and cheap to make, so
   // each loop gets a fresh one over the updated analyses.
+  // The assumption cache too: a fresh one scans the whole function again
+  // on its first query, once for every loop. The lowering's assumptions
+  // are all in the entry block; any in a twin is registered as it is made.
   llvm::DominatorTree DT(*F);
   llvm::LoopInfo LI(DT);
+  llvm::AssumptionCache AC(*F);
   for (llvm::BasicBlock *Header : InnerUnitHeaders) {
-    llvm::AssumptionCache AC(*F);
     llvm::ScalarEvolution SE(*F, TLI, AC, DT, LI);
     llvm::Loop *L = LI.getLoopFor(Header);
     if (!L || L->getHeader() != Header || !isUnitLoop(L) ||
@@ -371,6 +375,10 @@ void kiln::lowering::versionUnitLoops(
     llvm::Loop *Twin = llvm::cloneLoopWithPreheader(PH, Pre, L, VMap, ".inb",
                                                     &LI, &DT, Blocks);
     llvm::remapInstructionsInBlocks(Blocks, VMap);
+    for (llvm::BasicBlock *BB : Blocks)
+      for (llvm::Instruction &I : *BB)
+        if (auto *A = llvm::dyn_cast<llvm::AssumeInst>(&I))
+          AC.registerAssumption(A);
     llvm::Instruction *Old = Pre->getTerminator();
     IB.SetInsertPoint(Old);
     IB.CreateCondBr(AllIn, Twin->getLoopPreheader(), PH);
