@@ -150,10 +150,12 @@ void CmmaEmitter::emitMma(const Operation &Op, Value *Plane) {
   unsigned N = DT.N;
   Value *APtr = fragmentPtr(AId, Plane), *BPtr = fragmentPtr(BId, Plane),
         *CPtr = fragmentPtr(CId, Plane), *DPtr = fragmentPtr(DId, Plane);
-  // Wide fragments (cube fragments, N up to 128) go in column strips of at
-  // most 32, so that a strip's rows of B and the accumulators fit in vector
-  // registers; each element's sum is the same, in the same order.
-  unsigned Strip = N <= 32 ? N : (N % 32 == 0 ? 32 : (N % 16 == 0 ? 16 : 8));
+  // Wide fragments (cube fragments, N up to 128) go in column strips of 16
+  // (8 where 16 does not divide N), so that a strip's rows of B and the
+  // accumulators fit in vector registers (32 of AVX-512's, as for a 16x16
+  // plane fragment); each element's sum is the same, in the same order.
+  // Plane fragments (N at most 32) keep one strip.
+  unsigned Strip = N <= 32 ? N : (N % 16 == 0 ? 16 : 8);
   for (unsigned Col0 = 0; Col0 < N; Col0 += Strip)
     emitMmaStrip(DT, APtr, BPtr, CPtr, DPtr, AId, BId, CId, DId, Col0, Strip);
 }

@@ -26,6 +26,7 @@ test_cmma_elemwise_cube (cmma2), test_cmma_manual and
 test_cmma_manual_ldmatrix with their inputs and expected values.
 """
 
+import functools
 import os
 import sys
 from fractions import Fraction
@@ -128,13 +129,23 @@ ELEMWISE_CONFIGS = [(64, 16, 16, 16), (128, 32, 16, 8), (256, 64, 64, 16),
                     (96, 16, 16, 16)]  # 96 units: 256 elements do not divide
 
 
+@functools.lru_cache(maxsize=None)
+def f16_value(bits):
+    return fx(bits, "f16")
+
+
 def f32_seq_sum(terms):
-    """cubecl's expected value: sum += lhs * rhs in f32, one rounding per op."""
-    acc = rnd(0, F32)
+    """cubecl's expected value: sum += lhs * rhs in f32, one rounding per op.
+    Its inputs are small integers, so every product and partial sum is an
+    integer below 2^24, exact in f32: the exact integer sum is that value
+    (checked, so that a change of inputs cannot make it wrong silently)."""
+    total = 0
     for a, b in terms:
-        p = rnd(fx(a, "f16") * fx(b, "f16"), F32)
-        acc = rnd(fx(acc, F32) + fx(p, F32), F32)
-    return acc
+        x, y = f16_value(a), f16_value(b)
+        assert x.denominator == 1 and y.denominator == 1 and x >= 0 and y >= 0
+        total += int(x) * int(y)
+    assert total < 2 ** 24
+    return rnd(total, F32)
 
 
 def check_cubecl_cube(kf, chk):
@@ -173,9 +184,10 @@ def check_cubecl_cube(kf, chk):
 CUBE_MMA_CASES = [
     # units, m, n, k, input, C, D, A layout, B layout, C layout, D layout, D is C
     (64, 32, 32, 16, "f16", "f32", "f32", "row", "col", "row", "row", True),
-    (128, 64, 96, 16, "bf16", "f32", "f16", "col", "row", "col", "row", False),
+    (128, 32, 96, 16, "bf16", "f32", "f16", "col", "row", "col", "row", False),
     (32, 8, 40, 64, "f32", "f32", "f32", "row", "row", "row", "col", False),
-    (256, 128, 128, 8, "f16", "f16", "f16", "row", "col", "row", "row", True),
+    (256, 16, 128, 8, "f16", "f16", "f16", "row", "col", "row", "row", True),
+    (64, 128, 8, 8, "f16", "f32", "f32", "col", "row", "row", "row", True),
     (48, 24, 16, 24, "bf16", "f16", "f32", "col", "col", "col", "col", False),
 ]
 
@@ -200,33 +212,50 @@ def cube_mma_kernel(idx, case):
                      ta, lb, shape, tc, decl_d, lc, d, d, ld))
 
 
+_CUBE_MMA_INPUTS = {}
+
+
+def cube_mma_inputs(idx, case, rng):
+    """The inputs and the expected output of case idx, made once and used in
+    both variants (the exact reference is the slow part)."""
+    if idx in _CUBE_MMA_INPUTS:
+        return _CUBE_MMA_INPUTS[idx]
+    units, m, n, k, ta, tc, td, la, lb, lc, ld, same = case
+    if same:
+        td = tc
+    oa, ob, oc, od = 5, 2, 3, 1
+    sa = (k if la == "row" else m) + 3
+    sb = (n if lb == "row" else k) + 1
+    sc = (n if lc == "row" else m) + 2
+    sd = (n if ld == "row" else m) + 5
+    a_mem = [rand_val(rng, ta) for _ in range(span(la, oa, sa, m, k))]
+    b_mem = [rand_val(rng, ta) for _ in range(span(lb, ob, sb, k, n))]
+    c_mem = [rand_val(rng, tc, -8, 8) for _ in range(span(lc, oc, sc, m, n))]
+    d_len = span(ld, od, sd, m, n) + 2
+    d_mem = [SENTINEL[td]] * d_len
+    want_d = mma_ref(read_window(a_mem, la, oa, sa, m, k),
+                     read_window(b_mem, lb, ob, sb, k, n),
+                     read_window(c_mem, lc, oc, sc, m, n), ta, tc, td, m, n, k)
+    want = list(d_mem)
+    for i in range(m):
+        for j in range(n):
+            want[window_index(ld, od, sd, i, j)] = want_d[i][j]
+    _CUBE_MMA_INPUTS[idx] = (td, (oa, ob, oc, od), (sa, sb, sc, sd), a_mem, b_mem, c_mem,
+                             d_mem, want)
+    return _CUBE_MMA_INPUTS[idx]
+
+
 def check_cube_mma(kf, chk, rng):
     for idx, case in enumerate(CUBE_MMA_CASES):
-        units, m, n, k, ta, tc, td, la, lb, lc, ld, same = case
-        if same:
-            td = tc
-        oa, ob, oc, od = 5, 2, 3, 1
-        sa = (k if la == "row" else m) + 3
-        sb = (n if lb == "row" else k) + 1
-        sc = (n if lc == "row" else m) + 2
-        sd = (n if ld == "row" else m) + 5
-        a_mem = [rand_val(rng, ta) for _ in range(span(la, oa, sa, m, k))]
-        b_mem = [rand_val(rng, ta) for _ in range(span(lb, ob, sb, k, n))]
-        c_mem = [rand_val(rng, tc, -8, 8) for _ in range(span(lc, oc, sc, m, n))]
-        d_len = span(ld, od, sd, m, n) + 2
-        d_mem = [SENTINEL[td]] * d_len
+        units, m, n, k, ta, tc, _, la, lb, lc, ld, same = case
+        td, (oa, ob, oc, od), (sa, sb, sc, sd), a_mem, b_mem, c_mem, d_mem, want = \
+            cube_mma_inputs(idx, case, rng)
+        d_len = len(d_mem)
         res = K.run(kf, "cube_mma%d" % idx, "1",
                     {"a": K.Buf(ta, a_mem), "b": K.Buf(ta, b_mem), "c": K.Buf(tc, c_mem),
                      "d": K.Buf(td, d_mem), "oa": str(oa), "ob": str(ob), "oc": str(oc),
                      "od": str(od), "sa": str(sa), "sb": str(sb), "sc": str(sc),
                      "sd": str(sd)}, ["d"])
-        want_d = mma_ref(read_window(a_mem, la, oa, sa, m, k),
-                         read_window(b_mem, lb, ob, sb, k, n),
-                         read_window(c_mem, lc, oc, sc, m, n), ta, tc, td, m, n, k)
-        want = list(d_mem)
-        for i in range(m):
-            for j in range(n):
-                want[window_index(ld, od, sd, i, j)] = want_d[i][j]
         for e in range(d_len):
             chk.eq("cube_mma%d d[%d]" % (idx, e), res["d"][e], want[e])
 
