@@ -502,10 +502,15 @@ kernel @ldmatrix_manual_%(t)s cube_dim(32) (%%a: buffer<%(t)s, read>, %%b: buffe
 
 LDMATRIX_RAW = """
 // Every unit of two planes names a row (its own index, in lines of 2 for
-// %%lines); each unit then writes all its elements, as numbered.
+// line buffers); each unit then writes all its elements, as numbered. Unit
+// %%quit returns first: the row it would name reads as 0.
 kernel @ldmatrix_raw%(i)d cube_dim(64) (%%m: buffer<%(mem)s, read>, %%idx: buffer<u32, read>,
-                                     %%out: buffer<%(t)s, write>) {
+                                     %%out: buffer<%(t)s, write>, %%quit: u32) {
   %%u = unit_pos : u32
+  %%gone = eq %%u, %%quit : bool
+  if %%gone {
+    return
+  }
   %%mine = load %%idx[%%u] : u32
   %%f = fragment matrix<%(use)s, %(shape)s, %(t)s%(layout)s>
   cmma_ldmatrix %%f, %%m[%%mine]%(trans)s
@@ -563,22 +568,30 @@ def check_ldmatrix(kf, chk, rng, checked):
         if checked:
             idx[3] = 200 - 1   # runs past the end: the tail reads 0
             idx[9] = 4000000000
-        res = K.run(kf, "ldmatrix_raw%d" % ci, "1",
-                    {"m": K.Buf(t if lanes == 1 else "vec<%d x %s>" % (lanes, t), mem, lanes),
-                     "idx": K.Buf("u32", idx), "out": K.Buf(t, [0] * (64 * count))}, ["out"])
-        zero = rnd(0, t)
-        for plane in range(2):
-            rows_of = []
-            for lane in range(32):
-                first = idx[plane * 32 + lane] * lanes
-                rows_of.append([mem[first + e] if first + e < len(mem) else zero
-                                for e in range(8)])
-            for u in range(32):
-                for nn in range(count):
-                    want = ldmatrix_ref(use, rows, cols, trans, rows_of, u, nn)
-                    got = res["out"][(plane * 32 + u) * count + nn]
-                    chk.eq("ldmatrix_raw%d plane %d unit %d element %d" % (ci, plane, u, nn),
-                           got, want)
+        # No unit returns; then unit 5 of plane 0 (every case names its row)
+        # and unit 1 of plane 1.
+        for quit in ((1000, 5, 33) if ci < 2 else (1000,)):
+            res = K.run(kf, "ldmatrix_raw%d" % ci, "1",
+                        {"m": K.Buf(t if lanes == 1 else "vec<%d x %s>" % (lanes, t), mem,
+                                    lanes),
+                         "idx": K.Buf("u32", idx), "out": K.Buf(t, [0] * (64 * count)),
+                         "quit": str(quit)}, ["out"])
+            zero = rnd(0, t)
+            for plane in range(2):
+                rows_of = []
+                for lane in range(32):
+                    first = idx[plane * 32 + lane] * lanes
+                    gone = plane * 32 + lane == quit
+                    rows_of.append([mem[first + e] if first + e < len(mem) and not gone
+                                    else zero for e in range(8)])
+                for u in range(32):
+                    for nn in range(count):
+                        want = ldmatrix_ref(use, rows, cols, trans, rows_of, u, nn)
+                        if plane * 32 + u == quit:
+                            want = 0  # it returned: wrote nothing
+                        got = res["out"][(plane * 32 + u) * count + nn]
+                        chk.eq("ldmatrix_raw%d quit %d plane %d unit %d element %d"
+                               % (ci, quit, plane, u, nn), got, want)
 
 
 # ---------------------------------------------------------------------------
