@@ -111,7 +111,8 @@ cl::list<std::string>
     Only("only",
          cl::desc("Run only these kernels' launch measurements (vadd, saxpy, "
                   "reduce_sum, reduce_plane, reduce_plane2, scan_plane, "
-                  "matmul_tiled, matmul_cmma, softmax_rows, hist, empty), "
+                  "matmul_tiled, matmul_cmma, matmul_cube_mma, softmax_rows, "
+                  "hist, empty), "
                   "and no compile or store measurements"),
          cl::value_desc("K1,K2,..."), cl::CommaSeparated, cl::cat(Category));
 
@@ -203,7 +204,8 @@ Suite loadSuite(const kiln::DeviceLimits &Limits) {
                                 "reduce_sum",   "reduce_plane", "matmul_tiled",
                                 "softmax_rows", "hist_global",  "hist_local",
                                 "empty",        "many32",       "scan_plane",
-                                "matmul_cmma",  "reduce_plane2"};
+                                "matmul_cmma",  "reduce_plane2",
+                                "matmul_cube_mma"};
   Suite S;
   for (const char *F : Files) {
     SmallString<256> Path(KernelDir);
@@ -577,10 +579,13 @@ void benchReduce(Bench &Bn, const Suite &S, const Inputs &In,
     failure(Name + ": relative error " + num(Rel));
 }
 
-/// matmul_tiled (16 x 16 units per cube, a cube per 16 x 16 tile) and
-/// matmul_cmma (a plane per cube, a cube per 32 x 32 block): the same
-/// 1024 x 1024 f32 product. matmul_cmma is also timed against matmul_tiled,
-/// launched by the same device in the same rounds (reference "kiln_tiled").
+/// matmul_tiled (16 x 16 units per cube, a cube per 16 x 16 tile),
+/// matmul_cmma (a plane per cube, a cube per 32 x 32 block) and
+/// matmul_cube_mma (cube fragments, a cube per 64 x 64 block): the same
+/// 1024 x 1024 f32 product. matmul_cmma and matmul_cube_mma are also timed
+/// against matmul_tiled, launched by the same device in the same rounds
+/// (reference "kiln_tiled"); matmul_cube_mma also against matmul_cmma
+/// (reference "kiln_cmma": the same FLOPs, plane fragments).
 void benchMatmul(Bench &Bn, const Suite &S, StringRef Name, uint32_t Block) {
   const uint32_t M = 1024;
   LoadedKernel K = Bn.compile(S.get(Name), Name, true);
@@ -630,11 +635,17 @@ void benchMatmul(Bench &Bn, const Suite &S, StringRef Name, uint32_t Block) {
   if (nat::haveBlas())
     Refs.push_back({"openblas", [=] { nat::sgemm(Ap, Bp, Cp, M, T); }});
 #endif
-  std::optional<LoadedKernel> Tiled;
+  std::optional<LoadedKernel> Tiled, PlaneCmma;
   if (Name != "matmul_tiled") {
     Tiled.emplace(Bn.compile(S.get("matmul_tiled"), "matmul_tiled", false));
     Refs.push_back({"kiln_tiled", [&] {
                       Bn.launch(*Tiled, {M / 16, M / 16, 1}, Args);
+                    }});
+  }
+  if (Name == "matmul_cube_mma") {
+    PlaneCmma.emplace(Bn.compile(S.get("matmul_cmma"), "matmul_cmma", false));
+    Refs.push_back({"kiln_cmma", [&] {
+                      Bn.launch(*PlaneCmma, {M / 32, M / 32, 1}, Args);
                     }});
   }
   for (const Reference &R : Refs) {
@@ -1154,6 +1165,8 @@ int main(int argc, char **argv) {
     benchMatmul(Bn, S, "matmul_tiled", 16);
   if (wanted("matmul_cmma"))
     benchMatmul(Bn, S, "matmul_cmma", 32);
+  if (wanted("matmul_cube_mma"))
+    benchMatmul(Bn, S, "matmul_cube_mma", 64);
   if (wanted("softmax_rows"))
     benchSoftmax(Bn, S);
   if (wanted("hist"))

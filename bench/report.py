@@ -51,6 +51,7 @@ WORK = {
     "hist_global": (4.0 * N, "GB/s"), "hist_local": (4.0 * N, "GB/s"),
     "matmul_tiled": (MATMUL_FLOP, "GFLOP/s"),
     "scan_plane": (8.0 * N, "GB/s"), "matmul_cmma": (MATMUL_FLOP, "GFLOP/s"),
+    "matmul_cube_mma": (MATMUL_FLOP, "GFLOP/s"),
 }
 KERNELS = list(WORK)
 # What "native" is for each kernel in kiln-bench (same algorithm, same
@@ -63,11 +64,13 @@ NATIVE_WHAT = {
     "hist_local": "private bins per thread",
     "matmul_tiled": "its own algorithm by hand (16 x 16 tiles staged)",
     "scan_plane": "sequential per-block scan", "matmul_cmma": "blocked i-k-j loops",
+    "matmul_cube_mma": "blocked i-k-j loops",
 }
 EXTRA_REFS = {
     "vadd": ["triad"], "saxpy": ["native_fma", "triad"], "softmax_rows": ["native_scalar"],
     "hist_global": ["native_private"], "matmul_tiled": ["openblas", "native_blocked"],
     "matmul_cmma": ["openblas", "kiln_tiled"],
+    "matmul_cube_mma": ["openblas", "kiln_tiled", "kiln_cmma"],
 }
 # The suite's targets (docs/Performance.md, "The targets"): (reference, the
 # largest time ratio Kiln/reference, text)

@@ -2,11 +2,14 @@
 //
 // A cmma operation is a split (Segmentation.h): it runs at cube level, once
 // for every plane that has a unit still running, with the operands (index,
-// stride, fill value) of that plane's first such unit. A fragment is one f32
-// matrix per plane in scratch, row-major over the fragment's own rows and
-// columns (A: M x K, B: K x N, accumulator: M x N); every element is exactly
-// a value of the fragment's element type, since f16 and bf16 widen to f32
-// exactly and every write rounds to the element type.
+// stride, fill value) of that plane's first such unit; on cube fragments,
+// once for the cube. A fragment is one f32 matrix per plane (per cube) in
+// scratch, row-major over the fragment's own rows and columns (A: M x K,
+// B: K x N, accumulator: M x N); every element is exactly a value of the
+// fragment's element type, since f16 and bf16 widen to f32 exactly and
+// every write rounds to the element type. A unit's own elements
+// (cmma_get/cmma_set, docs/LangRef.md §5.6) are plain per-unit accesses to
+// that matrix at the position the layout gives.
 //
 // cmma_mma computes each row of D (4 rows at a time, interleaved) as C's
 // row plus, for k = 0 .. K-1 in order,
@@ -34,9 +37,10 @@ Value *CmmaEmitter::fragmentPtr(ValueId F, Value *Plane) {
 }
 
 void CmmaEmitter::forEachActivePlane(
-    llvm::function_ref<void(Value *Plane, Value *Unit)> Body) {
+    bool Cube, llvm::function_ref<void(Value *Plane, Value *Unit)> Body) {
   llvm::IRBuilder<> &B = Cx.B;
-  uint32_t P = Cx.PlaneDim;
+  // A cube fragment: the whole cube is one "plane".
+  uint32_t P = Cube ? std::max(Cx.Units, 1u) : Cx.PlaneDim;
   uint32_t Planes = static_cast<uint32_t>((uint64_t(Cx.Units) + P - 1) / P);
   Pos.emitCountedLoop(
       B.getInt32(0), B.getInt32(Planes),
@@ -140,20 +144,37 @@ void CmmaEmitter::emitCast(const Operation &Op, Value *Plane) {
 }
 
 void CmmaEmitter::emitMma(const Operation &Op, Value *Plane) {
-  llvm::IRBuilder<> &B = Cx.B;
   ValueId DId = Op.Operands[0].Value, AId = Op.Operands[1].Value,
           BId = Op.Operands[2].Value, CId = Op.Operands[3].Value;
   const MatrixType &DT = Cx.K.value(DId).Matrix;
-  unsigned M = DT.M, N = DT.N, K = DT.K;
-  llvm::Type *F32 = B.getFloatTy();
-  auto *RowTy = llvm::FixedVectorType::get(F32, N);
+  unsigned N = DT.N;
   Value *APtr = fragmentPtr(AId, Plane), *BPtr = fragmentPtr(BId, Plane),
         *CPtr = fragmentPtr(CId, Plane), *DPtr = fragmentPtr(DId, Plane);
-  // B's rows stay in vector registers across the rows of A.
+  // Wide fragments (cube fragments, N up to 128) go in column strips of 16
+  // (8 where 16 does not divide N), so that a strip's rows of B and the
+  // accumulators fit in vector registers (32 of AVX-512's, as for a 16x16
+  // plane fragment); each element's sum is the same, in the same order.
+  // Plane fragments (N at most 32) keep one strip.
+  unsigned Strip = N <= 32 ? N : (N % 16 == 0 ? 16 : 8);
+  for (unsigned Col0 = 0; Col0 < N; Col0 += Strip)
+    emitMmaStrip(DT, APtr, BPtr, CPtr, DPtr, AId, BId, CId, DId, Col0, Strip);
+}
+
+void CmmaEmitter::emitMmaStrip(const MatrixType &DT, Value *APtr, Value *BPtr,
+                               Value *CPtr, Value *DPtr, ValueId AId,
+                               ValueId BId, ValueId CId, ValueId DId,
+                               unsigned Col0, unsigned Width) {
+  llvm::IRBuilder<> &B = Cx.B;
+  unsigned M = DT.M, N = DT.N, K = DT.K;
+  llvm::Type *F32 = B.getFloatTy();
+  auto *RowTy = llvm::FixedVectorType::get(F32, Width);
+  // B's rows (this strip of them) stay in vector registers across the rows
+  // of A.
   std::vector<Value *> BRows(K);
   for (unsigned Kk = 0; Kk < K; ++Kk) {
     auto *L = B.CreateAlignedLoad(
-        RowTy, B.CreateConstInBoundsGEP1_64(F32, BPtr, Kk * N), llvm::Align(4));
+        RowTy, B.CreateConstInBoundsGEP1_64(F32, BPtr, Kk * N + Col0),
+        llvm::Align(4));
     tag(L, BId);
     BRows[Kk] = L;
   }
@@ -172,7 +193,9 @@ void CmmaEmitter::emitMma(const Operation &Op, Value *Plane) {
           Value *I64 = B.CreateAdd(Row0, B.getInt64(R));
           auto *CRow = B.CreateAlignedLoad(
               RowTy,
-              B.CreateInBoundsGEP(F32, CPtr, B.CreateMul(I64, B.getInt64(N))),
+              B.CreateInBoundsGEP(F32, CPtr,
+                                  B.CreateAdd(B.CreateMul(I64, B.getInt64(N)),
+                                              B.getInt64(Col0))),
               llvm::Align(4));
           tag(CRow, CId);
           Acc[R] = CRow;
@@ -186,14 +209,16 @@ void CmmaEmitter::emitMma(const Operation &Op, Value *Plane) {
                 llvm::Align(4));
             tag(A, AId);
             Acc[R] = B.CreateCall(
-                Fma, {B.CreateVectorSplat(N, A), BRows[Kk], Acc[R]});
+                Fma, {B.CreateVectorSplat(Width, A), BRows[Kk], Acc[R]});
           }
         for (unsigned R = 0; R < Group; ++R) {
           Value *I64 = B.CreateAdd(Row0, B.getInt64(R));
           tag(B.CreateAlignedStore(
                   roundTo(Acc[R], DT.Elem),
-                  B.CreateInBoundsGEP(F32, DPtr,
-                                      B.CreateMul(I64, B.getInt64(N))),
+                  B.CreateInBoundsGEP(
+                      F32, DPtr,
+                      B.CreateAdd(B.CreateMul(I64, B.getInt64(N)),
+                                  B.getInt64(Col0))),
                   llvm::Align(4)),
               DId);
         }
@@ -372,13 +397,17 @@ void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
   case OpKind::CmmaCast:
     FragOperands = {0, 1};
     break;
+  case OpKind::CmmaLdmatrix:
+    FragOperands = {0};
+    break;
   default:
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' is not a cmma operation");
     return;
   }
   size_t Want = (Op.Kind == OpKind::CmmaFill || Op.Kind == OpKind::CmmaCast)
                     ? 2
-                    : 4;
+                : Op.Kind == OpKind::CmmaLdmatrix ? 3
+                                                  : 4;
   if (Op.Operands.size() != Want) {
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs " + llvm::Twine(Want) +
                         " operands");
@@ -393,7 +422,8 @@ void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
       return;
     }
   }
-  forEachActivePlane([&](Value *Plane, Value *Unit) {
+  bool Cube = Cx.K.value(Op.Operands[FragOperands[0]].Value).Matrix.isCube();
+  forEachActivePlane(Cube, [&](Value *Plane, Value *Unit) {
     switch (Op.Kind) {
     case OpKind::CmmaFill:
       return emitFill(Op, Plane, Unit);
@@ -405,8 +435,179 @@ void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
       return emitMma(Op, Plane);
     case OpKind::CmmaCast:
       return emitCast(Op, Plane);
+    case OpKind::CmmaLdmatrix:
+      return emitLdmatrix(Op, Plane);
     default: // refused above: not a cmma operation
       return;
     }
   });
+}
+
+void CmmaEmitter::emitLdmatrix(const Operation &Op, Value *Plane) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId F = Op.Operands[0].Value, Mem = Op.Operands[1].Value;
+  const Operand &IndexO = Op.Operands[2];
+  const MatrixType &T = Cx.K.value(F).Matrix;
+  const ValueInfo &MI = Cx.K.value(Mem);
+  llvm::Type *F32 = B.getFloatTy();
+  llvm::Type *ElemTy = Types.memType(Type::scalar(T.Elem));
+  auto *RowTy = llvm::FixedVectorType::get(ElemTy, 8);
+  llvm::Align ElemAlign(byteSize(T.Elem));
+  uint64_t Lanes = MI.Ty.lanes();
+  Value *Base = MI.Kind == ValueKind::Buffer
+                    ? Memory.BufBase.lookup(Mem)
+                    : Memory.scratchPtr(Cx.Layout.Of[Mem].Offset);
+  Value *Count = MI.Kind == ValueKind::Buffer ? Memory.BufCount.lookup(Mem)
+                                              : B.getInt64(MI.Count);
+  Value *Scalars = B.CreateMul(Count, B.getInt64(Lanes));
+  Value *Frag = fragmentPtr(F, Plane);
+  Value *PlaneBase = B.CreateMul(Plane, B.getInt32(Cx.PlaneDim));
+  Value *Zero = llvm::Constant::getNullValue(RowTy);
+  unsigned Blocks = static_cast<unsigned>(T.elements() / 64);
+  // Unit 8i + q of the plane names row q of block i. Without `trans`, its
+  // element e is unit (4q + e/2)'s element 2i + e%2; with `trans`, unit
+  // (4e + q/2)'s element 2i + q%2 (docs/LangRef.md §5.6).
+  for (unsigned Src = 0; Src < 8 * Blocks; ++Src) {
+    Value *U = B.CreateAdd(PlaneBase, B.getInt32(Src));
+    // A unit past the cube or that returned names no row: it reads as 0.
+    Value *Live = B.CreateICmpULT(U, B.getInt32(Cx.Units));
+    Value *SlotUnit = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, U,
+                                              B.getInt32(Cx.Units - 1));
+    if (Cx.Layout.HasFlags)
+      Live = B.CreateAnd(Live, B.CreateNot(Pos.unitFinished(SlotUnit)));
+    Value *Idx = Values.value(IndexO, SlotUnit);
+    Value *Idx64 = Values.operandType(IndexO).isSigned()
+                       ? B.CreateSExtOrTrunc(Idx, Cx.I64)
+                       : B.CreateZExtOrTrunc(Idx, Cx.I64);
+    Value *First = B.CreateMul(Idx64, B.getInt64(Lanes));
+    // A masked load: a unit that names no row touches no memory (its
+    // address is the memory's start), and in the bounds-checked variant
+    // each element is in bounds when the index is and the element's scalar
+    // is before the end.
+    Value *In = Live, *Mask;
+    if (Cx.Variant.BoundsChecked) {
+      In = B.CreateAnd(Live, B.CreateICmpULT(Idx64, Count));
+      llvm::SmallVector<llvm::Constant *, 8> Steps;
+      for (unsigned E = 0; E < 8; ++E)
+        Steps.push_back(B.getInt64(E));
+      Value *Offs = B.CreateAdd(B.CreateVectorSplat(8, First),
+                                llvm::ConstantVector::get(Steps));
+      Mask = B.CreateAnd(B.CreateVectorSplat(8, In),
+                         B.CreateICmpULT(Offs, B.CreateVectorSplat(8, Scalars)));
+    } else {
+      Mask = B.CreateVectorSplat(8, In);
+    }
+    Value *Off = B.CreateSelect(In, First, B.getInt64(0));
+    auto *Row = B.CreateMaskedLoad(
+        RowTy, B.CreateInBoundsGEP(ElemTy, Base, Off), ElemAlign, Mask, Zero);
+    tag(Row, Mem);
+    Value *Wide = toF32(Row, T.Elem);
+    unsigned Block = Src / 8, Q = Src % 8;
+    for (unsigned E = 0; E < 8; ++E) {
+      unsigned Unit = Op.Transpose ? 4 * E + Q / 2 : 4 * Q + E / 2;
+      unsigned Nth = 2 * Block + (Op.Transpose ? Q % 2 : E % 2);
+      auto [R, C] = matrixElementPosition(T, Cx.Units, Unit, Nth);
+      tag(B.CreateAlignedStore(B.CreateExtractElement(Wide, E),
+                               B.CreateConstInBoundsGEP1_64(
+                                   F32, Frag, uint64_t(R) * T.cols() + C),
+                               llvm::Align(4)),
+          F);
+    }
+  }
+}
+
+std::pair<Value *, Value *>
+CmmaEmitter::emitElementPosition(const MatrixType &T, Value *Lane,
+                                 Value *Nth) {
+  llvm::IRBuilder<> &B = Cx.B;
+  if (T.isCube()) {
+    // Element n of unit u is the row-major element n * units + u.
+    Value *E = B.CreateAdd(
+        B.CreateMul(B.CreateZExt(Nth, Cx.I64),
+                    B.getInt64(matrixUnits(T, Cx.Units))),
+        B.CreateZExt(Lane, Cx.I64));
+    Value *Cols = B.getInt64(T.cols());
+    return {B.CreateTrunc(B.CreateUDiv(E, Cols), Cx.I32),
+            B.CreateTrunc(B.CreateURem(E, Cols), Cx.I32)};
+  }
+  // 8 x 8 blocks numbered down the columns of blocks; two neighbours of
+  // each block per unit (matrixElementPosition).
+  Value *Block = B.CreateLShr(Nth, 1), *J = B.CreateAnd(Nth, 1);
+  Value *BlockRows = B.getInt32(T.rows() / 8);
+  Value *R0 = B.CreateMul(B.CreateURem(Block, BlockRows), B.getInt32(8));
+  Value *C0 = B.CreateMul(B.CreateUDiv(Block, BlockRows), B.getInt32(8));
+  Value *Group = B.CreateLShr(Lane, 2);
+  Value *Pair = B.CreateAdd(B.CreateShl(B.CreateAnd(Lane, 3), 1), J);
+  if (T.Use == MatrixUse::B)
+    return {B.CreateAdd(R0, Pair), B.CreateAdd(C0, Group)};
+  return {B.CreateAdd(R0, Group), B.CreateAdd(C0, Pair)};
+}
+
+Value *CmmaEmitter::lowerUnitOp(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
+  const Operand &FO = Op.Operands.empty() ? Operand() : Op.Operands[0];
+  if (FO.isLiteral() || FO.Value >= Cx.K.Values.size() ||
+      Cx.K.value(FO.Value).Kind != ValueKind::Fragment) {
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs a fragment as operand 1");
+    return nullptr;
+  }
+  ValueId F = FO.Value;
+  const MatrixType &T = Cx.K.value(F).Matrix;
+  uint32_t PerUnit = matrixElementsPerUnit(T, Cx.Units);
+  uint32_t Units = matrixUnits(T, Cx.Units);
+  if (Op.Kind == OpKind::CmmaCount)
+    return B.getInt32(PerUnit);
+  size_t NthAt = (Op.Kind == OpKind::CmmaRow || Op.Kind == OpKind::CmmaCol) ? 2 : 1;
+  if (Op.Operands.size() <= NthAt) {
+    Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' lacks its element number");
+    return nullptr;
+  }
+  Value *Nth = Values.value(Op.Operands[NthAt]);
+  Value *Valid = B.CreateICmpULT(Nth, B.getInt32(PerUnit));
+  if (Op.Kind == OpKind::CmmaRow || Op.Kind == OpKind::CmmaCol) {
+    // Outside the layout (unit or element number out of range): the row
+    // and column counts, a position past the fragment.
+    Value *Lane = Values.value(Op.Operands[1]);
+    Valid = B.CreateAnd(Valid, B.CreateICmpULT(Lane, B.getInt32(Units)));
+    Value *SafeLane = B.CreateSelect(Valid, Lane, B.getInt32(0));
+    Value *SafeNth = B.CreateSelect(Valid, Nth, B.getInt32(0));
+    auto [R, C] = emitElementPosition(T, SafeLane, SafeNth);
+    return Op.Kind == OpKind::CmmaRow
+               ? B.CreateSelect(Valid, R, B.getInt32(T.rows()))
+               : B.CreateSelect(Valid, C, B.getInt32(T.cols()));
+  }
+  // cmma_get / cmma_set: the current unit's own element.
+  Value *Unit = Pos.Unit;
+  Value *Plane = B.getInt32(0), *Lane = Unit;
+  if (!T.isCube()) {
+    Plane = B.CreateUDiv(Unit, B.getInt32(Cx.PlaneDim));
+    Lane = B.CreateURem(Unit, B.getInt32(Cx.PlaneDim));
+  }
+  Value *SafeNth = B.CreateSelect(Valid, Nth, B.getInt32(0));
+  auto [R, C] = emitElementPosition(T, Lane, SafeNth);
+  // A cube fragment whose elements do not divide among its units: the
+  // last element numbers of some units lie past the fragment.
+  if (T.isCube() && T.elements() % Units != 0)
+    Valid = B.CreateAnd(Valid, B.CreateICmpULT(R, B.getInt32(T.rows())));
+  Value *Off = B.CreateAdd(B.CreateMul(B.CreateZExt(R, Cx.I64),
+                                       B.getInt64(T.cols())),
+                           B.CreateZExt(C, Cx.I64));
+  Off = B.CreateSelect(Valid, Off, B.getInt64(0));
+  Value *Ptr = B.CreateInBoundsGEP(B.getFloatTy(), fragmentPtr(F, Plane), Off);
+  if (Op.Kind == OpKind::CmmaGet) {
+    auto *X = B.CreateAlignedLoad(B.getFloatTy(), Ptr, llvm::Align(4));
+    tag(X, F);
+    Value *Zero = llvm::ConstantFP::get(B.getFloatTy(), 0.0);
+    return fromF32(B.CreateSelect(Valid, X, Zero), T.Elem);
+  }
+  // cmma_set: an element number outside the unit's elements writes nothing.
+  Value *X = toF32(Values.value(Op.Operands[2]), T.Elem);
+  llvm::BasicBlock *Do = Cx.newBlock("cmma.set");
+  llvm::BasicBlock *Done = Cx.newBlock("cmma.set.end");
+  B.CreateCondBr(Valid, Do, Done);
+  B.SetInsertPoint(Do);
+  tag(B.CreateAlignedStore(X, Ptr, llvm::Align(4)), F);
+  B.CreateBr(Done);
+  B.SetInsertPoint(Done);
+  return nullptr;
 }

@@ -373,6 +373,11 @@ void ControlEmitter::lowerUnitOp(const Operation &Op) {
     if (Value *V = Memory.emitTensorMeta(Op); V && Op.Result != NoValue)
       Values.define(Op.Result, V);
     return;
+  case OpClass::CmmaElem:
+  case OpClass::CmmaSet:
+    if (Value *V = Cmma.lowerUnitOp(Op); V && Op.Result != NoValue)
+      Values.define(Op.Result, V);
+    return;
   case OpClass::BarrierDecl:
   case OpClass::BarrierArrive:
   case OpClass::BarrierExpectTx:

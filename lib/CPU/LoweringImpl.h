@@ -613,11 +613,16 @@ public:
       : Cx(Cx), Types(Types), Scopes(Scopes), Pos(Pos), Values(Values),
         Scalar(Scalar), Memory(Memory) {}
   void lowerCmmaOp(const Operation &Op);
+  /// cmma_count, cmma_row, cmma_col, cmma_get (their value) and cmma_set
+  /// (null), for the current unit inside a unit loop.
+  llvm::Value *lowerUnitOp(const Operation &Op);
 
 private:
   /// Runs \p Body for each plane with a unit that has not returned, given
-  /// the plane (i32) and that unit (i32).
+  /// the plane (i32) and that unit (i32); with \p Cube, once for the cube
+  /// (plane 0) if a unit has not returned.
   void forEachActivePlane(
+      bool Cube,
       llvm::function_ref<void(llvm::Value *Plane, llvm::Value *Unit)> Body);
   /// The plane's copy of fragment \p F (f32 elements, row-major).
   llvm::Value *fragmentPtr(ValueId F, llvm::Value *Plane);
@@ -626,6 +631,18 @@ private:
   void emitTransfer(const Operation &Op, llvm::Value *Plane, llvm::Value *Unit,
                     bool Store);
   void emitMma(const Operation &Op, llvm::Value *Plane);
+  /// Columns [Col0, Col0 + Width) of D = A x B + C.
+  void emitMmaStrip(const MatrixType &DT, llvm::Value *APtr,
+                    llvm::Value *BPtr, llvm::Value *CPtr, llvm::Value *DPtr,
+                    ValueId AId, ValueId BId, ValueId CId, ValueId DId,
+                    unsigned Col0, unsigned Width);
+  /// cmma_ldmatrix for the plane \p Plane: a row from each of its units.
+  void emitLdmatrix(const Operation &Op, llvm::Value *Plane);
+  /// The row and column (i32) of element \p Nth (i32) of unit \p Lane
+  /// (i32, its position in the plane or cube) of fragment type \p T.
+  std::pair<llvm::Value *, llvm::Value *>
+  emitElementPosition(const MatrixType &T, llvm::Value *Lane,
+                      llvm::Value *Nth);
   void emitCast(const Operation &Op, llvm::Value *Plane);
   /// f32 lanes (scalar or vector) rounded to \p Elem and widened back.
   llvm::Value *roundTo(llvm::Value *V, ScalarKind Elem);

@@ -65,8 +65,12 @@ kiln::lowering::layoutScratch(const Kernel &K, uint32_t Units,
         P = {StorageKind::ScratchUnit, Reserve(PerUnit(VI.Ty.storeSize()))};
       break;
     case ValueKind::Fragment: {
-      // Fragments hold at most 32 x 32 elements (the verifier's shapes).
-      uint64_t Planes = (uint64_t(Units) + PlaneDim - 1) / std::max(PlaneDim, 1u);
+      // Plane fragments hold at most 32 x 32 elements, cube fragments 128 x
+      // 128 (the verifier's shapes); a cube fragment has one copy per cube.
+      uint64_t Planes =
+          VI.Matrix.isCube()
+              ? 1
+              : (uint64_t(Units) + PlaneDim - 1) / std::max(PlaneDim, 1u);
       uint64_t Elements = std::min<uint64_t>(VI.Matrix.elements(), 1 << 20);
       P = {StorageKind::ScratchCube, Reserve(Planes * Elements * 4)};
       break;

@@ -40,8 +40,8 @@ struct ScratchLayout {
 
 /// Lays out the scratch area of \p K for \p Units units per cube in planes
 /// of \p PlaneDim units, every region aligned to 64 bytes; an error when it
-/// exceeds 4 GiB. A cmma fragment is one f32 matrix per plane, row-major
-/// (ScratchCube).
+/// exceeds 4 GiB. A cmma fragment is one f32 matrix per plane (per cube for
+/// a cube fragment), row-major (ScratchCube).
 llvm::Expected<ScratchLayout> layoutScratch(const Kernel &K, uint32_t Units,
                                             uint32_t PlaneDim,
                                             bool ReturnFlags,

@@ -242,6 +242,8 @@ KernelBuilder::impliedType(OpKind Kind,
     return std::nullopt;
   case OpClass::PlaneElect:
     return Type::scalar(ScalarKind::Bool);
+  case OpClass::CmmaElem: // cmma_get: the fragment's element type
+    return Kind == OpKind::CmmaGet ? TypeOf(0) : U32;
   case OpClass::PlaneBallot:
     return Type::line(ScalarKind::U32, 4);
   default:
@@ -603,6 +605,21 @@ void KernelBuilder::cmmaMma(Arg D, Arg A, Arg B, Arg C) {
 
 void KernelBuilder::cmmaCast(Arg Destination, Arg Source) {
   cmma(OpKind::CmmaCast, {Destination, Source});
+}
+
+void KernelBuilder::cmmaLdmatrix(Arg Fragment, Arg Mem, Arg Index,
+                                 bool Transpose) {
+  if (checkArgs({Fragment, Mem, Index}))
+    return;
+  Operation Op;
+  Op.Kind = OpKind::CmmaLdmatrix;
+  Op.Transpose = Transpose;
+  Op.Operands = {Fragment.O, Mem.O, Index.O};
+  append(std::move(Op));
+}
+
+void KernelBuilder::cmmaSet(Arg Fragment, Arg Nth, Arg Value) {
+  cmma(OpKind::CmmaSet, {Fragment, Nth, Value});
 }
 
 void KernelBuilder::syncCube() {

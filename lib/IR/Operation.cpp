@@ -44,6 +44,7 @@ bool kiln::producesValue(OpClass Class) {
   case OpClass::BarrierWait:
   case OpClass::AsyncCopy:
   case OpClass::Cmma:
+  case OpClass::CmmaSet:
   case OpClass::DebugPrint:
   case OpClass::TensorCopy:
   case OpClass::TensorStoreGroup:

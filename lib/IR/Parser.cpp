@@ -459,6 +459,10 @@ bool Parser::parseStatement(Kernel &K, Block &B) {
     if (parseCmma(K, Op))
       return true;
     break;
+  case OpClass::CmmaSet:
+    if (parseOperands(K, Op))
+      return true;
+    break;
   case OpClass::DebugPrint:
     if (parseDebugPrint(K, Op))
       return true;
@@ -955,15 +959,31 @@ bool Parser::parseMatrixType(MatrixType &T) {
   T.Elem = *Elem;
   consume();
   T.Layout = MatrixLayout::Undefined;
+  T.Scope = MatrixScope::Plane;
   if (is(TokenKind::Comma)) {
     consume();
+    // A layout, then the scope; or the scope alone.
     std::optional<MatrixLayout> Layout =
         is(TokenKind::Word) ? parseMatrixLayout(Tok.Text) : std::nullopt;
-    if (!Layout)
-      return errorHere("expected a layout (row or col), found " +
+    bool Cube = is(TokenKind::Word) && Tok.Text == "cube";
+    if (!Layout && !Cube)
+      return errorHere("expected a layout (row or col) or 'cube', found " +
                        describeToken());
-    T.Layout = *Layout;
-    consume();
+    if (Layout) {
+      T.Layout = *Layout;
+      consume();
+      if (is(TokenKind::Comma)) {
+        consume();
+        Cube = is(TokenKind::Word) && Tok.Text == "cube";
+        if (!Cube)
+          return errorHere("expected 'cube' after the layout, found " +
+                           describeToken());
+      }
+    }
+    if (Cube) {
+      T.Scope = MatrixScope::Cube;
+      consume();
+    }
   }
   return expect(TokenKind::Greater, "'>' to close the fragment type");
 }
@@ -1009,6 +1029,23 @@ bool Parser::parseCmma(Kernel &K, Operation &Op) {
   case OpKind::CmmaStore:
     return parseIndexedOperand(K, Op) || Plain(true) || Plain(true) ||
            parseOptionalLayout(Op);
+  case OpKind::CmmaLdmatrix:
+    if (Plain(false) || expect(TokenKind::Comma, "','"))
+      return true;
+    if (!is(TokenKind::ValueName))
+      return errorHere("expected '%name[index]' as the memory operand of "
+                       "'cmma_ldmatrix', found " + describeToken());
+    if (parseIndexedOperand(K, Op))
+      return true;
+    if (is(TokenKind::Comma)) {
+      consume();
+      if (!is(TokenKind::Word) || Tok.Text != "trans")
+        return errorHere("expected 'trans' after the memory operand of "
+                         "'cmma_ldmatrix', found " + describeToken());
+      Op.Transpose = true;
+      consume();
+    }
+    return false;
   default:
     return error(Op.Loc, "'" + opName(Op.Kind) + "' is not a cmma operation");
   }

@@ -286,8 +286,11 @@ void Printer::printOperation(const Operation &Op) {
 }
 
 void Printer::printCmma(const Operation &Op) {
-  // cmma_load holds `%m[idx]` as operands 1 and 2, cmma_store as 0 and 1.
-  size_t Indexed = Op.Kind == OpKind::CmmaLoad    ? 1
+  // cmma_load and cmma_ldmatrix hold `%m[idx]` as operands 1 and 2,
+  // cmma_store as 0 and 1.
+  size_t Indexed = Op.Kind == OpKind::CmmaLoad ||
+                           Op.Kind == OpKind::CmmaLdmatrix
+                       ? 1
                    : Op.Kind == OpKind::CmmaStore ? 0
                                                   : Op.Operands.size();
   OS << opName(Op.Kind);
@@ -302,6 +305,8 @@ void Printer::printCmma(const Operation &Op) {
   }
   if (Op.Layout != MatrixLayout::Undefined)
     OS << ", " << matrixLayoutName(Op.Layout);
+  if (Op.Transpose)
+    OS << ", trans";
   OS << '\n';
 }
 

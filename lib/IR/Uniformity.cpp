@@ -247,6 +247,18 @@ private:
     case OpClass::Cmma: // plane-collective, like plane operations
       recordControl(Op);
       return;
+    // A unit's own fragment elements (§5.6): cmma_count is the same for
+    // every unit, a position follows its operands, an element read differs
+    // from unit to unit; cmma_set writes the unit's own element.
+    case OpClass::CmmaElem:
+      if (Op.Kind == OpKind::CmmaRow || Op.Kind == OpKind::CmmaCol)
+        mark(Op.Result, firstOf({operandRoot(Op, 1), operandRoot(Op, 2)}));
+      else if (Op.Kind == OpKind::CmmaGet)
+        mark(Op.Result, addRoot("the result of " + opName(Op.Kind).str() +
+                                " at " + where(Op, Op.Loc)));
+      return;
+    case OpClass::CmmaSet:
+      return;
     // Barrier objects (docs/LangRef.md §13): a cube's barrier is declared
     // and waited on by all its units together; tokens may differ per unit.
     case OpClass::BarrierDecl:

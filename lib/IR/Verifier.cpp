@@ -273,6 +273,15 @@ private:
                                    std::optional<MatrixUse> Use);
   bool verifyCmmaMemory(const Operation &Op, size_t MemIndex,
                         const ValueInfo *Fragment, bool Writes);
+  // A unit's own fragment elements and the ldmatrix-style load (§5.6).
+  std::optional<Type> verifyCmmaElem(const Operation &Op);
+  void verifyCmmaSet(const Operation &Op);
+  void verifyLdmatrix(const Operation &Op);
+  /// The per-unit layout of a plane fragment assumes planes of 32 units.
+  bool verifyElementLayout(const Operation &Op, const ValueInfo &F);
+  /// cmma_mma and cmma_cast: every fragment of one scope.
+  bool verifySameScope(const Operation &Op,
+                       llvm::ArrayRef<const ValueInfo *> Frags);
 };
 
 //===----------------------------------------------------------------------===//
@@ -1059,6 +1068,8 @@ std::optional<Type> KernelVerifier::impliedType(const Operation &Op) {
     return verifyConversion(Op);
   case OpClass::TensorMeta:
     return verifyTensorMeta(Op);
+  case OpClass::CmmaElem:
+    return verifyCmmaElem(Op);
   case OpClass::Load:
   case OpClass::Store:
   case OpClass::Len:
@@ -1657,6 +1668,11 @@ void KernelVerifier::verifyOp(const Operation &Op) {
     verifyCmma(Op);
     verifyConvergence(Op);
     return;
+  case OpClass::CmmaSet:
+    if (!Op.Regions.empty())
+      verifyRegions(Op, 0);
+    verifyCmmaSet(Op);
+    return;
   case OpClass::DebugPrint:
     if (!Op.Regions.empty())
       verifyRegions(Op, 0);
@@ -1894,6 +1910,8 @@ void KernelVerifier::verifyCmma(const Operation &Op) {
                                 D->Matrix.shapeStr());
         return;
       }
+    if (!verifySameScope(Op, Frags))
+      return;
     if (FA->Matrix.Elem != FB->Matrix.Elem)
       error(locOf(Op, 2), "cmma_mma needs a and b fragments of one element "
                           "type, found '" +
@@ -1917,12 +1935,123 @@ void KernelVerifier::verifyCmma(const Operation &Op) {
       error(locOf(Op, 1), "cmma_cast needs fragments of one shape, found " +
                               Src->Matrix.shapeStr() + " and " +
                               Dst->Matrix.shapeStr());
+    else if (Dst && Src)
+      verifySameScope(Op, {Dst, Src});
     return;
   }
+  case OpKind::CmmaLdmatrix:
+    verifyLdmatrix(Op);
+    return;
   default:
     error(Op.Loc, op(Op) + " is not a cmma operation");
     return;
   }
+}
+
+bool KernelVerifier::verifySameScope(const Operation &Op,
+                                     llvm::ArrayRef<const ValueInfo *> Frags) {
+  for (size_t I = 1; I < Frags.size(); ++I)
+    if (Frags[I]->Matrix.Scope != Frags[0]->Matrix.Scope) {
+      auto ScopeOf = [](const ValueInfo *F) {
+        return F->Matrix.isCube() ? "the cube" : "the plane";
+      };
+      error(locOf(Op, I), op(Op) + " needs fragments of one scope, but " +
+                              name(Op.Operands[I].Value) + " belongs to " +
+                              ScopeOf(Frags[I]) + " and " +
+                              name(Op.Operands[0].Value) + " to " +
+                              ScopeOf(Frags[0]));
+      return false;
+    }
+  return true;
+}
+
+bool KernelVerifier::verifyElementLayout(const Operation &Op,
+                                         const ValueInfo &F) {
+  if (F.Matrix.isCube() || Limits.PlaneDim == 32)
+    return true;
+  error(Op.Loc, op(Op) + " uses the per-unit layout of a plane fragment, "
+                         "which is defined for planes of 32 units; the "
+                         "device's planes have " +
+                    llvm::Twine(Limits.PlaneDim));
+  return false;
+}
+
+std::optional<Type> KernelVerifier::verifyCmmaElem(const Operation &Op) {
+  // cmma_count %f; cmma_row/cmma_col %f, %unit, %n; cmma_get %f, %n.
+  size_t Want = Op.Kind == OpKind::CmmaCount ? 1
+                : Op.Kind == OpKind::CmmaGet ? 2
+                                             : 3;
+  if (!checkOperandCount(Op, Want, Want))
+    return std::nullopt;
+  const ValueInfo *F = fragmentOperand(Op, 0, std::nullopt);
+  bool Ok = F != nullptr;
+  if (Op.Kind == OpKind::CmmaRow || Op.Kind == OpKind::CmmaCol) {
+    Ok &= expectU32(Op, 1, "the unit");
+    Ok &= expectU32(Op, 2, "the element number");
+  } else if (Op.Kind == OpKind::CmmaGet) {
+    Ok &= expectU32(Op, 1, "the element number");
+  }
+  if (!Ok || !verifyElementLayout(Op, *F))
+    return std::nullopt;
+  if (Op.Kind == OpKind::CmmaGet)
+    return Type::scalar(F->Matrix.Elem);
+  return Type::scalar(ScalarKind::U32);
+}
+
+void KernelVerifier::verifyCmmaSet(const Operation &Op) {
+  if (!checkOperandCount(Op, 3, 3))
+    return;
+  const ValueInfo *F = fragmentOperand(Op, 0, std::nullopt);
+  bool Ok = expectU32(Op, 1, "the element number");
+  std::optional<Type> X = plainOperand(Op, 2);
+  if (!F)
+    return;
+  Ok &= expectType(Op, 2, X, Type::scalar(F->Matrix.Elem), "the value");
+  if (Ok)
+    verifyElementLayout(Op, *F);
+}
+
+void KernelVerifier::verifyLdmatrix(const Operation &Op) {
+  if (!checkOperandCount(Op, 3, 3))
+    return;
+  const ValueInfo *F = fragmentOperand(Op, 0, std::nullopt);
+  const ValueInfo *Mem = memoryOperand(Op, 1, CmmaMemory);
+  if (Mem)
+    verifyAccess(Op, *Mem, /*Reads=*/true, /*Writes=*/false);
+  bool Ok = verifyIndex(Op, 2) && Mem;
+  if (!F)
+    return;
+  const MatrixType &T = F->Matrix;
+  // ldmatrix moves 8 x 8 blocks of 16-bit elements, 1, 2 or 4 of them: a
+  // row of 8 elements (16 bytes) from each unit.
+  uint64_t Blocks = T.elements() / 64;
+  if (T.isCube()) {
+    error(locOf(Op, 0), op(Op) + " loads plane fragments, but " +
+                            name(Op.Operands[0].Value) + " is '" + T.str() +
+                            "'");
+    return;
+  }
+  if (T.Elem != ScalarKind::F16 && T.Elem != ScalarKind::BF16) {
+    error(locOf(Op, 0), op(Op) + " loads 16-bit elements (f16, bf16), but " +
+                            name(Op.Operands[0].Value) + " is '" + T.str() +
+                            "'");
+    return;
+  }
+  if (Blocks != 1 && Blocks != 2 && Blocks != 4) {
+    error(locOf(Op, 0), op(Op) + " loads 1, 2 or 4 blocks of 8 x 8, but " +
+                            name(Op.Operands[0].Value) + " ('" + T.str() +
+                            "') has " + llvm::Twine(Blocks));
+    return;
+  }
+  if (Ok && Mem->Ty.elementKind() != T.Elem) {
+    error(locOf(Op, 1), op(Op) + " reads %" + Mem->Name + " of " +
+                            quoted(Mem->Ty) + " into a fragment of '" +
+                            scalarName(T.Elem) + "'; the memory must hold '" +
+                            scalarName(T.Elem) + "' or lines of it");
+    return;
+  }
+  if (Ok)
+    verifyElementLayout(Op, *F);
 }
 
 std::vector<Diagnostic> KernelVerifier::run() {

@@ -411,6 +411,75 @@ TEST(BuilderTest, CmmaOperationsRoundTrip) {
   EXPECT_EQ(P.Body.Ops[5].Layout, MatrixLayout::Undefined);
 }
 
+TEST(BuilderTest, CubeFragmentsAndElementOperationsRoundTrip) {
+  KernelBuilder B("elems");
+  B.setCubeDim({64});
+  const Type F16 = Type::scalar(ScalarKind::F16);
+  ValueId M = B.addBuffer("m", F16, AccessKind::Read);
+  MatrixType CubeAcc =
+      matrix(MatrixUse::Accumulator, ScalarKind::F32, MatrixLayout::Undefined);
+  CubeAcc.M = 32;
+  CubeAcc.Scope = MatrixScope::Cube;
+  ValueId C = B.named("c").fragment(CubeAcc);
+  MatrixType PlaneA = matrix(MatrixUse::A, ScalarKind::F16, MatrixLayout::Row);
+  PlaneA.N = 8;
+  ValueId FA = B.named("fa").fragment(PlaneA);
+  B.cmmaLdmatrix(FA, M, lit::u32(2), /*Transpose=*/true);
+  ValueId N = B.named("n").op(OpKind::CmmaCount, {C});
+  ValueId R = B.named("r").op(OpKind::CmmaRow, {C, lit::u32(1), N});
+  ValueId X = B.named("x").op(OpKind::CmmaGet, {FA, R});
+  B.cmmaSet(FA, lit::u32(0), X);
+  Kernel K = finishOk(B);
+  EXPECT_EQ(printKernel(K),
+            "kernel @elems cube_dim(64) (%m: buffer<f16, read>) {\n"
+            "  %c = fragment matrix<accumulator, 32x16x16, f32, cube>\n"
+            "  %fa = fragment matrix<a, 16x8x16, f16, row>\n"
+            "  cmma_ldmatrix %fa, %m[2], trans\n"
+            "  %n = cmma_count %c : u32\n"
+            "  %r = cmma_row %c, 1:u32, %n : u32\n"
+            "  %x = cmma_get %fa, %r : f16\n"
+            "  cmma_set %fa, 0:u32, %x\n"
+            "}\n");
+  expectRoundTrip(K);
+  llvm::Expected<Module> P = parseModule(printKernel(K), "builder.kiln");
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  EXPECT_EQ(P->Kernels[0].value(C).Matrix, CubeAcc);
+  EXPECT_TRUE(P->Kernels[0].Body.Ops[2].Transpose);
+}
+
+TEST(BuilderTest, FragmentLayoutIsCudaMma16x8x16) {
+  // PTX's mma.m16n8k16 register tables: group g = lane / 4, t = lane % 4.
+  MatrixType A = matrix(MatrixUse::A, ScalarKind::F16, MatrixLayout::Row);
+  A.N = 8;
+  MatrixType Bf = A, C = A;
+  Bf.Use = MatrixUse::B;
+  C.Use = MatrixUse::Accumulator;
+  C.Elem = ScalarKind::F32;
+  EXPECT_EQ(matrixElementsPerUnit(A, 32), 8u);
+  EXPECT_EQ(matrixElementsPerUnit(Bf, 32), 4u);
+  EXPECT_EQ(matrixElementsPerUnit(C, 32), 4u);
+  for (uint32_t Lane = 0; Lane < 32; ++Lane) {
+    uint32_t G = Lane / 4, T = Lane % 4;
+    for (uint32_t I = 0; I < 8; ++I) {
+      uint32_t Row = (I < 2 || (I >= 4 && I < 6)) ? G : G + 8;
+      uint32_t Col = T * 2 + (I & 1) + (I >= 4 ? 8 : 0);
+      EXPECT_EQ(matrixElementPosition(A, 32, Lane, I),
+                std::make_pair(Row, Col));
+    }
+    for (uint32_t I = 0; I < 4; ++I) {
+      EXPECT_EQ(matrixElementPosition(Bf, 32, Lane, I),
+                std::make_pair(T * 2 + (I & 1) + (I >= 2 ? 8 : 0), G));
+      EXPECT_EQ(matrixElementPosition(C, 32, Lane, I),
+                std::make_pair(I < 2 ? G : G + 8, T * 2 + (I & 1)));
+    }
+  }
+  // A cube fragment: row-major element n * units + u.
+  MatrixType Cube = C;
+  Cube.Scope = MatrixScope::Cube;
+  EXPECT_EQ(matrixElementsPerUnit(Cube, 48), 3u);
+  EXPECT_EQ(matrixElementPosition(Cube, 48, 5, 2), std::make_pair(12u, 5u));
+}
+
 TEST(BuilderTest, CmmaMisuseIsAnError) {
   KernelBuilder B("bad");
   ValueId F = B.fragment(

@@ -208,6 +208,12 @@ public:
   /// D = A x B + C.
   void cmmaMma(Arg D, Arg A, Arg B, Arg C);
   void cmmaCast(Arg Destination, Arg Source);
+  /// The ldmatrix-style load (docs/LangRef.md §5.6): every unit of the plane
+  /// names a row of \p Mem at \p Index; \p Transpose is `, trans`.
+  void cmmaLdmatrix(Arg Fragment, Arg Mem, Arg Index, bool Transpose = false);
+  /// A unit writes its element \p Nth of \p Fragment (§5.6). cmma_count,
+  /// cmma_row, cmma_col and cmma_get produce values: build them with op().
+  void cmmaSet(Arg Fragment, Arg Nth, Arg Value);
 
   // Control flow: every begin* is closed by end().
   void beginIf(Arg Cond);

@@ -1,12 +1,14 @@
 //===- Matrix.h - Fragment types of the cooperative matrix ops --*- C++ -*-===//
 //
 // A fragment (cubecl's cmma::Matrix, CUDA's wmma::fragment) is a small
-// matrix owned by a whole plane: the A (M x K) or B (K x N) operand of a
-// multiply-accumulate, or an M x N accumulator. Its type names its use, the
-// multiply's shape M x N x K, its element type and, for A and B, the layout
-// of the memory it is loaded from. Text form (docs/LangRef.md §5.4):
+// matrix owned by a whole plane, or by a whole cube (cubecl's Cube scope):
+// the A (M x K) or B (K x N) operand of a multiply-accumulate, or an M x N
+// accumulator. Its type names its use, the multiply's shape M x N x K, its
+// element type, for A and B the layout of the memory it is loaded from, and
+// its scope. Text form (docs/LangRef.md §5.4, §5.5):
 //
 //   matrix<a, 16x16x16, f16, row>    matrix<accumulator, 16x16x16, f32>
+//   matrix<accumulator, 64x64x16, f32, cube>
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace kiln {
 
@@ -30,12 +33,16 @@ enum class MatrixUse : uint8_t { A, B, Accumulator };
 /// only for accumulators, whose loads and stores name the layout.
 enum class MatrixLayout : uint8_t { Undefined, Row, Col };
 
+/// Who owns a fragment: each plane its own copy, or the cube one copy.
+enum class MatrixScope : uint8_t { Plane, Cube };
+
 /// The type of a fragment.
 struct MatrixType {
   MatrixUse Use = MatrixUse::Accumulator;
   uint32_t M = 0, N = 0, K = 0;
   ScalarKind Elem = ScalarKind::F32;
   MatrixLayout Layout = MatrixLayout::Undefined;
+  MatrixScope Scope = MatrixScope::Plane;
 
   /// Rows and columns of the fragment itself: A is M x K, B is K x N, an
   /// accumulator M x N.
@@ -45,14 +52,16 @@ struct MatrixType {
   bool sameShape(const MatrixType &O) const {
     return M == O.M && N == O.N && K == O.K;
   }
-  /// "matrix<a, 16x16x16, f16, row>"; the layout is left out when undefined.
+  bool isCube() const { return Scope == MatrixScope::Cube; }
+  /// "matrix<a, 16x16x16, f16, row>"; the layout is left out when undefined,
+  /// the scope when it is the plane.
   std::string str() const;
   /// "16x16x16".
   std::string shapeStr() const;
 
   friend bool operator==(const MatrixType &A, const MatrixType &B) {
     return A.Use == B.Use && A.sameShape(B) && A.Elem == B.Elem &&
-           A.Layout == B.Layout;
+           A.Layout == B.Layout && A.Scope == B.Scope;
   }
   friend bool operator!=(const MatrixType &A, const MatrixType &B) {
     return !(A == B);
@@ -70,8 +79,22 @@ bool parseMatrixShape(llvm::StringRef Text, uint32_t &M, uint32_t &N,
                       uint32_t &K);
 
 /// Why \p T is not a fragment type Kiln supports (docs/LangRef.md §5.4:
-/// the shapes and element types of cubecl's cmma), or none when it is.
+/// the shapes and element types of cubecl's cmma; §5.5: those of cube
+/// fragments), or none when it is.
 std::optional<std::string> unsupportedMatrixReason(const MatrixType &T);
+
+/// The units a fragment's elements are spread over (docs/LangRef.md §5.6):
+/// a plane fragment over the 32 units of its plane, a cube fragment over
+/// the \p CubeUnits units of its cube.
+uint32_t matrixUnits(const MatrixType &T, uint32_t CubeUnits);
+/// How many elements each unit holds: elements() / matrixUnits().
+uint32_t matrixElementsPerUnit(const MatrixType &T, uint32_t CubeUnits);
+/// Row and column of the fragment element that unit \p Unit holds as its
+/// element \p Nth (both in range), per the layout of docs/LangRef.md §5.6.
+std::pair<uint32_t, uint32_t> matrixElementPosition(const MatrixType &T,
+                                                    uint32_t CubeUnits,
+                                                    uint32_t Unit,
+                                                    uint32_t Nth);
 
 } // namespace kiln
 

@@ -84,6 +84,8 @@ enum class OpClass : uint8_t {
   AsyncCopy,       ///< %bar, %src[%i], %dst[%j], %count
   MatrixDecl,     ///< `%f = fragment matrix<...>`
   Cmma,           ///< plane-collective fragment operations (no result)
+  CmmaElem,       ///< a unit's fragment elements: %f[, %u][, %n] -> T
+  CmmaSet,        ///< cmma_set %f, %n, %x: a unit writes its element
   DebugPrint,     ///< `debug_print "FORMAT", %a, ...` (no result)
   TensorMeta,     ///< %t[, %dim] -> u32: a tensor's shape, stride, rank, len
   TensorCopy,     ///< tma_load %bar, %smem, %off, %map, %c...; tma_store %smem, %off, %map, %c...
@@ -183,11 +185,14 @@ struct Block {
 ///   element type).
 /// - Layout: cmma_load and cmma_store: the memory layout written after the
 ///   stride, Undefined when none is (the fragment's own).
+/// - Transpose: cmma_ldmatrix only: `, trans` was written.
 /// - Text: DebugPrint only: the format string, escapes decoded.
 /// The operands of the cmma operations, in order: cmma_fill: fragment,
 /// value; cmma_load: fragment, memory, index, stride; cmma_store: memory,
 /// index, fragment, stride; cmma_mma: D, A, B, C; cmma_cast: destination,
-/// source.
+/// source; cmma_ldmatrix: fragment, memory, index; cmma_count: fragment;
+/// cmma_row, cmma_col: fragment, unit, element number; cmma_get: fragment,
+/// element number; cmma_set: fragment, element number, value.
 struct Operation {
   OpKind Kind = OpKind::Return;
   SourceLoc Loc;
@@ -204,6 +209,7 @@ struct Operation {
   bool HasDefault = false; ///< Switch: the last region is the default
   MatrixType Matrix = {};
   MatrixLayout Layout = MatrixLayout::Undefined;
+  bool Transpose = false;
   std::string Text;
 
   OpClass opClass() const { return kiln::opClass(Kind); }
