@@ -171,7 +171,6 @@ struct BodySummary {
   bool Carried = false;    ///< a value carried from one iteration to the next
   bool LoopDense = true;   ///< every index moves by 0 or +-1 per iteration
   bool UnitSparse = false; ///< some index is strided or gathered across units
-  bool Scatters = false;   ///< some store's index is gathered across units
 };
 } // namespace
 
@@ -212,11 +211,8 @@ static void summarize(const Block &Blk, const Operation &Loop, bool TopLevel,
           S.LoopDense = false;
         if (Op.opClass() == OpClass::Store && AlongLoop.isInvariant())
           S.Carried = true; // an accumulator in memory
-        Stride AlongUnits = P.alongUnits(Op.Operands[1]);
-        if (!AlongUnits.isDense())
+        if (!P.alongUnits(Op.Operands[1]).isDense())
           S.UnitSparse = true;
-        if (Op.opClass() == OpClass::Store && AlongUnits.K == Stride::Unknown)
-          S.Scatters = true;
       }
       break;
     default:
@@ -227,7 +223,7 @@ static void summarize(const Block &Blk, const Operation &Loop, bool TopLevel,
     bool CubeLevel = TopLevel && Op.opClass() == OpClass::For;
     for (const Block &R : Op.Regions) {
       summarize(R, Loop, CubeLevel, U, P, KernelReturns, UnitsX, Local, S);
-      if (S.Blocked || S.Scatters)
+      if (S.Blocked)
         return;
     }
   }
@@ -260,14 +256,7 @@ bool kiln::lowering::runsAcrossUnits(const Operation &Op,
   collectVarDecls(Op.Regions[0], Local);
   BodySummary S;
   summarize(Op.Regions[0], Op, true, U, P, KernelReturns, UnitsX, Local, S);
-  // A store at an index that is not affine in the unit is a scatter in the
-  // vector of units: one store per lane on every x86 target, and with it
-  // the loads at such indices (a value carried in a var, a neighbour
-  // chosen by a select) are gathers, and the values the body carries go
-  // through the scratch area every iteration. Per unit the same loop runs
-  // as plain scalar code with its state in registers, which measured twice
-  // as fast (docs/Lowering.md §4).
-  if (S.Blocked || S.Scatters)
+  if (S.Blocked)
     return false;
   return S.Carried || !S.LoopDense || !S.UnitSparse;
 }
