@@ -141,6 +141,8 @@ CORPUS_ISAS = {
               "-march=native",
     "avx2": "AVX2 code: Kiln --mattr=-avx512f, the native loops "
             "-march=x86-64-v3",
+    "sse42": "x86-64-v2 code (SSE4.2, no AVX): Kiln "
+             "--mattr=-avx,-avx2,-avx512f, the native loops -march=x86-64-v2",
 }
 CORPUS_SYSTEMS = ("kiln", "opencl", "native")
 

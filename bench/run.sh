@@ -35,8 +35,10 @@
 # interleaved round by round, once per ISA and repetition: corpus_avx512
 # (Kiln with the host's features, the native loops -march=native; only on an
 # AVX-512 host, and only while --mattr and --native-arch leave it 512-bit)
-# and corpus_avx2 (Kiln --mattr=-avx512f on an AVX-512 host, the native
-# loops -march=x86-64-v3: kiln-corpus-v3). PoCL runs as it is in both.
+# corpus_avx2 (Kiln --mattr=-avx512f on an AVX-512 host, the native
+# loops -march=x86-64-v3: kiln-corpus-v3) and corpus_sse42 (Kiln
+# --mattr=-avx,-avx2,-avx512f, the native loops -march=x86-64-v2:
+# kiln-corpus-v2). PoCL runs as it is in each.
 #
 # Steps: (a) install what is missing from Debian, (b) build kiln-bench,
 # native-bench and pocl-bench (Release: bench/kiln-bench.cpp,
@@ -119,6 +121,7 @@ ninja -C "$BUILD" -j"$(nproc)" kiln-bench native-bench pocl-bench
 if ((CORPUS)); then
   corpus_targets=(kiln-corpus)
   ninja -C "$BUILD" -t query kiln-corpus-v3 >/dev/null 2>&1 && corpus_targets+=(kiln-corpus-v3)
+  ninja -C "$BUILD" -t query kiln-corpus-v2 >/dev/null 2>&1 && corpus_targets+=(kiln-corpus-v2)
   ninja -C "$BUILD" -j"$(nproc)" "${corpus_targets[@]}"
 fi
 KILN_BENCH=$BUILD/bin/kiln-bench
@@ -267,6 +270,12 @@ for r in $(seq 1 "$REPS"); do
     if [[ -x $BUILD/bin/kiln-corpus-v3 ]] && grep -qw avx2 /proc/cpuinfo; then
       run_one "corpus_avx2_r$r" "${corpus[@]}" "$BUILD/bin/kiln-corpus-v3" \
         "${corpus_args[@]}" ${avx2_mattr:+--mattr="$avx2_mattr"}
+    fi
+    # Code without AVX (x86-64-v2, SSE4.2): Kiln with AVX turned off, the
+    # native loops -march=x86-64-v2 (docs/Portability.md).
+    if [[ -x $BUILD/bin/kiln-corpus-v2 ]]; then
+      run_one "corpus_sse42_r$r" "${corpus[@]}" "$BUILD/bin/kiln-corpus-v2" \
+        "${corpus_args[@]}" --mattr=-avx,-avx2,-avx512f
     fi
     rm -rf "$KC" "$PC"
   fi

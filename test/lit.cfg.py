@@ -16,8 +16,26 @@ for var in ("HOME", "TMPDIR", "XDG_CACHE_HOME"):
         config.environment[var] = os.environ[var]
 
 # Tests call the tools by name: kiln-compile, kiln-run, kiln-store, FileCheck, not.
+tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
+# `lit --param kiln_run_options="--mattr=-avx"`: every kiln-run of the run
+# (RUN lines and the conformance scripts alike) gets these options, through
+# a wrapper first on PATH: the instruction-set variants of the conformance
+# suite (docs/Portability.md). Tests that pass --mattr themselves cannot
+# take it: run the suite with --filter Conformance.
+run_options = lit_config.params.get("kiln_run_options", "")
+if run_options:
+    import shlex
+    wrap_dir = os.path.join(config.kiln_obj_root, "test", "kiln-run-options")
+    os.makedirs(wrap_dir, exist_ok=True)
+    wrapper = os.path.join(wrap_dir, "kiln-run")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nexec %s "$@" %s\n' % (
+            shlex.quote(os.path.join(config.kiln_tools_dir, "kiln-run")),
+            " ".join(shlex.quote(o) for o in shlex.split(run_options))))
+    os.chmod(wrapper, 0o755)
+    tool_dirs.insert(0, wrap_dir)
 config.environment["PATH"] = os.pathsep.join(
-    [config.kiln_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
+    tool_dirs + [os.environ.get("PATH", "")])
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # The source tree, for tests that read its docs.
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
@@ -61,7 +79,21 @@ if "address" in sanitize:
 # Tests that give files to another user (a setuid binary) need root.
 if hasattr(os, "geteuid") and os.geteuid() == 0:
     config.available_features.add("root")
-if os.path.exists("/proc/cpuinfo"):
+# The architecture the tools generate code for by default (a cross build
+# runs them under an emulator): target-x86_64 or target-aarch64. Tests of
+# one instruction set's code say REQUIRES: target-x86_64. The flags of
+# /proc/cpuinfo are the build machine's, so they count only on x86-64.
+target_arch = getattr(config, "kiln_target_arch", "x86_64").lower()
+if target_arch in ("amd64", "x86_64"):
+    target_arch = "x86_64"
+elif target_arch in ("arm64", "aarch64"):
+    target_arch = "aarch64"
+config.available_features.add("target-" + target_arch)
+config.environment["KILN_TEST_TARGET_ARCH"] = target_arch
+# The other architecture Kiln generates code for (cross-compilation tests).
+config.substitutions.append(("%foreign_triple", "aarch64-linux-gnu"
+                             if target_arch == "x86_64" else "x86_64-linux-gnu"))
+if target_arch == "x86_64" and os.path.exists("/proc/cpuinfo"):
     flags = set()
     for line in open("/proc/cpuinfo"):
         if line.startswith("flags"):

@@ -68,6 +68,8 @@ static bool spinUntil(Pred Done,
       return false;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
 #endif
   }
   return true;
@@ -108,6 +110,8 @@ std::unique_lock<std::mutex> detail::lockBriefly(std::mutex &M) {
       return std::unique_lock<std::mutex>(M, std::adopt_lock);
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
 #endif
   }
   return std::unique_lock<std::mutex>(M);

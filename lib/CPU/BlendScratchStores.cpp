@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlendScratchStores.h"
+#include "TargetArch.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -23,56 +24,9 @@
 
 using namespace llvm;
 
-namespace {
-
-/// The opcode named \p Name in \p MII, or 0. A linear search of some
-/// 20,000 names: done once per CPU and feature string (below).
-unsigned opcodeNamed(const MCInstrInfo &MII, StringRef Name) {
-  for (unsigned Op = 1, E = MII.getNumOpcodes(); Op < E; ++Op)
-    if (MII.getName(Op) == Name)
-      return Op;
-  return 0;
-}
-
-/// Micro-ops of a 256-bit `vmaskmovps` store on \p STI, 0 when unknown.
-unsigned maskedStoreMicroOps(const MCSubtargetInfo &STI,
-                             const MCInstrInfo &MII) {
-  const MCSchedModel &SM = STI.getSchedModel();
-  if (!SM.hasInstrSchedModel())
-    return 0;
-  unsigned Op = opcodeNamed(MII, "VMASKMOVPSYmr");
-  if (!Op)
-    return 0;
-  const MCSchedClassDesc *SC =
-      SM.getSchedClassDesc(MII.get(Op).getSchedClass());
-  if (!SC || !SC->isValid() || SC->isVariant())
-    return 0;
-  return SC->NumMicroOps;
-}
-
-} // namespace
-
 bool kiln::maskedStoresAreMicrocoded(const TargetMachine &TM,
                                      const Function &F) {
-  if (!TM.getTargetTriple().isX86())
-    return false;
-  const TargetSubtargetInfo *ST = TM.getSubtargetImpl(F);
-  const MCInstrInfo *MII = TM.getMCInstrInfo();
-  if (!ST || !MII || ST->checkFeatures("+avx512f") ||
-      !ST->checkFeatures("+avx"))
-    return false;
-  // The answer depends only on the CPU and features: cached, as compiles
-  // run on many threads.
-  static std::mutex Lock;
-  static StringMap<bool> Known;
-  std::string Key = (ST->getCPU() + "|" + ST->getFeatureString()).str();
-  std::lock_guard<std::mutex> L(Lock);
-  auto It = Known.find(Key);
-  if (It != Known.end())
-    return It->second;
-  bool Expensive = maskedStoreMicroOps(*ST, *MII) > 4;
-  Known[Key] = Expensive;
-  return Expensive;
+  return targetArchOf(TM).maskedStoresAreMicrocoded(TM, F);
 }
 
 PreservedAnalyses kiln::BlendScratchStoresPass::run(Function &F,

@@ -6,6 +6,7 @@
 
 #include "BlendScratchStores.h"
 #include "ExpandBlockCopies.h"
+#include "TargetArch.h"
 #include "InlineExp.h"
 #include "JamUnitLoops.h"
 #include "ScalarFallbackLoops.h"
@@ -51,14 +52,15 @@ namespace {
 /// CPU and feature string it hands LLVM.
 struct ResolvedTarget {
   const Target *T = nullptr;
+  const TargetArch *Arch = nullptr;
+  std::string Triple;
   std::string CPU;
   std::string Features;
 };
 
-std::unique_ptr<MCSubtargetInfo> subtargetOf(const Target &T, StringRef CPU,
-                                             StringRef Features) {
+std::unique_ptr<MCSubtargetInfo> subtargetOf(const ResolvedTarget &R) {
   return std::unique_ptr<MCSubtargetInfo>(
-      T.createMCSubtargetInfo(hostInfo().Triple, CPU, Features));
+      R.T->createMCSubtargetInfo(R.Triple, R.CPU, R.Features));
 }
 
 bool hasFeature(const MCSubtargetInfo &STI, const SubtargetFeatureKV &KV) {
@@ -75,48 +77,54 @@ std::string joinNames(ArrayRef<std::string> Names, size_t Max = 8) {
   return S;
 }
 
-/// The features LLVM cannot generate x86-64 code without: the
-/// instruction-set features of its generic 64-bit CPU (64bit, cx8, sse,
-/// sse2: those the host detection knows, leaving tuning flags out) and the
-/// 64-bit mode the triple sets. Without them LLVM aborts ("64-bit code
-/// requested on a subtarget that doesn't support it") or cannot return a
-/// float ("SSE register return with SSE disabled"). Every x86-64 CPU has
-/// them.
-const std::vector<const SubtargetFeatureKV *> &x86_64Baseline(const Target &T) {
-  static const std::vector<const SubtargetFeatureKV *> Baseline = [&] {
-    std::vector<const SubtargetFeatureKV *> B;
-    std::unique_ptr<MCSubtargetInfo> STI = subtargetOf(T, "generic", "");
-    for (const SubtargetFeatureKV &KV : STI->getAllProcessorFeatures())
-      if (hasFeature(*STI, KV) && (hostInfo().knowsFeature(KV.Key) ||
-                                   StringRef(KV.Key) == "64bit-mode"))
-        B.push_back(&KV);
-    return B;
-  }();
-  return Baseline;
+Error optionError(const Twine &Msg) { return targetOptionError(Msg); }
+
+/// The triple \p Opts asks for, normalised, with its TargetArch: the host's
+/// when it names none.
+Expected<std::pair<std::string, const TargetArch *>>
+resolveTriple(const CodeGenOptions &Opts) {
+  std::string Name = Opts.Triple.empty() ? hostInfo().Triple
+                                         : Triple::normalize(Opts.Triple);
+  Triple TT(Name);
+  if (TT.getArch() == Triple::UnknownArch)
+    return optionError("unknown target triple '" + Opts.Triple +
+                       "': Kiln generates code for " +
+                       supportedArchitectures());
+  const TargetArch *Arch = targetArchFor(TT);
+  if (!Arch)
+    return optionError("Kiln cannot generate code for '" + Name +
+                       "': it generates code for " +
+                       supportedArchitectures());
+  return std::make_pair(Name, Arch);
 }
 
-Error optionError(const Twine &Msg) {
-  return createStringError(std::make_error_code(std::errc::invalid_argument),
-                           Msg);
+/// Whether \p R is for the host's architecture (its code may run here).
+bool forHostArch(const ResolvedTarget &R) {
+  return Triple(R.Triple).getArch() == Triple(hostInfo().Triple).getArch();
 }
 
 /// Checks \p Opts and resolves them into what LLVM is given. Everything LLVM
 /// would only warn about (and ignore) or abort on is an error here.
 Expected<ResolvedTarget> resolveTarget(const CodeGenOptions &Opts) {
-  initializeNativeTarget();
   const HostInfo &Host = hostInfo();
-  std::string Err;
+  auto TripleAndArch = resolveTriple(Opts);
+  if (!TripleAndArch)
+    return TripleAndArch.takeError();
   ResolvedTarget R;
-  R.T = TargetRegistry::lookupTarget(Host.Triple, Err);
+  R.Triple = TripleAndArch->first;
+  R.Arch = TripleAndArch->second;
+  initializeTargetOf(*R.Arch);
+  std::string Err;
+  R.T = TargetRegistry::lookupTarget(R.Triple, Err);
   if (!R.T)
-    return makeError("no target for " + Host.Triple + ": " + Err);
+    return makeError("no target for " + R.Triple + ": " + Err);
 
-  std::unique_ptr<MCSubtargetInfo> Any = subtargetOf(*R.T, "", "");
+  std::unique_ptr<MCSubtargetInfo> Any(
+      R.T->createMCSubtargetInfo(R.Triple, "", ""));
   if (!Any)
-    return makeError("no subtarget information for " + Host.Triple);
+    return makeError("no subtarget information for " + R.Triple);
   if (!Opts.CPU.empty() && !Any->isCPUStringValid(Opts.CPU))
-    return optionError("unknown CPU '" + Opts.CPU + "' for " + Host.Triple);
-  bool NamesEvex512 = false, NamesPrefer256 = false;
+    return optionError("unknown CPU '" + Opts.CPU + "' for " + R.Triple);
   SmallVector<StringRef, 16> Parts;
   StringRef(Opts.Features).split(Parts, ',', -1, /*KeepEmpty=*/false);
   for (StringRef F : Parts) {
@@ -128,75 +136,33 @@ Expected<ResolvedTarget> resolveTarget(const CodeGenOptions &Opts) {
             Any->getAllProcessorFeatures(),
             [&](const SubtargetFeatureKV &KV) { return Name == KV.Key; }))
       return optionError("unknown target feature '" + Name + "' for " +
-                         Host.Triple);
-    NamesEvex512 |= Name == "evex512";
-    NamesPrefer256 |= Name == "prefer-256-bit";
+                         R.Triple);
   }
 
-  R.CPU = Opts.CPU.empty() ? Host.CPU : Opts.CPU;
-  if (Opts.CPU.empty()) {
+  // Another architecture's code starts from its generic CPU, not from
+  // this host's.
+  bool FromHost = Opts.CPU.empty() && forHostArch(R);
+  R.CPU = !Opts.CPU.empty() ? Opts.CPU : FromHost ? Host.CPU : "generic";
+  if (FromHost) {
     // Later entries win in a feature string: host first, overrides after.
     R.Features = Host.featureString();
     if (!Opts.Features.empty())
-      R.Features += "," + Opts.Features;
+      R.Features += (R.Features.empty() ? "" : ",") + Opts.Features;
   } else {
     R.Features = Opts.Features;
   }
-  if (Triple(Host.Triple).getArch() != Triple::x86_64)
-    return R;
 
-  std::unique_ptr<MCSubtargetInfo> STI = subtargetOf(*R.T, R.CPU, R.Features);
-  // AVX-512 asked of a CPU without it (or on top of a host without it, whose
-  // feature string says -evex512) has no 512-bit vectors in code generation,
-  // which then cannot select AVX-512's masked operations on 256-bit ones
-  // without avx512vl ("Cannot select: masked_store"). (The MC layer, asked
-  // here, adds evex512 by itself for any CPU; X86Subtarget only for generic
-  // ones: so the string decides, not STI.) Unless told otherwise, AVX-512
-  // comes with 512-bit vectors, as clang has it.
-  if (STI->checkFeatures("+avx512f")) {
-    if (!NamesEvex512) {
-      R.Features += R.Features.empty() ? "+evex512" : ",+evex512";
-      STI = subtargetOf(*R.T, R.CPU, R.Features);
-    } else if (!STI->checkFeatures("+evex512") &&
-               !STI->checkFeatures("+avx512vl")) {
-      return optionError("target features '" + Opts.Features +
-                         "': AVX-512 without evex512 needs +avx512vl");
-    }
-  }
-
-  // LLVM tunes every Intel AVX-512 CPU for 256-bit vectors (Skylake-SP
-  // lowers its clock under 512-bit code); Ice Lake and later cores, which
-  // have AVX512-VBMI, hardly do, and Kiln's unit loops run faster with
-  // 512-bit vectors there (docs/Lowering.md §16, "512-bit vectors on
-  // Intel"). Zen 4 and 5 are tuned for them already. A feature list that
-  // names prefer-256-bit decides for itself.
-  if (!NamesPrefer256 && STI->checkFeatures("+avx512f,+avx512vbmi,+evex512") &&
-      STI->checkFeatures("+prefer-256-bit")) {
-    R.Features += ",-prefer-256-bit";
-    STI = subtargetOf(*R.T, R.CPU, R.Features);
-  }
-
-  std::vector<std::string> Missing;
-  for (const SubtargetFeatureKV *KV : x86_64Baseline(*R.T))
-    if (!hasFeature(*STI, *KV))
-      Missing.push_back(KV->Key);
-  if (Missing.empty())
-    return R;
-  if (!Opts.CPU.empty()) {
-    std::unique_ptr<MCSubtargetInfo> CPUOnly = subtargetOf(*R.T, R.CPU, "");
-    std::vector<std::string> CPULacks;
-    for (const SubtargetFeatureKV *KV : x86_64Baseline(*R.T))
-      if (!hasFeature(*CPUOnly, *KV))
-        CPULacks.push_back(KV->Key);
-    if (!CPULacks.empty())
-      return optionError("CPU '" + Opts.CPU + "' is not an x86-64 CPU: it " +
-                         "lacks " + joinNames(CPULacks) + ", which code for " +
-                         Host.Triple + " needs");
-  }
-  return optionError("target features '" + Opts.Features + "' turn off " +
-                     joinNames(Missing) + ", which code for " + Host.Triple +
-                     " needs (every x86-64 CPU has " +
-                     (Missing.size() == 1 ? "it" : "them") + ")");
+  TargetRequest Req;
+  Req.T = R.T;
+  Req.Triple = R.Triple;
+  Req.CPU = R.CPU;
+  Req.Features = R.Features;
+  Req.AskedFeatures = Opts.Features;
+  Req.AskedCPU = !Opts.CPU.empty();
+  if (Error E = R.Arch->completeRequest(Req))
+    return E;
+  R.Features = std::move(Req.Features);
+  return R;
 }
 } // namespace
 
@@ -215,11 +181,13 @@ Error kiln::checkRunsOnHost(const CodeGenOptions &Opts) {
   Expected<ResolvedTarget> R = resolveTarget(Opts);
   if (!R)
     return R.takeError();
+  const HostInfo &Host = hostInfo();
+  if (!forHostArch(*R))
+    return optionError("code for " + R->Triple + " cannot run on this " +
+                       Host.Triple + " host");
   if (Opts.CPU.empty() && Opts.Features.empty())
     return Error::success(); // the host's own
-  const HostInfo &Host = hostInfo();
-  std::unique_ptr<MCSubtargetInfo> STI =
-      subtargetOf(*R->T, R->CPU, R->Features);
+  std::unique_ptr<MCSubtargetInfo> STI = subtargetOf(*R);
   // Instruction-set features only: a tuning flag (slow-3ops-lea) changes
   // no instruction the host could lack.
   std::vector<std::string> Lacks;
@@ -252,9 +220,8 @@ kiln::createTargetMachine(const CodeGenOptions &Opts, const StepDumps *Dumps) {
   Expected<ResolvedTarget> R = resolveTarget(Opts);
   if (!R)
     return R.takeError();
-  const HostInfo &Host = hostInfo();
   if (!R->T->hasTargetMachine())
-    return makeError("target " + Host.Triple + " cannot generate code");
+    return makeError("target " + R->Triple + " cannot generate code");
 
   TargetOptions TO;
   CodeGenOptLevel Level = Opts.OptLevel == 0   ? CodeGenOptLevel::None
@@ -262,14 +229,14 @@ kiln::createTargetMachine(const CodeGenOptions &Opts, const StepDumps *Dumps) {
                           : Opts.OptLevel == 2 ? CodeGenOptLevel::Default
                                                : CodeGenOptLevel::Aggressive;
   std::unique_ptr<TargetMachine> TM(R->T->createTargetMachine(
-      Host.Triple, R->CPU, R->Features, TO, Reloc::PIC_, std::nullopt, Level,
+      R->Triple, R->CPU, R->Features, TO, Reloc::PIC_, std::nullopt, Level,
       /*JIT=*/false));
   if (!TM)
-    return makeError("cannot create a target machine for " + Host.Triple +
+    return makeError("cannot create a target machine for " + R->Triple +
                      " cpu " + R->CPU);
   if (Dumps)
     Dumps->dump(PipelineStepId::TargetMachine, [&](raw_ostream &OS) {
-      OS << "; triple: " << Host.Triple << "\n; cpu: " << R->CPU
+      OS << "; triple: " << R->Triple << "\n; cpu: " << R->CPU
          << "\n; features: " << R->Features << "\n; -O" << Opts.OptLevel
          << ", position-independent code\n";
     });
@@ -279,6 +246,7 @@ kiln::createTargetMachine(const CodeGenOptions &Opts, const StepDumps *Dumps) {
 void kiln::prepareModule(Module &M, TargetMachine &TM) {
   M.setTargetTriple(TM.getTargetTriple().str());
   M.setDataLayout(TM.createDataLayout());
+  targetArchOf(TM).annotateModule(M, TM);
 }
 
 namespace {
@@ -422,11 +390,7 @@ static void runLLVMPipeline(Module &M, TargetMachine &TM, unsigned OptLevel,
 
   Triple TT(M.getTargetTriple());
   TargetLibraryInfoImpl TLII(TT);
-  // libmvec's AVX2 entry points (_ZGVdN8v_expf, ...) need AVX2 in the code.
-  if (TT.getArch() == Triple::x86_64 &&
-      TM.getMCSubtargetInfo()->checkFeatures("+avx2"))
-    TLII.addVectorizableFunctionsFromVecLib(TargetLibraryInfoImpl::LIBMVEC_X86,
-                                            TT);
+  targetArchOf(TM).addVectorLibrary(TLII, TM);
   FAM.registerPass([&] { return TargetLibraryAnalysis(TLII); });
 
   PB.registerModuleAnalyses(MAM);
@@ -522,16 +486,14 @@ namespace {
 ///    models are the ones that ask for it). Small kernels keep it: their
 ///    graphs are cheap and their code stays the same (docs/Lowering.md
 ///    §16, "Post-RA scheduling in large functions").
-///  - X86 domain reassignment, everywhere. With AVX-512 it looks for
-///    integer logic it could move into mask registers, which costs compile
-///    time, while the lowering builds masks from vector compares, which
-///    select to mask registers directly: every kernel of bench/kernels,
-///    test/ and examples/ assembles byte for byte the same without it
-///    (docs/Lowering.md §16, "X86 domain reassignment").
+///  - The passes the target leaves out (TargetArch::leavesOutPass): on
+///    x86-64 domain reassignment, which with AVX-512 costs compile time and
+///    changes no kernel of bench/kernels, test/ or examples/ (docs/Lowering.md
+///    §16, "X86 domain reassignment").
 class CodeGenerationGate final : public OptPassGate {
 public:
-  explicit CodeGenerationGate(Module &M)
-      : Ctx(M.getContext()), Previous(Ctx.getOptPassGate()) {
+  CodeGenerationGate(Module &M, const TargetArch &Arch)
+      : Ctx(M.getContext()), Previous(Ctx.getOptPassGate()), Arch(Arch) {
     for (const Function &F : M)
       if (!F.isDeclaration() &&
           F.getInstructionCount() > PostRASchedulingLimit)
@@ -564,8 +526,7 @@ public:
   CodeGenerationGate &operator=(const CodeGenerationGate &) = delete;
 
   bool shouldRunPass(StringRef PassName, StringRef IRDescription) override {
-    if (PassName == "Loop Strength Reduction" ||
-        PassName == "X86 Domain Reassignment Pass")
+    if (PassName == "Loop Strength Reduction" || Arch.leavesOutPass(PassName))
       return false;
     if (PassName == "Post RA top-down list latency scheduler" &&
         LargeFunctions.contains(IRDescription))
@@ -578,6 +539,7 @@ public:
 private:
   LLVMContext &Ctx;
   OptPassGate &Previous;
+  const TargetArch &Arch;
   StringSet<> LargeFunctions;
 };
 } // namespace
@@ -604,7 +566,7 @@ static Error emit(Module &M, TargetMachine &TM, SmallVector<char, 0> &Buf,
         continue;
       switch (S.Id) {
       case PipelineStepId::CodeGenGate:
-        Gate.emplace(M);
+        Gate.emplace(M, targetArchOf(TM));
         if (Dumps)
           Dumps->dump(S.Id, [&](raw_ostream &DOS) { Gate->print(DOS); });
         break;

@@ -240,11 +240,20 @@ Expected<CpuArtifact> CpuCompiler::lower(const CpuSource &Src,
 
 std::string kiln::cpuStoreFingerprint(const CodeGenOptions &CodeGen,
                                       const DeviceLimits &Limits) {
-  const HostInfo &H = hostInfo();
+  return cpuStoreFingerprint(CodeGen, Limits, hostInfo());
+}
+
+std::string kiln::cpuStoreFingerprint(const CodeGenOptions &CodeGen,
+                                      const DeviceLimits &Limits,
+                                      const HostInfo &H) {
   std::string S = H.Triple + " " + H.CPU + " " + H.featureString() + " LLVM " +
                   H.LLVMVersion;
+  if (!H.Details.empty())
+    S += " " + H.Details;
   if (CodeGen.OptLevel != 3)
     S += " -O" + std::to_string(CodeGen.OptLevel);
+  if (!CodeGen.Triple.empty())
+    S += " -mtriple=" + CodeGen.Triple;
   if (!CodeGen.CPU.empty())
     S += " -mcpu=" + CodeGen.CPU;
   if (!CodeGen.Features.empty())

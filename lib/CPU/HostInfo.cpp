@@ -2,6 +2,8 @@
 
 #include "kiln/CPU/HostInfo.h"
 
+#include "TargetArch.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -56,6 +58,8 @@ uint64_t HostInfo::fingerprintHash() const {
   // character from one field to the next changes the hash.
   std::string Key =
       Triple + '\n' + CPU + '\n' + featureString() + '\n' + LLVMVersion;
+  if (!Details.empty())
+    Key += '\n' + Details;
   return llvm::xxh3_64bits(llvm::StringRef(Key));
 }
 
@@ -68,18 +72,25 @@ std::string HostInfo::fingerprint() const {
 
 std::string HostInfo::description() const {
   return "triple: " + Triple + "\ncpu: " + CPU + "\nllvm: " + LLVMVersion +
-         "\nfeatures: " + featureString() + "\nfingerprint: " + fingerprint() +
-         "\n";
+         "\nfeatures: " + featureString() +
+         (Details.empty() ? "" : "\ndetails: " + Details) +
+         "\nfingerprint: " + fingerprint() + "\n";
 }
 
 static HostInfo computeHostInfo() {
   HostInfo H;
   H.Triple = llvm::sys::getProcessTriple();
   H.CPU = llvm::sys::getHostCPUName().str();
-  // LLVM 19 gives a StringMap in arbitrary order: sort (docs/Design.md §10.6).
-  llvm::StringMap<bool> Map = llvm::sys::getHostCPUFeatures();
-  for (const auto &Entry : Map)
-    H.Features.push_back((Entry.second ? "+" : "-") + Entry.first().str());
+  // The architecture's own probe (TargetArch.h); LLVM's where Kiln knows
+  // none. LLVM 19 gives a StringMap in arbitrary order: sort (docs/Design.md
+  // §10.6).
+  if (const TargetArch *Arch = targetArchFor(llvm::Triple(H.Triple))) {
+    H.Features = Arch->probeHostFeatures();
+    H.Details = Arch->probeHostDetails();
+  } else {
+    for (const auto &Entry : llvm::sys::getHostCPUFeatures())
+      H.Features.push_back((Entry.second ? "+" : "-") + Entry.first().str());
+  }
   std::sort(H.Features.begin(), H.Features.end(),
             [](const std::string &A, const std::string &B) {
               return llvm::StringRef(A).drop_front() <
@@ -99,6 +110,8 @@ const HostInfo &kiln::hostInfo() {
 void kiln::initializeNativeTarget() {
   static std::once_flag Once;
   std::call_once(Once, [] {
+    if (const TargetArch *Arch = targetArchFor(llvm::Triple(hostInfo().Triple)))
+      return initializeTargetOf(*Arch);
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();

@@ -6,27 +6,19 @@
 //===----------------------------------------------------------------------===//
 
 #include "InlineExp.h"
+#include "TargetArch.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/TargetParser/Triple.h"
 
 using namespace llvm;
 
 bool kiln::shouldInlineExp(const TargetMachine &TM) {
-  const Triple &TT = TM.getTargetTriple();
-  if (TT.isAArch64())
-    return true;
-  // With AVX2 but not AVX-512, libmvec's 8-wide call runs as fast as the
-  // inline code and compiles in fewer instructions; with AVX-512 the inline
-  // code runs 16 wide (InlineExp.h; docs/Lowering.md §11, "Inline f32
-  // `exp`").
-  return TT.isX86() && TM.getMCSubtargetInfo()->checkFeatures("+fma,+avx512f");
+  return targetArchOf(TM).inlinesExpF32(TM);
 }
 
 /// exp(X) for X of type float or <N x float>, inserted at \p B.

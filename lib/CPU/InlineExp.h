@@ -29,7 +29,8 @@ namespace kiln {
 /// Whether `exp` is inlined for \p TM: AArch64, and x86 with AVX-512 (and
 /// FMA). Without a native fused multiply-add `llvm.fma` would be a call to
 /// `fmaf`; with AVX2 alone libmvec's 8-wide entry point is as fast. Where
-/// it is not inlined, `llvm.exp` stays as it is (libm, libmvec).
+/// it is not inlined, `llvm.exp` stays as it is (libm, libmvec). The target
+/// decides (TargetArch::inlinesExpF32).
 bool shouldInlineExp(const llvm::TargetMachine &TM);
 
 /// Replaces every call of `llvm.exp` on f32 or a vector of f32 in \p M by

@@ -5,6 +5,8 @@
 #include "kiln/CPU/DebugPrint.h"
 #include "kiln/CPU/HostInfo.h"
 
+#include "TargetArch.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -127,10 +129,15 @@ JITLinker::~JITLinker() = default;
 
 Expected<std::unique_ptr<JITLinker>> JITLinker::create() {
   initializeNativeTarget();
-  // Vectorised math calls (_ZGVdN8v_expf) resolve from libmvec
-  // (docs/Design.md §10.7); a host without it simply gets no vector math.
-  std::string Ignored;
-  sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1", &Ignored);
+  // Vectorised math calls (_ZGVdN8v_expf) resolve from the target's vector
+  // library, libmvec on x86-64 (docs/Design.md §10.7); a host without it
+  // simply gets no vector math.
+  if (const TargetArch *Arch = targetArchFor(Triple(sys::getProcessTriple())))
+    if (!Arch->vectorLibraryFile().empty()) {
+      std::string Ignored;
+      sys::DynamicLibrary::LoadLibraryPermanently(
+          Arch->vectorLibraryFile().str().c_str(), &Ignored);
+    }
 
   auto State = std::make_shared<LinkerState>();
   // In-place dispatch: linking runs on the thread that asks for a symbol,

@@ -769,6 +769,8 @@ struct Executor::Impl {
             break;
 #if defined(__x86_64__) || defined(__i386__)
           __builtin_ia32_pause();
+#elif defined(__aarch64__)
+          __asm__ __volatile__("yield");
 #endif
         }
         W->Spinning.fetch_sub(1, std::memory_order_relaxed);

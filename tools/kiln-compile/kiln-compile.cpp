@@ -83,6 +83,12 @@ cl::opt<char> OptLevel("O",
                                 "(default -O3, as the runtime compiles)"),
                        cl::Prefix, cl::init('3'), cl::cat(Category));
 
+cl::opt<std::string>
+    MTriple("mtriple",
+            cl::desc("Target triple for --emit=llvm-opt|asm|obj, x86-64 or "
+                     "AArch64 (\"aarch64-linux-gnu\"; default: the host's)"),
+            cl::value_desc("TRIPLE"), cl::cat(Category));
+
 cl::opt<std::string> MCPU("mcpu",
                           cl::desc("Target CPU for --emit=llvm-opt|asm|obj "
                                    "(default: the host CPU)"),
@@ -212,6 +218,7 @@ int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS,
     return 0;
   kiln::CodeGenOptions Opts;
   Opts.OptLevel = OptLevel - '0';
+  Opts.Triple = MTriple;
   Opts.CPU = MCPU;
   Opts.Features = MAttr;
   auto TM = kiln::createTargetMachine(Opts, D);
@@ -508,9 +515,11 @@ int main(int argc, char **argv) {
                           " (0: all cores)");
   // Target options LLVM would ignore or abort on are refused whatever is
   // emitted; what --store compiles must also run here (checked by the
-  // device), while --emit may cross-compile for another x86-64 CPU.
+  // device), while --emit may cross-compile for another CPU or, with
+  // --mtriple, another architecture.
   kiln::CodeGenOptions Target;
   Target.OptLevel = OptLevel - '0';
+  Target.Triple = MTriple;
   Target.CPU = MCPU;
   Target.Features = MAttr;
   if (Error E = kiln::checkTargetOptions(Target))
@@ -531,6 +540,10 @@ int main(int argc, char **argv) {
                                 Twine(Target.OptLevel));
     Dumps = std::move(*D);
   }
+  if (StoreDir.getNumOccurrences() && !MTriple.empty())
+    if (Error E = kiln::checkRunsOnHost(Target))
+      return fail(Tool, "--store compiles for this machine: " +
+                            toString(std::move(E)));
   if (StoreDir.getNumOccurrences())
     return compileIntoStore();
   if (Jobs.getNumOccurrences())

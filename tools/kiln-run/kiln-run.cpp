@@ -25,6 +25,7 @@
 #include "support/Plan.h"
 #include "support/RemoteOptions.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
@@ -108,10 +109,14 @@ cl::opt<unsigned> Threads("threads",
                                    "all cores; more than the cores is capped "
                                    "to them)"),
                           cl::value_desc("N"), cl::init(0), cl::cat(Category));
-cl::opt<std::string> MAttr("mattr",
-                           cl::desc("Target features on top of the host's, "
-                                    "e.g. -avx512f"),
-                           cl::value_desc("FEATURES"), cl::cat(Category));
+// A list, as llc's: given more than once, the lists are joined and a later
+// feature wins (a wrapper adding --mattr=-avx to a run that names
+// --mattr=-avx512f itself: docs/Portability.md).
+cl::list<std::string> MAttr("mattr",
+                            cl::desc("Target features on top of the host's, "
+                                     "e.g. -avx512f"),
+                            cl::value_desc("FEATURES"), cl::CommaSeparated,
+                            cl::cat(Category));
 
 cl::opt<std::string> Timeout(
     "timeout",
@@ -232,7 +237,7 @@ Expected<std::chrono::microseconds> timeoutLimit() {
 Expected<std::unique_ptr<kiln::Device>> makeDevice(kiln::DeviceOptions DO) {
   DO.OptLevel = OptLevel - '0';
   DO.Threads = Threads;
-  DO.Features = MAttr;
+  DO.Features = llvm::join(MAttr, ",");
   // The library is silent: the tool prints the store's warnings, and each
   // kernel's log with KILN_LOG=1.
   DO.WarningSink = kiln::printWarningToStderr;

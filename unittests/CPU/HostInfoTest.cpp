@@ -48,7 +48,12 @@ TEST(HostInfo, FingerprintCoversEveryField) {
   Other.LLVMVersion = "0.0.0";
   EXPECT_NE(Other.fingerprint(), Base);
   Other = H;
-  Other.Triple = "aarch64-unknown-linux-gnu";
+  Other.Triple = H.Triple == "aarch64-unknown-linux-gnu"
+                     ? "x86_64-pc-linux-gnu"
+                     : "aarch64-unknown-linux-gnu";
+  EXPECT_NE(Other.fingerprint(), Base);
+  Other = H;
+  Other.Details += "sve-vector-bits=1024";
   EXPECT_NE(Other.fingerprint(), Base);
   // Moving a character between fields changes the hash too.
   Other = H;

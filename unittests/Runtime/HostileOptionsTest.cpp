@@ -18,6 +18,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include "llvm/TargetParser/Triple.h"
+
 #include <gtest/gtest.h>
 
 using namespace kiln;
@@ -69,6 +71,8 @@ TEST(HostileOptions, ThreadLimit) {
 }
 
 TEST(HostileOptions, UnknownAndNonX86_64Targets) {
+  if (!llvm::Triple(hostInfo().Triple).isX86())
+    GTEST_SKIP() << "x86-64 CPUs and features on a device of this host";
   DeviceOptions O = memoryOptions();
   const std::string Triple = hostInfo().Triple;
   bool Invalid = false;
@@ -179,6 +183,8 @@ std::unique_ptr<llvm::Module> parseIR(const char *Text,
 }
 
 TEST(HostileOptions, AVX512OnACPUWithoutIt) {
+  if (!llvm::Triple(hostInfo().Triple).isX86())
+    GTEST_SKIP() << "x86-64 CPUs and features on a device of this host";
   // AVX-512 on a CPU without it gets 512-bit vectors too: without them
   // code generation aborts ("Cannot select: masked_store").
   for (const char *CPU : {"haswell", "znver3", "x86-64"}) {

@@ -32,6 +32,11 @@ class StepDumps;
 struct CodeGenOptions {
   /// 0..3, as -O0..-O3; anything above 3 is an error.
   unsigned OptLevel = 3;
+  /// The target triple ("aarch64-linux-gnu"); empty means the host's. Kiln
+  /// generates code for x86-64 and AArch64 (docs/Portability.md). For
+  /// another architecture than the host's, an empty CPU means its generic
+  /// CPU and the host's features are not used.
+  std::string Triple;
   /// The CPU to compile for; empty means the host CPU.
   std::string CPU;
   /// `-mattr`-style features ("+avx2,-avx512f"); empty means the host's
@@ -41,39 +46,44 @@ struct CodeGenOptions {
   std::string Features;
 };
 
-/// Checks \p Opts without compiling anything: OptLevel 0..3, a CPU LLVM knows
-/// for the host triple, features written `+NAME` or `-NAME` with names LLVM
-/// knows, and, on x86-64, a target that is still x86-64 (a CPU such as
+/// Checks \p Opts without compiling anything: OptLevel 0..3, a triple of an
+/// architecture Kiln generates code for, a CPU LLVM knows for that triple,
+/// features written `+NAME` or `-NAME` with names LLVM knows for it, and, on
+/// x86-64, a target that is still x86-64 (a CPU such as
 /// i386 or pentium4, or `-64bit`, `-sse2`, `-64bit-mode`, is refused: LLVM
 /// would abort on them). AVX-512 asked for without a word on evex512 comes
 /// with 512-bit vectors (`+evex512` is added, as clang does); `-evex512`
-/// with AVX-512 needs `+avx512vl`. createTargetMachine checks the same. The
+/// with AVX-512 needs `+avx512vl`; on AArch64, a target with NEON
+/// (`-neon` is refused). createTargetMachine checks the same. The
 /// errors carry std::errc::invalid_argument.
 llvm::Error checkTargetOptions(const CodeGenOptions &Opts);
 
 /// checkTargetOptions, then whether code compiled with \p Opts can run on
-/// this machine: an instruction-set feature the options turn on (directly,
+/// this machine: another architecture's triple is an error, and so is an
+/// instruction-set feature the options turn on (directly,
 /// by implication or through CPU) that the host lacks is an error naming it
 /// ("the host lacks +avx512f: code compiled for it could not run here").
 /// What runs here (a Device) checks this before compiling anything; a
 /// cross-compilation (`kiln-compile --emit=asm --mcpu=...`) does not.
 llvm::Error checkRunsOnHost(const CodeGenOptions &Opts);
 
-/// A TargetMachine for the host triple configured by \p Opts (initialises the
-/// native target on first use), after the checks of checkTargetOptions. One
-/// per thread or task. This is the target stage of the pipeline
-/// (Pipeline.h); \p Dumps, when given, is told the target chosen.
+/// A TargetMachine for the triple (by default the host's) configured by
+/// \p Opts (initialises that LLVM target on first use), after the checks
+/// of checkTargetOptions. One per thread or task. This is the target stage
+/// of the pipeline (Pipeline.h); \p Dumps, when given, is told the target
+/// chosen.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const CodeGenOptions &Opts = {},
                     const StepDumps *Dumps = nullptr);
 
-/// Sets \p M's triple and data layout from \p TM (optimizeModule, emitObject
-/// and emitAssembly call it themselves).
+/// Sets \p M's triple and data layout from \p TM, and the attributes the
+/// target gives every function (AArch64 with SVE: its vector length);
+/// optimizeModule, emitObject and emitAssembly call it themselves.
 void prepareModule(llvm::Module &M, llvm::TargetMachine &TM);
 
 /// Runs the new pass manager's default<O\p OptLevel> pipeline on \p M with
-/// \p TM's target information, a TargetLibraryInfo that knows glibc's
-/// libmvec when the target has AVX2, and loop plus SLP vectorisation on at
+/// \p TM's target information, a TargetLibraryInfo that knows the target's
+/// vector math library (glibc's libmvec on x86-64 with AVX2), and loop plus SLP vectorisation on at
 /// O2 and above. Fails if \p M does not verify (before or after) or
 /// \p OptLevel > 3. The steps, Kiln's passes among LLVM's included, are
 /// those of the optimize stage of cpuPipeline() (Pipeline.h), in its order;

@@ -18,6 +18,7 @@
 
 #include "kiln/CPU/CodeGen.h"
 #include "kiln/CPU/CubeMetadata.h"
+#include "kiln/CPU/HostInfo.h"
 #include "kiln/CPU/JITLinker.h"
 #include "kiln/CPU/LoadedKernel.h"
 #include "kiln/Compile/Compiler.h"
@@ -128,6 +129,11 @@ private:
 /// depends on), so that such code never mixes with the default's.
 std::string cpuStoreFingerprint(const CodeGenOptions &CodeGen,
                                 const DeviceLimits &Limits = {});
+/// The same text as a machine described by \p Host writes it: another
+/// architecture's namespace (docs/Portability.md).
+std::string cpuStoreFingerprint(const CodeGenOptions &CodeGen,
+                                const DeviceLimits &Limits,
+                                const HostInfo &Host);
 
 /// The CPU CompilationTarget. Used from the server thread only (the
 /// KernelLoader guarantees it), except storeOutcome which is locked.

@@ -20,6 +20,9 @@ struct HostInfo {
   /// sign: {"+avx2", "+fma", "-avx512f", ...}.
   std::vector<std::string> Features;
   std::string LLVMVersion; ///< LLVM_VERSION_STRING
+  /// What else the host's code depends on ("sve-vector-bits=256" on
+  /// AArch64 with SVE), "" for nothing.
+  std::string Details;
 
   /// Features joined with commas: the `-mattr` string of the host.
   std::string featureString() const;
@@ -33,7 +36,8 @@ struct HostInfo {
   /// lacks, or "" when it has them all ("-feature" items ask for nothing).
   /// The check a CpuTarget installs on its store.
   std::string missingFeature(const std::string &Required) const;
-  /// 16 hex digits hashing (triple, CPU, sorted features, LLVM version): the
+  /// 16 hex digits hashing (triple, CPU, sorted features, LLVM version,
+  /// details when there are any): the
   /// same on every run of one build on one machine, and different as soon as
   /// one of them differs. Used to name store namespaces.
   std::string fingerprint() const;

@@ -270,6 +270,17 @@ class Buf:
 
 
 _counter = [0]
+# The architecture kiln-run generates code for (lit's kiln_target_arch; a
+# cross build runs under an emulator): the x86 variants (--mattr=-avx512f)
+# exist only there.
+TARGET_X86 = os.environ.get("KILN_TEST_TARGET_ARCH", "x86_64") == "x86_64"
+
+
+def x86_variants(*extras):
+    """[[]] plus each of extras (lists of kiln-run options) when the code is
+    x86-64's: the instruction-set variants a test also runs."""
+    return [[]] + ([list(e) for e in extras] if TARGET_X86 else [])
+
 # Options added to every kiln-run command (patterns.py runs every in-bounds
 # kernel a second time with --no-bounds-check).
 EXTRA_OPTIONS = []

@@ -42,7 +42,8 @@ SOURCES = ["f32", "f64", "f16", "bf16"]
 # Both variants; the unchecked one also without AVX (SSE2 only), the generic
 # path of every x86-64.
 VARIANTS = [("checked", ()),
-            ("unchecked, no AVX", ("--no-bounds-check", "--mattr=-avx,-avx2,-avx512f"))]
+            ("unchecked, no AVX", ("--no-bounds-check", "--mattr=-avx,-avx2,-avx512f"))
+            if K.TARGET_X86 else ("unchecked", ("--no-bounds-check",))]
 NAN = "nan"
 
 

@@ -131,7 +131,7 @@ def matmul(kf, chk):
                 chk.eq("matmul_f32 %dx%dx%d c[%d][%d]" % (m, n, k, i, j), res["c"][i * n + j],
                        acc)
     # Jammed by 8 with 512-bit code, by 4 with AVX2 code: both checked.
-    for extra in [[], ["--mattr=-avx512f"]]:
+    for extra in K.x86_variants(["--mattr=-avx512f"]):
         for n in [16, 32]:
             a = [rand_f32(rng, -2, 2) for _ in range(n * n)]
             b = [rand_f32(rng, -2, 2) for _ in range(n * n)]
@@ -163,7 +163,7 @@ def matmul(kf, chk):
                     acc = r32(fa[i * n + kk] * fb[kk * n + j] + fx(acc))
                 want[i, j] = acc
         name = "matmul_fma16_x%d" % tiles
-        for extra in [[], ["--mattr=-avx512f"]]:
+        for extra in K.x86_variants(["--mattr=-avx512f"]):
             res = K.run(kf, name, "%d,%d" % (n // 16, n // (16 * tiles)),
                         {"a": K.Buf(F, a), "b": K.Buf(F, b), "c": K.Buf(F, [0] * (n * n)),
                          "n": str(n)}, ["c"], extra=extra)
@@ -214,7 +214,7 @@ def scan(kf, chk):
                 chk.eq("scan_f32 inc[%d]" % (c * 64 + u), res["inc"][c * 64 + u], cur[u])
 
 
-    for extra in [[], ["--mattr=-avx512f"]]:
+    for extra in K.x86_variants(["--mattr=-avx512f"]):
         for cubes in [1, 3]:
             data = [rng.u64() & 0xffffffff for _ in range(cubes * 256)]
             tab = [rng.u64() & 0xffffffff for _ in range(256)]

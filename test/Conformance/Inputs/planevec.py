@@ -264,7 +264,7 @@ def host_has_avx512():
         return False
 
 
-AVX512 = host_has_avx512()
+AVX512 = K.TARGET_X86 and host_has_avx512()
 
 
 def main():
