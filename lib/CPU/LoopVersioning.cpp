@@ -13,7 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopVersioning.h"
+
 #include "ScalarFallbackLoops.h"
+#include "UnitLoop.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -37,19 +39,6 @@ using namespace kiln::lowering;
 using llvm::Value;
 
 namespace {
-
-bool isUnitLoop(const llvm::Loop *L) {
-  llvm::MDNode *ID = L->getLoopID();
-  if (!ID)
-    return false;
-  for (const llvm::MDOperand &Op : ID->operands())
-    if (auto *N = llvm::dyn_cast<llvm::MDNode>(Op.get()))
-      if (N->getNumOperands() > 0)
-        if (auto *S = llvm::dyn_cast<llvm::MDString>(N->getOperand(0)))
-          if (S->getString() == "llvm.loop.parallel_accesses")
-            return true;
-  return false;
-}
 
 /// The closest enclosing unit loop of \p BB.
 llvm::Loop *unitLoopOf(llvm::LoopInfo &LI, llvm::BasicBlock *BB) {

@@ -6,28 +6,13 @@
 
 #include "UnitLoopSwitches.h"
 
+#include "UnitLoop.h"
+
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/Transforms/Utils/LowerSwitch.h"
 
 using namespace llvm;
-
-namespace {
-
-bool isUnitLoop(const Loop *L) {
-  MDNode *ID = L->getLoopID();
-  if (!ID)
-    return false;
-  for (const MDOperand &Op : ID->operands())
-    if (auto *N = dyn_cast<MDNode>(Op.get()))
-      if (N->getNumOperands() > 0)
-        if (auto *S = dyn_cast<MDString>(N->getOperand(0)))
-          if (S->getString() == "llvm.loop.parallel_accesses")
-            return true;
-  return false;
-}
-
-} // namespace
 
 PreservedAnalyses kiln::UnitLoopSwitchesPass::run(Function &F,
                                                   FunctionAnalysisManager &AM) {
