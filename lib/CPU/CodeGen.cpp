@@ -67,16 +67,6 @@ bool hasFeature(const MCSubtargetInfo &STI, const SubtargetFeatureKV &KV) {
   return STI.getFeatureBits().test(KV.Value);
 }
 
-/// "a, b, c", at most \p Max names, then "and N more".
-std::string joinNames(ArrayRef<std::string> Names, size_t Max = 8) {
-  std::string S;
-  for (size_t I = 0; I < Names.size() && I < Max; ++I)
-    S += (I ? ", " : "") + Names[I];
-  if (Names.size() > Max)
-    S += " and " + std::to_string(Names.size() - Max) + " more";
-  return S;
-}
-
 Error optionError(const Twine &Msg) { return targetOptionError(Msg); }
 
 /// The triple \p Opts asks for, normalised, with its TargetArch: the host's

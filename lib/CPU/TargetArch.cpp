@@ -45,3 +45,12 @@ Error kiln::targetOptionError(const Twine &Msg) {
   return createStringError(std::make_error_code(std::errc::invalid_argument),
                            Msg);
 }
+
+std::string kiln::joinNames(ArrayRef<std::string> Names, size_t Max) {
+  std::string S;
+  for (size_t I = 0; I < Names.size() && I < Max; ++I)
+    S += (I ? ", " : "") + Names[I];
+  if (Names.size() > Max)
+    S += " and " + std::to_string(Names.size() - Max) + " more";
+  return S;
+}

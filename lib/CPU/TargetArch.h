@@ -131,6 +131,9 @@ std::string supportedArchitectures();
 /// An error with std::errc::invalid_argument (a bad option).
 llvm::Error targetOptionError(const llvm::Twine &Msg);
 
+/// "a, b, c": at most \p Max names, then "and N more" (features in errors).
+std::string joinNames(llvm::ArrayRef<std::string> Names, size_t Max = 8);
+
 } // namespace kiln
 
 #endif // KILN_LIB_CPU_TARGETARCH_H

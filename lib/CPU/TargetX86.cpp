@@ -37,16 +37,6 @@ std::unique_ptr<MCSubtargetInfo> subtargetOf(const TargetRequest &R,
       R.T->createMCSubtargetInfo(R.Triple, CPU, Features));
 }
 
-/// "a, b, c", at most \p Max names, then "and N more".
-std::string joinNames(ArrayRef<std::string> Names, size_t Max = 8) {
-  std::string S;
-  for (size_t I = 0; I < Names.size() && I < Max; ++I)
-    S += (I ? ", " : "") + Names[I];
-  if (Names.size() > Max)
-    S += " and " + std::to_string(Names.size() - Max) + " more";
-  return S;
-}
-
 /// The features LLVM cannot generate x86-64 code without: the
 /// instruction-set features of x86-64's baseline that code generation
 /// relies on, and the 64-bit mode the triple sets. Without them LLVM aborts
