@@ -66,10 +66,9 @@ TEST_F(CAPICollectiveTest, BadCallsAreRefused) {
             KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(lastErrorHas("no member"));
   kiln_collective_member M[2] = {member(0), member(1)};
-  kiln_reduce_op Bad;
-  setRaw(Bad, 9);
-  EXPECT_EQ(kiln_all_reduce(M, 2, Bad), KILN_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(lastErrorHas("op is 9, not a kiln_reduce_op"));
+  // An op no enumerator has is refused too: HeaderC99.c passes one from C,
+  // where any int is a valid enum value (here, passing one by value would be
+  // undefined behaviour in the test itself).
   M[1].view.access = KILN_ACCESS_READ;
   EXPECT_EQ(kiln_all_reduce(M, 2, KILN_REDUCE_SUM),
             KILN_ERROR_INVALID_ARGUMENT);

@@ -60,6 +60,11 @@ static int enums_from_c(void) {
       strcmp(kiln_last_error(), "kiln_device_find_kernel: bounds_check is 9, "
                                 "not a kiln_bounds_check") != 0)
     return __LINE__;
+  if (kiln_all_reduce(NULL, 0, (kiln_reduce_op)9) !=
+          KILN_ERROR_INVALID_ARGUMENT ||
+      strcmp(kiln_last_error(),
+             "kiln_all_reduce: op is 9, not a kiln_reduce_op") != 0)
+    return __LINE__;
   /* A kind and an access no enumerator has, through the constructors. */
   if (kiln_device_load_kernel(device, Scale, NULL, NULL, &kernel) != KILN_OK ||
       kiln_buffer_allocate(16, &buffer) != KILN_OK)
