@@ -11,6 +11,7 @@
 #include "AtomicPrivatization.h"
 #include "BlendScratchStores.h"
 #include "ExpandUniformLoads.h"
+#include "ForwardVars.h"
 #include "LoweringImpl.h"
 
 #include "kiln/CPU/CubeABI.h"
@@ -391,18 +392,27 @@ llvm::Expected<LoweredModule> kiln::lowerKernel(const Kernel &K,
                                                 const DeviceLimits &Limits,
                                                 llvm::LLVMContext &Ctx,
                                                 const StepDumps *Dumps) {
-  // The lower stage of the pipeline, in its order. The first step may
-  // replace the kernel; the lowering is built on the one it leaves.
-  std::optional<Kernel> Expanded;
+  // The lower stage of the pipeline, in its order. The first two steps may
+  // replace the kernel; the lowering is built on the one they leave.
+  std::optional<Kernel> Rewritten;
+  auto Current = [&]() -> const Kernel & {
+    return Rewritten ? *Rewritten : K;
+  };
   std::optional<KernelLowering> L;
   for (const PipelineStep &S : cpuPipeline()) {
     if (S.Stage != PipelineStage::Lower)
       continue;
-    if (S.Id == PipelineStepId::ExpandUniformLoads) {
-      Expanded = lowering::expandUniformLoads(K);
+    if (S.Id == PipelineStepId::ExpandUniformLoads ||
+        S.Id == PipelineStepId::ForwardVars) {
+      std::optional<Kernel> Next =
+          S.Id == PipelineStepId::ExpandUniformLoads
+              ? lowering::expandUniformLoads(Current())
+              : lowering::forwardVars(Current());
+      if (Next)
+        Rewritten = std::move(Next);
     } else {
       if (!L)
-        L.emplace(Expanded ? *Expanded : K, Variant, Limits, Ctx);
+        L.emplace(Current(), Variant, Limits, Ctx);
       if (llvm::Error E = L->runStep(S.Id))
         return E;
     }
@@ -411,7 +421,7 @@ llvm::Expected<LoweredModule> kiln::lowerKernel(const Kernel &K,
         if (L)
           L->print(OS);
         else
-          OS << printKernel(Expanded ? *Expanded : K);
+          OS << printKernel(Current());
       });
   }
   return L->finish();

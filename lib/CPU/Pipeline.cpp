@@ -26,6 +26,10 @@ constexpr PipelineStep Steps[] = {
      false, Shows::KernelIR, "ExpandUniformLoads.h",
      "workgroup_uniform_load becomes barrier, load, barrier: the steps after "
      "it know barriers and loads only"},
+    {Id::ForwardVars, "forward-vars", Stage::Lower, EP::None, 0, false,
+     Shows::KernelIR, "ForwardVars.h",
+     "a variable read across a barrier becomes the value set before it, "
+     "when that is a short integer or bool chain: a unit range, not a flag"},
     {Id::Uniformity, "uniformity", Stage::Lower, EP::None, 0, true,
      Shows::KernelIR, "kiln/IR/Uniformity.h",
      "which values differ from unit to unit: what may run once per cube"},

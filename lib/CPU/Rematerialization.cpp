@@ -80,7 +80,9 @@ kiln::lowering::rematCost(const Operation &Op, const Kernel &K,
     return std::nullopt;
   }
   C.Depth += 1;
-  if (!C.Uniform)
+  // Combining conditions costs one instruction a unit, whatever its depth,
+  // and a conjunction of unit ranges costs nothing where it is a box (§4).
+  if (!C.Uniform && Class != OpClass::BinaryBool)
     C.VaryingDepth += 1;
   return C;
 }

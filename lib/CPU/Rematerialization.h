@@ -7,8 +7,9 @@
 // vary between units (no unit_pos, absolute_pos or plane position among
 // their inputs) cost nothing per unit where they are recomputed: LLVM
 // hoists them out of the unit loop. Only the unit-varying operations of a
-// chain count against MaxRematDepth; the whole chain against
-// MaxUniformRematDepth, which bounds the code a recomputation adds.
+// chain, bool and/or/xor aside, count against MaxRematDepth; the whole
+// chain against MaxUniformRematDepth, which bounds the code a
+// recomputation adds.
 //
 //===----------------------------------------------------------------------===//
 

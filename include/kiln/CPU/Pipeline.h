@@ -42,6 +42,7 @@ enum class ExtensionPoint {
 
 enum class PipelineStepId {
   ExpandUniformLoads,
+  ForwardVars,
   Uniformity,
   Segmentation,
   Liveness,
