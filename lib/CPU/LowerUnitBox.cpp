@@ -70,18 +70,16 @@ void kiln::lowering::unitsWhere(llvm::IRBuilder<> &B, OpKind Pred, Value *Edge,
   }
 }
 
-bool ControlEmitter::emitBoxedSegment(
-    const Operation &If, llvm::ArrayRef<const Operation *> Prefix,
-    const UnitBox *Outer) {
-  const UnitBoxCondition *Box = Cx.Seg->unitBox(If);
-  if (!Box)
-    return false;
+UnitBox ControlEmitter::boxSpan(const UnitBoxCondition &Box,
+                                llvm::ArrayRef<const Operation *> Prefix,
+                                Value *&Exact, Value *At) {
   llvm::IRBuilder<> &B = Cx.B;
 
   // The bounds and offsets, once for the cube.
-  Value *At = Pos.unitForUniforms();
+  if (!At)
+    At = Pos.unitForUniforms();
   llvm::SmallVector<Operand, 8> Wanted;
-  for (const UnitIndexBound &Bd : Box->Bounds) {
+  for (const UnitIndexBound &Bd : Box.Bounds) {
     Wanted.push_back(Bd.Bound);
     for (const UniformTerm &T : Bd.Index.Terms)
       Wanted.push_back(T.Value);
@@ -92,9 +90,9 @@ bool ControlEmitter::emitBoxedSegment(
   // Each comparison, exactly: pos OP bound - offset in 64 bits (128 with a
   // 64-bit type), then clamped to the dimension.
   UnitBox Span;
-  Value *Exact = B.getTrue();
+  Exact = B.getTrue();
   unsigned Next = 0;
-  for (const UnitIndexBound &Bd : Box->Bounds) {
+  for (const UnitIndexBound &Bd : Box.Bounds) {
     const UnitIndex &Ix = Bd.Index;
     llvm::Type *Wide = needsWide(Bd) ? llvm::Type::getInt128Ty(Cx.Ctx) : Cx.I64;
     auto Const = [&](int64_t V) {
@@ -152,6 +150,58 @@ bool ControlEmitter::emitBoxedSegment(
                                                         Span.End[D], Hi)
                               : Hi;
   }
+  return Span;
+}
+
+bool ControlEmitter::availableAtCubeStart(const Operand &O, unsigned Depth) {
+  if (O.isLiteral())
+    return true;
+  if (Depth > 32 || O.Value >= Cx.K.Values.size())
+    return false;
+  if (Values.CubeValues.count(O.Value))
+    return true;
+  const ValuePlan &P = Cx.Live[O.Value];
+  if (!P.Remat || P.NeedsSlot)
+    return false;
+  for (const Operand &In : P.Remat->Operands)
+    if (!availableAtCubeStart(In, Depth + 1))
+      return false;
+  return true;
+}
+
+void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
+                                     BasicBlock *Skip) {
+  for (const UnitIndexBound &Bd : Box.Bounds) {
+    if (!availableAtCubeStart(Bd.Bound))
+      return;
+    for (const UniformTerm &T : Bd.Index.Terms)
+      if (!availableAtCubeStart(T.Value))
+        return;
+  }
+  llvm::IRBuilder<> &B = Cx.B;
+  // The bounds are the same for every unit: unit 0's stand for the cube.
+  Value *Exact = nullptr;
+  UnitBox Span = boxSpan(Box, {}, Exact, B.getInt32(0));
+  Value *Empty = B.getFalse();
+  for (unsigned D = 0; D < 3; ++D)
+    if (Span.Begin[D])
+      Empty = B.CreateOr(Empty, B.CreateICmpUGE(Span.Begin[D], Span.End[D]));
+  // Where an index may wrap for some unit, the box says nothing: run.
+  Value *Nothing = B.CreateAnd(Exact, Empty, "cube.nothing");
+  BasicBlock *Run = Cx.newBlock("cube.run");
+  B.CreateCondBr(Nothing, Skip, Run);
+  B.SetInsertPoint(Run);
+}
+
+bool ControlEmitter::emitBoxedSegment(
+    const Operation &If, llvm::ArrayRef<const Operation *> Prefix,
+    const UnitBox *Outer) {
+  const UnitBoxCondition *Box = Cx.Seg->unitBox(If);
+  if (!Box)
+    return false;
+  llvm::IRBuilder<> &B = Cx.B;
+  Value *Exact = nullptr;
+  UnitBox Span = boxSpan(*Box, Prefix, Exact);
   // Inside an enclosing box (a boxed `if` in a boxed `if`'s body): its
   // ranges too.
   for (unsigned D = 0; Outer && D < 3; ++D) {

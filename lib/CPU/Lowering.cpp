@@ -320,9 +320,19 @@ void KernelLowering::emitCubeLoop() {
     B.CreateMemSet(Memory.scratchPtr(Cx.Layout.FlagsOffset), B.getInt8(0),
                    Cx.Units, llvm::Align(64));
 
+  // A cube where the kernel's guard holds for no unit has nothing to do.
+  llvm::BasicBlock *Latch = nullptr;
+  if (const UnitBoxCondition *Guard = Cx.Seg->cubeGuardBox()) {
+    Latch = Cx.newBlock("cube.latch");
+    Control.skipCubeOutside(*Guard, Latch);
+  }
+
   Control.lowerCubeBlock(Cx.K.Body);
 
-  llvm::BasicBlock *Latch = Cx.newBlock("cube.latch");
+  if (!Latch)
+    Latch = Cx.newBlock("cube.latch");
+  else
+    Latch->moveAfter(&Cx.F->back());
   if (!Cx.terminated())
     B.CreateBr(Latch);
   B.SetInsertPoint(Latch);

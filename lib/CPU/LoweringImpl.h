@@ -672,8 +672,22 @@ public:
       : Cx(Cx), Pos(Pos), Values(Values), Scalar(Scalar), Memory(Memory),
         Plane(Plane), Barriers(Barriers), Cmma(Cmma) {}
   void lowerCubeBlock(const Block &Blk);
+  /// At the start of a cube: branches to \p Skip when the box of \p Box is
+  /// empty, exactly, for this cube (the kernel's cube guard, CubeGuard.h:
+  /// then no unit has anything to do that is seen outside the cube). Emits
+  /// nothing when a bound is not available there.
+  void skipCubeOutside(const UnitBoxCondition &Box, llvm::BasicBlock *Skip);
 
 private:
+  /// The ranges of \p Box for this cube, its bounds evaluated for unit \p At
+  /// (Pos.unitForUniforms() when null) with \p Prefix; \p Exact: whether
+  /// every index is exact for every unit of the cube.
+  UnitBox boxSpan(const UnitBoxCondition &Box,
+                  llvm::ArrayRef<const Operation *> Prefix,
+                  llvm::Value *&Exact, llvm::Value *At = nullptr);
+  /// Whether \p O can be computed before the cube's first segment: a
+  /// literal, a parameter, or recomputed from those.
+  bool availableAtCubeStart(const Operand &O, unsigned Depth = 0);
   /// One unit loop nest (a segment) running \p Ops.
   void emitSegment(llvm::ArrayRef<const Operation *> Ops);
   /// One unit loop nest whose body for the current unit is \p Body, then

@@ -7,6 +7,7 @@
 #include "Segmentation.h"
 
 #include "AccessPattern.h"
+#include "CubeGuard.h"
 #include "LoopInterchange.h"
 
 #include "kiln/IR/Uniformity.h"
@@ -41,6 +42,27 @@ Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U,
   UnitIndexForms Forms(K);
   RangeGuards = findUnitRangeGuards(Forms, U, PlaneDim);
   Boxes = findUnitBoxConditions(K, U);
+  // A cube whose units would all skip their work still runs its segments'
+  // cube-level code: with splits, one where the guards' box is empty is
+  // skipped whole (CubeGuard.h). Every guard holds for a unit with an
+  // effect, so the box is that of all of them together.
+  if (AnySplit) {
+    for (ValueId G : findCubeGuards(K))
+      if (std::optional<UnitBoxCondition> Box = findUnitBoxOf(K, U, G)) {
+        if (!CubeGuard)
+          CubeGuard.emplace();
+        // A unit position against a literal is the same range in every
+        // cube: it never empties one.
+        for (UnitIndexBound &Bd : Box->Bounds)
+          if (CubeGuard->Bounds.size() < 8 &&
+              (!Bd.Bound.isLiteral() || Bd.Index.Absolute ||
+               !Bd.Index.Terms.empty()))
+            CubeGuard->Bounds.push_back(std::move(Bd));
+        CubeGuard->Complete = false;
+      }
+    if (CubeGuard && CubeGuard->Bounds.empty())
+      CubeGuard.reset();
+  }
   Patterns = std::make_unique<AccessPatterns>(K, U);
   findInterchanged(K.Body, U, *Patterns, Forms, PlaneDim, false);
 }

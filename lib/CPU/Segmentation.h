@@ -89,6 +89,13 @@ public:
     return It == RangeGuards.end() ? nullptr : &It->second;
   }
 
+  /// The box of the kernel's cube guard (CubeGuard.h): no unit outside it
+  /// has an effect seen outside the cube. Null when the kernel has no
+  /// split, no guard, or none of the box form.
+  const UnitBoxCondition *cubeGuardBox() const {
+    return CubeGuard ? &*CubeGuard : nullptr;
+  }
+
   /// The `if` \p Op tests conjuncts of the box form (UnitRange.h), or
   /// null.
   const UnitBoxCondition *unitBox(const Operation &Op) const {
@@ -118,6 +125,7 @@ private:
   llvm::DenseMap<const Operation *, UpperBoundSuffix> UpperBoundRounds;
   llvm::DenseMap<const Operation *, UnitRangeGuard> RangeGuards;
   llvm::DenseMap<const Operation *, UnitBoxCondition> Boxes;
+  std::optional<UnitBoxCondition> CubeGuard;
   std::unique_ptr<AccessPatterns> Patterns;
   llvm::DenseSet<const Operation *> AcrossUnits;
   llvm::DenseSet<const Operation *> GuardedIfs;

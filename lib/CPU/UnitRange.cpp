@@ -405,8 +405,12 @@ public:
     if (If.Operands.empty() || If.Operands[0].isLiteral() ||
         (If.HasElse && If.Regions.size() > 1 && !If.Regions[1].Ops.empty()))
       return std::nullopt;
+    return matchCondition(If.Operands[0]);
+  }
+
+  std::optional<UnitBoxCondition> matchCondition(const Operand &Cond) const {
     UnitBoxCondition C;
-    conjuncts(If.Operands[0], C, 0);
+    conjuncts(Cond, C, 0);
     if (C.Bounds.empty())
       return std::nullopt;
     return C;
@@ -499,4 +503,13 @@ kiln::lowering::findUnitBoxConditions(const Kernel &K,
   BoxMatcher M(K, U);
   findBoxes(M, K.Body, Out);
   return Out;
+}
+
+std::optional<UnitBoxCondition>
+kiln::lowering::findUnitBoxOf(const Kernel &K, const UniformityInfo &U,
+                              ValueId Cond) {
+  uint64_t N = K.unitsPerCube();
+  if (N == 0 || N > (uint64_t(1) << 31))
+    return std::nullopt;
+  return BoxMatcher(K, U).matchCondition(Operand::value(Cond));
 }

@@ -145,6 +145,11 @@ findUnitRangeGuards(const UnitIndexForms &Forms, const UniformityInfo &U,
 llvm::DenseMap<const Operation *, UnitBoxCondition>
 findUnitBoxConditions(const Kernel &K, const UniformityInfo &U);
 
+/// The box of the bool value \p Cond as UnitBoxCondition reads an `if`'s
+/// condition (its conjuncts of that form), or none.
+std::optional<UnitBoxCondition>
+findUnitBoxOf(const Kernel &K, const UniformityInfo &U, ValueId Cond);
+
 /// Whether \p Class computes its result from its operands alone (no memory,
 /// no control flow, no side effect): what may be skipped for a unit outside
 /// the range.
