@@ -412,6 +412,8 @@ void CmmaEmitter::emitTransfer(const Operation &Op, Value *Plane, Value *Unit,
   ValueId F = FragO.Value, Mem = MemO.Value;
   const MatrixType &T = Cx.K.value(F).Matrix;
   const ValueInfo &MI = Cx.K.value(Mem);
+  if (!Store && MI.Ty.isPackedPair())
+    return emitPackedFp4Load(Op, Plane, Unit);
   MatrixLayout Layout =
       Op.Layout != MatrixLayout::Undefined ? Op.Layout : T.Layout;
   bool RowMajor = Layout != MatrixLayout::Col;
@@ -552,6 +554,88 @@ void CmmaEmitter::emitTransfer(const Operation &Op, Value *Plane, Value *Unit,
       "cmma.row");
   B.CreateBr(Join);
   B.SetInsertPoint(Join);
+}
+
+void CmmaEmitter::emitPackedFp4Load(const Operation &Op, Value *Plane,
+                                    Value *Unit) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId F = Op.Operands[0].Value, Mem = Op.Operands[1].Value;
+  const Operand &IndexO = Op.Operands[2];
+  const MatrixType &T = Cx.K.value(F).Matrix;
+  const ValueInfo &MI = Cx.K.value(Mem);
+  bool RowMajor = T.Layout != MatrixLayout::Col;
+  llvm::Type *F32 = B.getFloatTy();
+  // Scalar s of the memory is the fp4 value in nibble s mod 2 (low first)
+  // of byte s div 2; the index counts elements (lines) of two-value bytes.
+  uint64_t PerElement = 2 * MI.Ty.lanes();
+  Value *Idx = Values.value(IndexO, Unit);
+  Value *Idx64 = Values.operandType(IndexO).isSigned()
+                     ? B.CreateSExtOrTrunc(Idx, Cx.I64)
+                     : B.CreateZExtOrTrunc(Idx, Cx.I64);
+  Value *Stride = B.CreateZExt(Values.value(Op.Operands[3], Unit), Cx.I64);
+  Value *First = B.CreateMul(Idx64, B.getInt64(PerElement));
+  Value *Base = MI.Kind == ValueKind::Buffer
+                    ? Memory.BufBase.lookup(Mem)
+                    : Memory.scratchPtr(Cx.Layout.Of[Mem].Offset);
+  Value *Frag = fragmentPtr(F, Plane);
+  Value *InBounds = nullptr, *Scalars = nullptr;
+  if (Cx.Variant.BoundsChecked) {
+    Value *Count = MI.Kind == ValueKind::Buffer ? Memory.BufCount.lookup(Mem)
+                                                : B.getInt64(MI.Count);
+    Scalars = B.CreateMul(Count, B.getInt64(PerElement));
+    InBounds = B.CreateICmpULT(Idx64, Count);
+  }
+  // One value at a time: rows start on either nibble (odd strides).
+  Pos.emitCountedLoop(
+      B.getInt32(0), B.getInt32(T.rows()),
+      [&](Value *R) {
+        Pos.emitCountedLoop(
+            B.getInt32(0), B.getInt32(T.cols()),
+            [&](Value *C) {
+              Value *R64 = B.CreateZExt(R, Cx.I64), *C64 = B.CreateZExt(C, Cx.I64);
+              Value *Off = RowMajor ? B.CreateAdd(B.CreateMul(R64, Stride), C64)
+                                    : B.CreateAdd(B.CreateMul(C64, Stride), R64);
+              Off = B.CreateAdd(First, Off);
+              Value *FragPtr = B.CreateInBoundsGEP(
+                  F32, Frag,
+                  B.CreateAdd(B.CreateMul(R64, B.getInt64(T.cols())), C64));
+              auto LoadValue = [&] {
+                auto *Byte = B.CreateAlignedLoad(
+                    Cx.I8, B.CreateInBoundsGEP(Cx.I8, Base, B.CreateLShr(Off, 1)),
+                    llvm::Align(1));
+                tag(Byte, Mem);
+                Value *Shift = B.CreateTrunc(
+                    B.CreateShl(B.CreateAnd(Off, 1), 2), Cx.I8);
+                Value *Code = B.CreateLShr(Byte, Shift);
+                tag(B.CreateAlignedStore(
+                        Scalar.minifloatToF32(Code, ScalarKind::F4E2M1), FragPtr,
+                        llvm::Align(4)),
+                    F);
+              };
+              if (!InBounds) {
+                LoadValue();
+                return;
+              }
+              // Checked: a value outside the memory loads as 0, and no
+              // address outside it is formed.
+              Value *In = B.CreateAnd(InBounds, B.CreateICmpULT(Off, Scalars));
+              llvm::BasicBlock *Do = Cx.newBlock("cmma.fp4");
+              llvm::BasicBlock *Skip = Cx.newBlock("cmma.fp4.out");
+              llvm::BasicBlock *Next = Cx.newBlock("cmma.fp4.next");
+              B.CreateCondBr(In, Do, Skip);
+              B.SetInsertPoint(Do);
+              LoadValue();
+              B.CreateBr(Next);
+              B.SetInsertPoint(Skip);
+              tag(B.CreateAlignedStore(llvm::ConstantFP::get(F32, 0.0), FragPtr,
+                                       llvm::Align(4)),
+                  F);
+              B.CreateBr(Next);
+              B.SetInsertPoint(Next);
+            },
+            "cmma.fp4.col");
+      },
+      "cmma.fp4.row");
 }
 
 void CmmaEmitter::lowerCmmaOp(const Operation &Op) {

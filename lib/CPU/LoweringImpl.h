@@ -636,6 +636,9 @@ private:
                     llvm::Value *BPtr, llvm::Value *CPtr, llvm::Value *DPtr,
                     ValueId AId, ValueId BId, ValueId CId, ValueId DId,
                     unsigned Col0, unsigned Width);
+  /// cmma_load of an f4e2m1 fragment from packed f4e2m1x2 memory.
+  void emitPackedFp4Load(const Operation &Op, llvm::Value *Plane,
+                         llvm::Value *Unit);
   /// D = A x B + C on i8/u8 fragments with i32 accumulators.
   void emitIntMma(const MatrixType &DT, llvm::Value *APtr, llvm::Value *BPtr,
                   llvm::Value *CPtr, llvm::Value *DPtr, ValueId AId,

@@ -1841,13 +1841,17 @@ bool KernelVerifier::verifyCmmaMemory(const Operation &Op, size_t MemIndex,
   if (!Fragment)
     return false;
   const MatrixType &T = Fragment->Matrix;
-  if (Mem && Mem->Ty.elementKind() != T.Elem) {
+  // f4e2m1 fragments also load from packed f4e2m1x2 memory (§5.7).
+  bool PackedFp4 = T.Elem == ScalarKind::F4E2M1 && !Writes;
+  if (Mem && Mem->Ty.elementKind() != T.Elem &&
+      !(PackedFp4 && Mem->Ty.elementKind() == ScalarKind::F4E2M1X2)) {
     error(locOf(Op, MemIndex),
           op(Op) + " " + (Writes ? "writes" : "reads") + " %" + Mem->Name +
               " of " + quoted(Mem->Ty) + (Writes ? " from" : " into") +
               " a fragment of '" + scalarName(T.Elem) +
               "'; the memory must hold '" + scalarName(T.Elem) +
-              "' or lines of it");
+              (PackedFp4 ? "' or 'f4e2m1x2' or lines of them"
+                         : "' or lines of it"));
     Ok = false;
   }
   if (T.Use != MatrixUse::Accumulator) {

@@ -21,6 +21,9 @@ bounds-checked and the unchecked variant:
   that terms overflow, underflow to subnormals or vanish), bit for bit.
   Units that supply no scale pass a NaN code (0xff), so reading the wrong
   unit's scale shows; one kernel has units that returned (scale 1);
+- f4e2m1 fragments loaded straight from packed f4e2m1x2 memory (index in
+  lines, odd and even strides in values; checked variant: values past the
+  end read 0), bit for bit;
 - the per-unit layout of the new shapes against the formula written here
   from LangRef §5.7 (CUDA's m16n8k32/m16n8k64 registers), and cmma_get of
   loaded codes (high bits of f6/f4 bytes dropped, NaN codes canonical).
@@ -547,6 +550,81 @@ def check_int_random(kf, chk, rng):
 
 
 # ---------------------------------------------------------------------------
+# fp4 fragments loaded straight from packed f4e2m1x2 memory: the index counts
+# the memory's elements (lines of bytes), the stride counts fp4 values, two a
+# byte (an odd stride starts rows on high nibbles).
+
+def packed_kernel(packed):
+    """A from lines of packed bytes (stride 65) and B from packed bytes
+    (stride 66), or, for the one not named by \p packed, from one code a
+    byte at the same scalar positions: a nibble mix-up in one operand
+    changes the products, not only their order."""
+    ta = "vec<4 x f4e2m1x2>" if packed == "a" else "vec<8 x f4e2m1>"
+    tb = "f4e2m1x2" if packed == "b" else "vec<2 x f4e2m1>"
+    return """
+kernel @packed_%s cube_dim(32) (%%a: buffer<%s, read>,
+    %%b: buffer<%s, read>, %%c: buffer<f32, read>, %%sa: buffer<vec<2 x ue8m0>, read>,
+    %%sb: buffer<vec<2 x ue8m0>, read>, %%out: buffer<f32, write>, %%ia: u32, %%ib: u32) {
+  %%fa = fragment matrix<a, 16x8x64, f4e2m1, row>
+  %%fb = fragment matrix<b, 16x8x64, f4e2m1, col>
+  %%fc = fragment matrix<accumulator, 16x8x64, f32>
+  %%lane = unit_pos_plane : u32
+  cmma_load %%fa, %%a[%%ia], 65:u32
+  cmma_load %%fb, %%b[%%ib], 66:u32
+  cmma_load %%fc, %%c[0], 8:u32, row
+  %%q = div %%lane, 4:u32 : u32
+  %%t = rem %%lane, 4:u32 : u32
+  %%t8 = mul %%t, 8:u32 : u32
+  %%idx = add %%q, %%t8 : u32
+  %%s_a = load %%sa[%%idx] : vec<2 x ue8m0>
+  %%s_b = load %%sb[%%idx] : vec<2 x ue8m0>
+  cmma_mma_scaled %%fc, %%fa, %%fb, %%fc, %%s_a, %%s_b
+  cmma_store %%out[0], %%fc, 8:u32, row
+}
+""" % (packed, ta, tb)
+
+
+def check_packed(kf, chk, rng, checked):
+    k = 64
+    # Values: A's row r at scalar 8 * ia + 65 r, B's column j at 2 * ib + 66 j.
+    for packed, ia, ib, short in (("a", 1, 3, False), ("b", 1, 3, False),
+                                  ("a", 2, 0, True), ("b", 2, 0, True)):
+        a_first, b_first = 8 * ia, 2 * ib
+        a_scalars = a_first + 65 * 15 + k
+        b_scalars = b_first + 66 * 7 + k
+        a_mem = [rng.below(16) for _ in range(a_scalars + (a_scalars % 8 and 8 - a_scalars % 8))]
+        b_mem = [rng.below(16) for _ in range(b_scalars + b_scalars % 2)]
+        if short:  # the last rows / columns partly past the end
+            a_mem = a_mem[:len(a_mem) - 8 * 9]
+            b_mem = b_mem[:len(b_mem) - 2 * 40]
+        def at(mem, s):
+            return mem[s] if s < len(mem) else None
+        a = [[at(a_mem, a_first + 65 * r + kk) for kk in range(k)] for r in range(16)]
+        b = [[at(b_mem, b_first + 66 * j + kk) for j in range(8)] for kk in range(k)]
+        if short and not checked:
+            continue  # out of bounds is only defined in the checked variant
+        a = [[0 if x is None else x for x in row] for row in a]
+        b = [[0 if x is None else x for x in row] for row in b]
+        cs = [[K.round_to_bits(rng.uniform(-2.0, 2.0), F32) for _ in range(8)] for _ in range(16)]
+        sa = [[randint(rng, 117, 137) if r < 16 else NAN_SCALE for _ in range(2)] for r in range(32)]
+        sb = [[randint(rng, 117, 137) if c < 8 else NAN_SCALE for _ in range(2)] for c in range(32)]
+        res = K.run(kf, "packed_" + packed, "1",
+                    {"a": K.Buf("vec<4 x f4e2m1x2>", pack_fp4(a_mem), lanes=4)
+                     if packed == "a" else K.Buf("vec<8 x f4e2m1>", a_mem, lanes=8),
+                     "b": K.Buf("f4e2m1x2", pack_fp4(b_mem))
+                     if packed == "b" else K.Buf("vec<2 x f4e2m1>", b_mem, lanes=2),
+                     "c": K.Buf(F32, [x for row in cs for x in row]),
+                     "sa": K.Buf("vec<2 x ue8m0>", [x for row in sa for x in row], lanes=2),
+                     "sb": K.Buf("vec<2 x ue8m0>", [x for col in sb for x in col], lanes=2),
+                     "out": K.Buf(F32, [SENTINEL] * 128), "ia": str(ia), "ib": str(ib)}, ["out"])
+        want = scaled_ref(a, "f4e2m1", b, "f4e2m1", cs, sa, sb, k, 2)
+        for i in range(16):
+            for j in range(8):
+                check_exact(chk, "packed %s ia=%d ib=%d out[%d][%d]" % (packed, ia, ib, i, j),
+                            res["out"][i * 8 + j], want[i][j])
+
+
+# ---------------------------------------------------------------------------
 # The per-unit layout of the new shapes, and cmma_get of loaded codes.
 
 LAYOUT_CASES = [("a", "f8e4m3", 32), ("b", "f6e2m3", 32), ("a", "f4e2m1", 64),
@@ -639,6 +717,8 @@ def main():
             f.write(random_kernel("random%d" % idx, *case))
         for idx, (use, t, k) in enumerate(LAYOUT_CASES):
             f.write(layout_kernel(idx, use, t, k))
+        f.write(packed_kernel("a"))
+        f.write(packed_kernel("b"))
     K.roundtrip(kf)
     chk = K.Checker("cmma-scaled")
     for variant in ([], ["--no-bounds-check"]):
@@ -648,6 +728,7 @@ def main():
         check_manual(kf, chk)
         check_random(kf, chk, rng)
         check_int_random(kf, chk, rng)
+        check_packed(kf, chk, rng, checked=not variant)
         check_layout(kf, chk, rng)
     K.EXTRA_OPTIONS[:] = []
     chk.report()
