@@ -16,6 +16,9 @@
 // A[i][k] * B[k][:], one fused multiply-add (one f32 rounding) per k, in
 // <N x float> vectors that the backend maps to AVX-512 or AVX2 FMAs (or to
 // fmaf calls on a host without FMA), then rounds once to D's element type.
+// fp8/fp6/fp4 fragments hold their decoded values (exact in f32), so they
+// multiply the same way. cmma_mma_scaled forms each scaled product in f64,
+// where it is exact, rounds it to f32 and adds it (docs/LangRef.md §5.7).
 // See docs/Lowering.md §14.
 //
 //===----------------------------------------------------------------------===//
@@ -85,8 +88,15 @@ Value *CmmaEmitter::toF32(Value *V, ScalarKind Elem) {
     return B.CreateFPExt(V, V->getType()->getWithNewType(B.getFloatTy()));
   case ScalarKind::BF16:
     return Scalar.bf16ToF32(V);
+  case ScalarKind::I8: // i8/u8 a and b fragments: exact in f32
+    return B.CreateSIToFP(V, V->getType()->getWithNewType(B.getFloatTy()));
+  case ScalarKind::U8:
+    return B.CreateUIToFP(V, V->getType()->getWithNewType(B.getFloatTy()));
+  case ScalarKind::I32: // i32 accumulators keep their bits
+    return B.CreateBitCast(V, V->getType()->getWithNewType(B.getFloatTy()));
   default:
-    return V;
+    // fp8/fp6/fp4 codes decode exactly.
+    return isMinifloat(Elem) ? Scalar.minifloatToF32(V, Elem) : V;
   }
 }
 
@@ -97,8 +107,33 @@ Value *CmmaEmitter::fromF32(Value *V, ScalarKind Elem) {
     return B.CreateFPTrunc(V, V->getType()->getWithNewType(B.getHalfTy()));
   case ScalarKind::BF16:
     return Scalar.f32ToBF16(V);
-  default:
-    return V;
+  case ScalarKind::I8: // every value held is one of the type's
+    return B.CreateFPToSI(V, V->getType()->getWithNewType(Cx.I8));
+  case ScalarKind::U8:
+    return B.CreateFPToUI(V, V->getType()->getWithNewType(Cx.I8));
+  case ScalarKind::I32:
+    return B.CreateBitCast(V, V->getType()->getWithNewType(Cx.I32));
+  default: {
+    if (!isMinifloat(Elem))
+      return V;
+    // Exact for every decoded code; a NaN gives the format's NaN.
+    Value *Code = Scalar.floatToMinifloat(V, Elem);
+    if (Elem != ScalarKind::F8E5M2)
+      return Code;
+    // A cast saturates an infinity, but the element held is f8e5m2's own
+    // infinity: give its code back (0x7c, 0xfc).
+    llvm::Type *I32T = V->getType()->getWithNewType(Cx.I32);
+    llvm::Type *I8T = V->getType()->getWithNewType(Cx.I8);
+    Value *Bits = B.CreateBitCast(V, I32T);
+    Value *IsInf = B.CreateICmpEQ(
+        B.CreateAnd(Bits, llvm::ConstantInt::get(I32T, 0x7FFFFFFF)),
+        llvm::ConstantInt::get(I32T, 0x7F800000));
+    Value *Sign = B.CreateTrunc(B.CreateLShr(Bits, llvm::ConstantInt::get(I32T, 24)),
+                                I8T);
+    Value *Inf = B.CreateOr(B.CreateAnd(Sign, llvm::ConstantInt::get(I8T, 0x80)),
+                            llvm::ConstantInt::get(I8T, 0x7C));
+    return B.CreateSelect(IsInf, Inf, Code);
+  }
   }
 }
 
@@ -155,9 +190,57 @@ void CmmaEmitter::emitMma(const Operation &Op, Value *Plane) {
   // accumulators fit in vector registers (32 of AVX-512's, as for a 16x16
   // plane fragment); each element's sum is the same, in the same order.
   // Plane fragments (N at most 32) keep one strip.
+  if (DT.Elem == ScalarKind::I32)
+    return emitIntMma(DT, APtr, BPtr, CPtr, DPtr, AId, BId, CId, DId);
   unsigned Strip = N <= 32 ? N : (N % 16 == 0 ? 16 : 8);
   for (unsigned Col0 = 0; Col0 < N; Col0 += Strip)
     emitMmaStrip(DT, APtr, BPtr, CPtr, DPtr, AId, BId, CId, DId, Col0, Strip);
+}
+
+void CmmaEmitter::emitIntMma(const MatrixType &DT, Value *APtr, Value *BPtr,
+                             Value *CPtr, Value *DPtr, ValueId AId, ValueId BId,
+                             ValueId CId, ValueId DId) {
+  llvm::IRBuilder<> &B = Cx.B;
+  unsigned M = DT.M, N = DT.N, K = DT.K;
+  llvm::Type *F32 = B.getFloatTy();
+  auto *RowTy = llvm::FixedVectorType::get(F32, N);
+  auto *IntRowTy = llvm::FixedVectorType::get(Cx.I32, N);
+  // A and B hold i8/u8 values as exact floats; C and D hold i32 bits. The
+  // products fit i32 and the sum wraps modulo 2^32 (docs/LangRef.md §5.7).
+  std::vector<Value *> BRows(K);
+  for (unsigned Kk = 0; Kk < K; ++Kk) {
+    auto *L = B.CreateAlignedLoad(
+        RowTy, B.CreateConstInBoundsGEP1_64(F32, BPtr, uint64_t(Kk) * N),
+        llvm::Align(4));
+    tag(L, BId);
+    BRows[Kk] = B.CreateFPToSI(L, IntRowTy);
+  }
+  Pos.emitCountedLoop(
+      B.getInt32(0), B.getInt32(M),
+      [&](Value *Row) {
+        Value *Row64 = B.CreateZExt(Row, Cx.I64);
+        auto *CRow = B.CreateAlignedLoad(
+            IntRowTy,
+            B.CreateInBoundsGEP(F32, CPtr, B.CreateMul(Row64, B.getInt64(N))),
+            llvm::Align(4));
+        tag(CRow, CId);
+        Value *Acc = CRow;
+        Value *ARow =
+            B.CreateInBoundsGEP(F32, APtr, B.CreateMul(Row64, B.getInt64(K)));
+        for (unsigned Kk = 0; Kk < K; ++Kk) {
+          auto *A = B.CreateAlignedLoad(
+              F32, B.CreateConstInBoundsGEP1_64(F32, ARow, Kk), llvm::Align(4));
+          tag(A, AId);
+          Value *AInt = B.CreateVectorSplat(N, B.CreateFPToSI(A, Cx.I32));
+          Acc = B.CreateAdd(Acc, B.CreateMul(AInt, BRows[Kk]));
+        }
+        tag(B.CreateAlignedStore(
+                Acc,
+                B.CreateInBoundsGEP(F32, DPtr, B.CreateMul(Row64, B.getInt64(N))),
+                llvm::Align(4)),
+            DId);
+      },
+      "cmma.mma.int");
 }
 
 void CmmaEmitter::emitMmaStrip(const MatrixType &DT, Value *APtr, Value *BPtr,
@@ -226,6 +309,98 @@ void CmmaEmitter::emitMmaStrip(const MatrixType &DT, Value *APtr, Value *BPtr,
       "cmma.mma");
 }
 
+Value *CmmaEmitter::emitScale(const Operand &Scales, Value *PlaneBase,
+                               Value *Lane, unsigned Lanes, unsigned L) {
+  llvm::IRBuilder<> &B = Cx.B;
+  Value *U = B.CreateAdd(PlaneBase, Lane);
+  // A unit past the cube or that returned supplies 2^0 (code 127).
+  Value *Live = B.CreateICmpULT(U, B.getInt32(Cx.Units));
+  Value *SlotUnit =
+      B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, U, B.getInt32(Cx.Units - 1));
+  if (Cx.Layout.HasFlags)
+    Live = B.CreateAnd(Live, B.CreateNot(Pos.unitFinished(SlotUnit)));
+  Value *Code = Values.value(Scales, SlotUnit);
+  if (Code->getType()->isVectorTy())
+    Code = B.CreateExtractElement(Code, L < Lanes ? L : 0);
+  Code = B.CreateSelect(Live, Code, B.getInt8(127));
+  // 2^(code - 127) (0xff: NaN), exact in f32 and in f64.
+  return B.CreateFPExt(Scalar.minifloatToF32(Code, ScalarKind::UE8M0),
+                       B.getDoubleTy());
+}
+
+void CmmaEmitter::emitScaledMma(const Operation &Op, Value *Plane) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId DId = Op.Operands[0].Value, AId = Op.Operands[1].Value,
+          BId = Op.Operands[2].Value, CId = Op.Operands[3].Value;
+  const Operand &ScalesA = Op.Operands[4], &ScalesB = Op.Operands[5];
+  const MatrixType &DT = Cx.K.value(DId).Matrix;
+  unsigned M = DT.M, N = DT.N, K = DT.K;
+  unsigned Scales = Values.operandType(ScalesA).lanes();
+  unsigned BlockK = K / std::max(Scales, 1u);
+  llvm::Type *F32 = B.getFloatTy(), *F64 = B.getDoubleTy();
+  auto *RowTy = llvm::FixedVectorType::get(F32, N);
+  auto *WideTy = llvm::FixedVectorType::get(F64, N);
+  Value *APtr = fragmentPtr(AId, Plane), *BPtr = fragmentPtr(BId, Plane),
+        *CPtr = fragmentPtr(CId, Plane), *DPtr = fragmentPtr(DId, Plane);
+  Value *PlaneBase = B.CreateMul(Plane, B.getInt32(Cx.PlaneDim));
+
+  // Column j of B takes its scales from unit 4j of the plane (LangRef §5.7).
+  std::vector<Value *> ScaleB(Scales);
+  for (unsigned S = 0; S < Scales; ++S) {
+    Value *V = llvm::PoisonValue::get(WideTy);
+    for (unsigned J = 0; J < N; ++J)
+      V = B.CreateInsertElement(
+          V, emitScale(ScalesB, PlaneBase, B.getInt32(4 * J), Scales, S), J);
+    ScaleB[S] = V;
+  }
+  // B's rows, widened to f64 (exact), stay live across the rows of A.
+  std::vector<Value *> BRows(K);
+  for (unsigned Kk = 0; Kk < K; ++Kk) {
+    auto *L = B.CreateAlignedLoad(
+        RowTy, B.CreateConstInBoundsGEP1_64(F32, BPtr, uint64_t(Kk) * N),
+        llvm::Align(4));
+    tag(L, BId);
+    BRows[Kk] = B.CreateFPExt(L, WideTy);
+  }
+  Pos.emitCountedLoop(
+      B.getInt32(0), B.getInt32(M),
+      [&](Value *Row) {
+        Value *Row64 = B.CreateZExt(Row, Cx.I64);
+        auto *CRow = B.CreateAlignedLoad(
+            RowTy, B.CreateInBoundsGEP(F32, CPtr, B.CreateMul(Row64, B.getInt64(N))),
+            llvm::Align(4));
+        tag(CRow, CId);
+        Value *Acc = CRow;
+        Value *ARow = B.CreateInBoundsGEP(F32, APtr, B.CreateMul(Row64, B.getInt64(K)));
+        // Row i of A takes its scales from unit 4 (i mod 8) + i div 8.
+        Value *Lane = B.CreateAdd(B.CreateShl(B.CreateAnd(Row, 7), 2),
+                                  B.CreateLShr(Row, 3));
+        for (unsigned S = 0; S < Scales; ++S) {
+          Value *Scale = B.CreateFMul(
+              B.CreateVectorSplat(N, emitScale(ScalesA, PlaneBase, Lane, Scales, S)),
+              ScaleB[S]);
+          for (unsigned Kk = S * BlockK; Kk < (S + 1) * BlockK; ++Kk) {
+            auto *A = B.CreateAlignedLoad(
+                F32, B.CreateConstInBoundsGEP1_64(F32, ARow, Kk), llvm::Align(4));
+            tag(A, AId);
+            // a * b and its scaling are exact in f64; one rounding to f32,
+            // then one for the sum.
+            Value *Product = B.CreateFMul(
+                B.CreateFMul(B.CreateVectorSplat(N, B.CreateFPExt(A, F64)),
+                             BRows[Kk]),
+                Scale);
+            Acc = B.CreateFAdd(Acc, B.CreateFPTrunc(Product, RowTy));
+          }
+        }
+        tag(B.CreateAlignedStore(
+                Acc,
+                B.CreateInBoundsGEP(F32, DPtr, B.CreateMul(Row64, B.getInt64(N))),
+                llvm::Align(4)),
+            DId);
+      },
+      "cmma.mma.scaled");
+}
+
 void CmmaEmitter::emitTransfer(const Operation &Op, Value *Plane, Value *Unit,
                                bool Store) {
   llvm::IRBuilder<> &B = Cx.B;
@@ -237,6 +412,8 @@ void CmmaEmitter::emitTransfer(const Operation &Op, Value *Plane, Value *Unit,
   ValueId F = FragO.Value, Mem = MemO.Value;
   const MatrixType &T = Cx.K.value(F).Matrix;
   const ValueInfo &MI = Cx.K.value(Mem);
+  if (!Store && MI.Ty.isPackedPair())
+    return emitPackedFp4Load(Op, Plane, Unit);
   MatrixLayout Layout =
       Op.Layout != MatrixLayout::Undefined ? Op.Layout : T.Layout;
   bool RowMajor = Layout != MatrixLayout::Col;
@@ -379,6 +556,88 @@ void CmmaEmitter::emitTransfer(const Operation &Op, Value *Plane, Value *Unit,
   B.SetInsertPoint(Join);
 }
 
+void CmmaEmitter::emitPackedFp4Load(const Operation &Op, Value *Plane,
+                                    Value *Unit) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId F = Op.Operands[0].Value, Mem = Op.Operands[1].Value;
+  const Operand &IndexO = Op.Operands[2];
+  const MatrixType &T = Cx.K.value(F).Matrix;
+  const ValueInfo &MI = Cx.K.value(Mem);
+  bool RowMajor = T.Layout != MatrixLayout::Col;
+  llvm::Type *F32 = B.getFloatTy();
+  // Scalar s of the memory is the fp4 value in nibble s mod 2 (low first)
+  // of byte s div 2; the index counts elements (lines) of two-value bytes.
+  uint64_t PerElement = 2 * MI.Ty.lanes();
+  Value *Idx = Values.value(IndexO, Unit);
+  Value *Idx64 = Values.operandType(IndexO).isSigned()
+                     ? B.CreateSExtOrTrunc(Idx, Cx.I64)
+                     : B.CreateZExtOrTrunc(Idx, Cx.I64);
+  Value *Stride = B.CreateZExt(Values.value(Op.Operands[3], Unit), Cx.I64);
+  Value *First = B.CreateMul(Idx64, B.getInt64(PerElement));
+  Value *Base = MI.Kind == ValueKind::Buffer
+                    ? Memory.BufBase.lookup(Mem)
+                    : Memory.scratchPtr(Cx.Layout.Of[Mem].Offset);
+  Value *Frag = fragmentPtr(F, Plane);
+  Value *InBounds = nullptr, *Scalars = nullptr;
+  if (Cx.Variant.BoundsChecked) {
+    Value *Count = MI.Kind == ValueKind::Buffer ? Memory.BufCount.lookup(Mem)
+                                                : B.getInt64(MI.Count);
+    Scalars = B.CreateMul(Count, B.getInt64(PerElement));
+    InBounds = B.CreateICmpULT(Idx64, Count);
+  }
+  // One value at a time: rows start on either nibble (odd strides).
+  Pos.emitCountedLoop(
+      B.getInt32(0), B.getInt32(T.rows()),
+      [&](Value *R) {
+        Pos.emitCountedLoop(
+            B.getInt32(0), B.getInt32(T.cols()),
+            [&](Value *C) {
+              Value *R64 = B.CreateZExt(R, Cx.I64), *C64 = B.CreateZExt(C, Cx.I64);
+              Value *Off = RowMajor ? B.CreateAdd(B.CreateMul(R64, Stride), C64)
+                                    : B.CreateAdd(B.CreateMul(C64, Stride), R64);
+              Off = B.CreateAdd(First, Off);
+              Value *FragPtr = B.CreateInBoundsGEP(
+                  F32, Frag,
+                  B.CreateAdd(B.CreateMul(R64, B.getInt64(T.cols())), C64));
+              auto LoadValue = [&] {
+                auto *Byte = B.CreateAlignedLoad(
+                    Cx.I8, B.CreateInBoundsGEP(Cx.I8, Base, B.CreateLShr(Off, 1)),
+                    llvm::Align(1));
+                tag(Byte, Mem);
+                Value *Shift = B.CreateTrunc(
+                    B.CreateShl(B.CreateAnd(Off, 1), 2), Cx.I8);
+                Value *Code = B.CreateLShr(Byte, Shift);
+                tag(B.CreateAlignedStore(
+                        Scalar.minifloatToF32(Code, ScalarKind::F4E2M1), FragPtr,
+                        llvm::Align(4)),
+                    F);
+              };
+              if (!InBounds) {
+                LoadValue();
+                return;
+              }
+              // Checked: a value outside the memory loads as 0, and no
+              // address outside it is formed.
+              Value *In = B.CreateAnd(InBounds, B.CreateICmpULT(Off, Scalars));
+              llvm::BasicBlock *Do = Cx.newBlock("cmma.fp4");
+              llvm::BasicBlock *Skip = Cx.newBlock("cmma.fp4.out");
+              llvm::BasicBlock *Next = Cx.newBlock("cmma.fp4.next");
+              B.CreateCondBr(In, Do, Skip);
+              B.SetInsertPoint(Do);
+              LoadValue();
+              B.CreateBr(Next);
+              B.SetInsertPoint(Skip);
+              tag(B.CreateAlignedStore(llvm::ConstantFP::get(F32, 0.0), FragPtr,
+                                       llvm::Align(4)),
+                  F);
+              B.CreateBr(Next);
+              B.SetInsertPoint(Next);
+            },
+            "cmma.fp4.col");
+      },
+      "cmma.fp4.row");
+}
+
 void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
   // The verifier guarantees the operand shapes; a malformed kernel that
   // reaches here is an error, never invalid IR.
@@ -392,6 +651,7 @@ void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
     FragOperands = {2};
     break;
   case OpKind::CmmaMma:
+  case OpKind::CmmaMmaScaled:
     FragOperands = {0, 1, 2, 3};
     break;
   case OpKind::CmmaCast:
@@ -406,8 +666,9 @@ void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
   }
   size_t Want = (Op.Kind == OpKind::CmmaFill || Op.Kind == OpKind::CmmaCast)
                     ? 2
-                : Op.Kind == OpKind::CmmaLdmatrix ? 3
-                                                  : 4;
+                : Op.Kind == OpKind::CmmaLdmatrix  ? 3
+                : Op.Kind == OpKind::CmmaMmaScaled ? 6
+                                                   : 4;
   if (Op.Operands.size() != Want) {
     Cx.fail(Op.Loc, "'" + opName(Op.Kind) + "' needs " + llvm::Twine(Want) +
                         " operands");
@@ -433,6 +694,8 @@ void CmmaEmitter::lowerCmmaOp(const Operation &Op) {
       return emitTransfer(Op, Plane, Unit, /*Store=*/true);
     case OpKind::CmmaMma:
       return emitMma(Op, Plane);
+    case OpKind::CmmaMmaScaled:
+      return emitScaledMma(Op, Plane);
     case OpKind::CmmaCast:
       return emitCast(Op, Plane);
     case OpKind::CmmaLdmatrix:
@@ -530,17 +793,22 @@ CmmaEmitter::emitElementPosition(const MatrixType &T, Value *Lane,
     return {B.CreateTrunc(B.CreateUDiv(E, Cols), Cx.I32),
             B.CreateTrunc(B.CreateURem(E, Cols), Cx.I32)};
   }
-  // 8 x 8 blocks numbered down the columns of blocks; two neighbours of
-  // each block per unit (matrixElementPosition).
-  Value *Block = B.CreateLShr(Nth, 1), *J = B.CreateAnd(Nth, 1);
-  Value *BlockRows = B.getInt32(T.rows() / 8);
-  Value *R0 = B.CreateMul(B.CreateURem(Block, BlockRows), B.getInt32(8));
-  Value *C0 = B.CreateMul(B.CreateUDiv(Block, BlockRows), B.getInt32(8));
+  // Blocks of 8 rows x 4E columns (b: 4E x 8) numbered down the columns of
+  // blocks; E neighbours of each block per unit (matrixElementPosition).
+  uint32_t Run = matrixUnitRun(T);
+  bool IsB = T.Use == MatrixUse::B;
+  uint32_t BlockH = IsB ? 4 * Run : 8, BlockW = IsB ? 8 : 4 * Run;
+  Value *Block = B.CreateUDiv(Nth, B.getInt32(Run));
+  Value *J = B.CreateURem(Nth, B.getInt32(Run));
+  Value *BlockRows = B.getInt32(T.rows() / BlockH);
+  Value *R0 = B.CreateMul(B.CreateURem(Block, BlockRows), B.getInt32(BlockH));
+  Value *C0 = B.CreateMul(B.CreateUDiv(Block, BlockRows), B.getInt32(BlockW));
   Value *Group = B.CreateLShr(Lane, 2);
-  Value *Pair = B.CreateAdd(B.CreateShl(B.CreateAnd(Lane, 3), 1), J);
-  if (T.Use == MatrixUse::B)
-    return {B.CreateAdd(R0, Pair), B.CreateAdd(C0, Group)};
-  return {B.CreateAdd(R0, Group), B.CreateAdd(C0, Pair)};
+  Value *InRun = B.CreateAdd(
+      B.CreateMul(B.CreateAnd(Lane, 3), B.getInt32(Run)), J);
+  if (IsB)
+    return {B.CreateAdd(R0, InRun), B.CreateAdd(C0, Group)};
+  return {B.CreateAdd(R0, Group), B.CreateAdd(C0, InRun)};
 }
 
 Value *CmmaEmitter::lowerUnitOp(const Operation &Op) {

@@ -636,6 +636,21 @@ private:
                     llvm::Value *BPtr, llvm::Value *CPtr, llvm::Value *DPtr,
                     ValueId AId, ValueId BId, ValueId CId, ValueId DId,
                     unsigned Col0, unsigned Width);
+  /// cmma_load of an f4e2m1 fragment from packed f4e2m1x2 memory.
+  void emitPackedFp4Load(const Operation &Op, llvm::Value *Plane,
+                         llvm::Value *Unit);
+  /// D = A x B + C on i8/u8 fragments with i32 accumulators.
+  void emitIntMma(const MatrixType &DT, llvm::Value *APtr, llvm::Value *BPtr,
+                  llvm::Value *CPtr, llvm::Value *DPtr, ValueId AId,
+                  ValueId BId, ValueId CId, ValueId DId);
+  /// cmma_mma_scaled (docs/LangRef.md §5.7) for the plane \p Plane.
+  void emitScaledMma(const Operation &Op, llvm::Value *Plane);
+  /// Lane \p L of the scales \p Scales (a ue8m0 or a line of \p Lanes of
+  /// them) that unit \p Lane (i32) of the plane starting at unit
+  /// \p PlaneBase supplies, as the f64 2^(e - 127); 1 for a unit that has
+  /// returned or that the cube lacks.
+  llvm::Value *emitScale(const Operand &Scales, llvm::Value *PlaneBase,
+                         llvm::Value *Lane, unsigned Lanes, unsigned L);
   /// cmma_ldmatrix for the plane \p Plane: a row from each of its units.
   void emitLdmatrix(const Operation &Op, llvm::Value *Plane);
   /// The row and column (i32) of element \p Nth (i32) of unit \p Lane

@@ -603,6 +603,11 @@ void KernelBuilder::cmmaMma(Arg D, Arg A, Arg B, Arg C) {
   cmma(OpKind::CmmaMma, {D, A, B, C});
 }
 
+void KernelBuilder::cmmaMmaScaled(Arg D, Arg A, Arg B, Arg C, Arg ScalesA,
+                                  Arg ScalesB) {
+  cmma(OpKind::CmmaMmaScaled, {D, A, B, C, ScalesA, ScalesB});
+}
+
 void KernelBuilder::cmmaCast(Arg Destination, Arg Source) {
   cmma(OpKind::CmmaCast, {Destination, Source});
 }

@@ -1018,6 +1018,9 @@ bool Parser::parseCmma(Kernel &K, Operation &Op) {
     return Plain(false) || Plain(true);
   case OpKind::CmmaMma:
     return Plain(false) || Plain(true) || Plain(true) || Plain(true);
+  case OpKind::CmmaMmaScaled:
+    return Plain(false) || Plain(true) || Plain(true) || Plain(true) ||
+           Plain(true) || Plain(true);
   case OpKind::CmmaLoad:
     if (Plain(false) || expect(TokenKind::Comma, "','"))
       return true;

@@ -277,6 +277,11 @@ private:
   std::optional<Type> verifyCmmaElem(const Operation &Op);
   void verifyCmmaSet(const Operation &Op);
   void verifyLdmatrix(const Operation &Op);
+  // The scaled multiply of fp8/fp6/fp4 fragments (§5.7).
+  void verifyScaledMma(const Operation &Op);
+  /// D, A, B and C of cmma_mma and cmma_mma_scaled: their uses, one shape,
+  /// one scope; null when one is wrong (already reported).
+  bool verifyMmaFragments(const Operation &Op, const ValueInfo *(&Frags)[4]);
   /// The per-unit layout of a plane fragment assumes planes of 32 units.
   bool verifyElementLayout(const Operation &Op, const ValueInfo &F);
   /// cmma_mma and cmma_cast: every fragment of one scope.
@@ -1836,13 +1841,17 @@ bool KernelVerifier::verifyCmmaMemory(const Operation &Op, size_t MemIndex,
   if (!Fragment)
     return false;
   const MatrixType &T = Fragment->Matrix;
-  if (Mem && Mem->Ty.elementKind() != T.Elem) {
+  // f4e2m1 fragments also load from packed f4e2m1x2 memory (§5.7).
+  bool PackedFp4 = T.Elem == ScalarKind::F4E2M1 && !Writes;
+  if (Mem && Mem->Ty.elementKind() != T.Elem &&
+      !(PackedFp4 && Mem->Ty.elementKind() == ScalarKind::F4E2M1X2)) {
     error(locOf(Op, MemIndex),
           op(Op) + " " + (Writes ? "writes" : "reads") + " %" + Mem->Name +
               " of " + quoted(Mem->Ty) + (Writes ? " from" : " into") +
               " a fragment of '" + scalarName(T.Elem) +
               "'; the memory must hold '" + scalarName(T.Elem) +
-              "' or lines of it");
+              (PackedFp4 ? "' or 'f4e2m1x2' or lines of them"
+                         : "' or lines of it"));
     Ok = false;
   }
   if (T.Use != MatrixUse::Accumulator) {
@@ -1862,8 +1871,7 @@ bool KernelVerifier::verifyCmmaMemory(const Operation &Op, size_t MemIndex,
 }
 
 void KernelVerifier::verifyCmma(const Operation &Op) {
-  const MatrixUse A = MatrixUse::A, B = MatrixUse::B,
-                  Acc = MatrixUse::Accumulator;
+  const MatrixUse Acc = MatrixUse::Accumulator;
   auto ScalarOf = [](const ValueInfo *F) {
     return Type::scalar(F->Matrix.Elem);
   };
@@ -1894,38 +1902,43 @@ void KernelVerifier::verifyCmma(const Operation &Op) {
   case OpKind::CmmaMma: {
     if (!checkOperandCount(Op, 4, 4))
       return;
-    const ValueInfo *D = fragmentOperand(Op, 0, Acc);
-    const ValueInfo *FA = fragmentOperand(Op, 1, A);
-    const ValueInfo *FB = fragmentOperand(Op, 2, B);
-    const ValueInfo *C = fragmentOperand(Op, 3, Acc);
-    if (!D || !FA || !FB || !C)
+    const ValueInfo *Frags[4];
+    if (!verifyMmaFragments(Op, Frags))
       return;
-    const ValueInfo *Frags[] = {D, FA, FB, C};
-    for (size_t I = 1; I < 4; ++I)
-      if (!Frags[I]->Matrix.sameShape(D->Matrix)) {
-        error(locOf(Op, I), "cmma_mma needs fragments of one shape, but " +
-                                name(Op.Operands[I].Value) + " is " +
-                                Frags[I]->Matrix.shapeStr() + " and " +
-                                name(Op.Operands[0].Value) + " " +
-                                D->Matrix.shapeStr());
-        return;
-      }
-    if (!verifySameScope(Op, Frags))
-      return;
-    if (FA->Matrix.Elem != FB->Matrix.Elem)
+    const ValueInfo *FA = Frags[1], *FB = Frags[2];
+    auto IsByteInt = [](const ValueInfo *F) {
+      return F->Matrix.Elem == ScalarKind::I8 ||
+             F->Matrix.Elem == ScalarKind::U8;
+    };
+    // fp8/fp6/fp4 operands may mix formats, as CUDA's kind::f8f6f4 does,
+    // and i8 with u8, as its s8/u8 multiplies do.
+    bool Mixable =
+        (isMinifloatOperand(FA->Matrix) && isMinifloatOperand(FB->Matrix)) ||
+        (IsByteInt(FA) && IsByteInt(FB));
+    if (FA->Matrix.Elem != FB->Matrix.Elem && !Mixable)
       error(locOf(Op, 2), "cmma_mma needs a and b fragments of one element "
                           "type, found '" +
                               scalarName(FA->Matrix.Elem) + "' and '" +
                               scalarName(FB->Matrix.Elem) + "'");
-    for (size_t I : {size_t(0), size_t(3)})
-      if ((I == 0 || Op.Operands[3].Value != Op.Operands[0].Value) &&
-          Frags[I]->Matrix.Elem != ScalarKind::F16 &&
-          Frags[I]->Matrix.Elem != ScalarKind::F32)
+    for (size_t I : {size_t(0), size_t(3)}) {
+      if (I == 3 && Op.Operands[3].Value == Op.Operands[0].Value)
+        continue;
+      ScalarKind E = Frags[I]->Matrix.Elem;
+      if (IsByteInt(FA) && E != ScalarKind::I32)
+        error(locOf(Op, I), "cmma_mma of i8 and u8 fragments accumulates in "
+                            "i32, but " +
+                                name(Op.Operands[I].Value) + " holds '" +
+                                scalarName(E) + "'");
+      else if (!IsByteInt(FA) && E != ScalarKind::F16 && E != ScalarKind::F32)
         error(locOf(Op, I), "cmma_mma accumulates in f16 or f32, but " +
                                 name(Op.Operands[I].Value) + " holds '" +
-                                scalarName(Frags[I]->Matrix.Elem) + "'");
+                                scalarName(E) + "'");
+    }
     return;
   }
+  case OpKind::CmmaMmaScaled:
+    verifyScaledMma(Op);
+    return;
   case OpKind::CmmaCast: {
     if (!checkOperandCount(Op, 2, 2))
       return;
@@ -1935,8 +1948,16 @@ void KernelVerifier::verifyCmma(const Operation &Op) {
       error(locOf(Op, 1), "cmma_cast needs fragments of one shape, found " +
                               Src->Matrix.shapeStr() + " and " +
                               Dst->Matrix.shapeStr());
-    else if (Dst && Src)
-      verifySameScope(Op, {Dst, Src});
+    else if (Dst && Src && verifySameScope(Op, {Dst, Src}))
+      for (size_t I : {size_t(0), size_t(1)}) {
+        const ValueInfo *F = I ? Src : Dst;
+        if (F->Matrix.Elem == ScalarKind::I32) {
+          error(locOf(Op, I), "cmma_cast converts f16, bf16 and f32 "
+                              "accumulators, but " +
+                                  name(Op.Operands[I].Value) + " holds 'i32'");
+          return;
+        }
+      }
     return;
   }
   case OpKind::CmmaLdmatrix:
@@ -1946,6 +1967,92 @@ void KernelVerifier::verifyCmma(const Operation &Op) {
     error(Op.Loc, op(Op) + " is not a cmma operation");
     return;
   }
+}
+
+bool KernelVerifier::verifyMmaFragments(const Operation &Op,
+                                        const ValueInfo *(&Frags)[4]) {
+  const MatrixUse Uses[] = {MatrixUse::Accumulator, MatrixUse::A, MatrixUse::B,
+                            MatrixUse::Accumulator};
+  bool Ok = true;
+  for (size_t I = 0; I < 4; ++I) {
+    Frags[I] = fragmentOperand(Op, I, Uses[I]);
+    Ok &= Frags[I] != nullptr;
+  }
+  if (!Ok)
+    return false;
+  const ValueInfo *D = Frags[0];
+  for (size_t I = 1; I < 4; ++I)
+    if (!Frags[I]->Matrix.sameShape(D->Matrix)) {
+      error(locOf(Op, I), op(Op) + " needs fragments of one shape, but " +
+                              name(Op.Operands[I].Value) + " is " +
+                              Frags[I]->Matrix.shapeStr() + " and " +
+                              name(Op.Operands[0].Value) + " " +
+                              D->Matrix.shapeStr());
+      return false;
+    }
+  return verifySameScope(Op, Frags);
+}
+
+void KernelVerifier::verifyScaledMma(const Operation &Op) {
+  // cmma_mma_scaled %d, %a, %b, %c, %scales_a, %scales_b
+  if (!checkOperandCount(Op, 6, 6))
+    return;
+  std::optional<Type> Scales[] = {plainOperand(Op, 4), plainOperand(Op, 5)};
+  const ValueInfo *Frags[4];
+  if (!verifyMmaFragments(Op, Frags))
+    return;
+  for (size_t I : {size_t(1), size_t(2)})
+    if (!isMinifloatOperand(Frags[I]->Matrix)) {
+      error(locOf(Op, I),
+            op(Op) + " multiplies fp8, fp6 or fp4 fragments (16x8x32 of "
+                     "f8e4m3, f8e5m2, f6e2m3, f6e3m2 or f4e2m1, 16x8x64 of "
+                     "f4e2m1), but " +
+                name(Op.Operands[I].Value) + " is '" +
+                Frags[I]->Matrix.str() + "'");
+      return;
+    }
+  for (size_t I : {size_t(0), size_t(3)})
+    if (Frags[I]->Matrix.Elem != ScalarKind::F32) {
+      error(locOf(Op, I), op(Op) + " accumulates in f32, but " +
+                              name(Op.Operands[I].Value) + " holds '" +
+                              scalarName(Frags[I]->Matrix.Elem) + "'");
+      return;
+    }
+  const MatrixType &D = Frags[0]->Matrix;
+  llvm::ArrayRef<uint32_t> Counts = scaledMmaScaleCounts(D);
+  std::string Allowed;
+  for (uint32_t S : Counts) {
+    if (!Allowed.empty())
+      Allowed += " or ";
+    Allowed += S == 1 ? "'ue8m0'" : "'vec<" + std::to_string(S) + " x ue8m0>'";
+    Allowed += " (blocks of " + std::to_string(D.K / S) + ")";
+  }
+  bool Ok = true;
+  for (size_t I = 0; I < 2; ++I) {
+    if (!Scales[I]) {
+      Ok = false;
+      continue;
+    }
+    if (Scales[I]->elementKind() != ScalarKind::UE8M0 ||
+        !llvm::is_contained(Counts, Scales[I]->lanes())) {
+      error(locOf(Op, 4 + I),
+            llvm::Twine("the scales of ") + (I ? "b" : "a") + " of " + op(Op) +
+                " have type " + quoted(*Scales[I]) + "; a " + D.shapeStr() +
+                " multiply takes " + Allowed);
+      Ok = false;
+    }
+  }
+  if (Ok && Scales[0]->lanes() != Scales[1]->lanes()) {
+    error(locOf(Op, 5), op(Op) + " needs one block size for a and b, but "
+                                 "it has " +
+                            llvm::Twine(Scales[0]->lanes()) +
+                            " scales per row of a and " +
+                            llvm::Twine(Scales[1]->lanes()) +
+                            " per column of b");
+    Ok = false;
+  }
+  if (Ok)
+    verifyElementLayout(Op, *Frags[0]);
 }
 
 bool KernelVerifier::verifySameScope(const Operation &Op,

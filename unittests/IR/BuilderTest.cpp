@@ -480,6 +480,72 @@ TEST(BuilderTest, FragmentLayoutIsCudaMma16x8x16) {
   EXPECT_EQ(matrixElementPosition(Cube, 48, 5, 2), std::make_pair(12u, 5u));
 }
 
+TEST(BuilderTest, MinifloatFragmentLayoutIsCudaMma16x8x32And16x8x64) {
+  // PTX's mma.m16n8k32 (f8f6f4, one code per byte) and m16n8k64 (mxf4,
+  // packed fp4) register tables: group g = lane / 4, t = lane % 4; a
+  // register holds R = 4 or 8 codes.
+  for (uint32_t K : {32u, 64u}) {
+    uint32_t R = K / 8;
+    MatrixType A = matrix(MatrixUse::A, ScalarKind::F4E2M1, MatrixLayout::Row);
+    A.N = 8;
+    A.K = K;
+    MatrixType Bf = A;
+    Bf.Use = MatrixUse::B;
+    EXPECT_EQ(matrixUnitRun(A), R);
+    EXPECT_EQ(matrixElementsPerUnit(A, 32), 4 * R);
+    EXPECT_EQ(matrixElementsPerUnit(Bf, 32), 2 * R);
+    for (uint32_t Lane = 0; Lane < 32; ++Lane) {
+      uint32_t G = Lane / 4, T = Lane % 4;
+      for (uint32_t I = 0; I < 4 * R; ++I) {
+        uint32_t Reg = I / R;
+        EXPECT_EQ(matrixElementPosition(A, 32, Lane, I),
+                  std::make_pair(G + 8 * (Reg % 2), T * R + I % R + 4 * R * (Reg / 2)))
+            << K << " lane " << Lane << " a" << I;
+      }
+      for (uint32_t I = 0; I < 2 * R; ++I)
+        EXPECT_EQ(matrixElementPosition(Bf, 32, Lane, I),
+                  std::make_pair(T * R + I % R + 4 * R * (I / R), G))
+            << K << " lane " << Lane << " b" << I;
+    }
+  }
+  MatrixType Fp8 = matrix(MatrixUse::A, ScalarKind::F8E5M2, MatrixLayout::Row);
+  Fp8.N = 8;
+  Fp8.K = 32;
+  EXPECT_EQ(matrixUnitRun(Fp8), 4u);
+  EXPECT_EQ(scaledMmaScaleCounts(Fp8).size(), 1u);
+  Fp8.K = 64; // not an fp8 shape
+  EXPECT_TRUE(unsupportedMatrixReason(Fp8).has_value());
+}
+
+TEST(BuilderTest, ScaledMmaPrintsAndParses) {
+  KernelBuilder B("scaled");
+  B.setCubeDim({32});
+  ValueId S = B.addScalar("s", Type::scalar(ScalarKind::UE8M0));
+  MatrixType TA = matrix(MatrixUse::A, ScalarKind::F8E4M3, MatrixLayout::Row);
+  TA.N = 8;
+  TA.K = 32;
+  MatrixType TB = TA, TC = TA;
+  TB.Use = MatrixUse::B;
+  TB.Elem = ScalarKind::F6E3M2;
+  TB.Layout = MatrixLayout::Col;
+  TC.Use = MatrixUse::Accumulator;
+  TC.Elem = ScalarKind::F32;
+  TC.Layout = MatrixLayout::Undefined;
+  ValueId FA = B.named("a").fragment(TA);
+  ValueId FB = B.named("b").fragment(TB);
+  ValueId FC = B.named("c").fragment(TC);
+  B.cmmaMmaScaled(FC, FA, FB, FC, S, S);
+  Kernel K = finishOk(B);
+  EXPECT_EQ(printKernel(K),
+            "kernel @scaled cube_dim(32) (%s: ue8m0) {\n"
+            "  %a = fragment matrix<a, 16x8x32, f8e4m3, row>\n"
+            "  %b = fragment matrix<b, 16x8x32, f6e3m2, col>\n"
+            "  %c = fragment matrix<accumulator, 16x8x32, f32>\n"
+            "  cmma_mma_scaled %c, %a, %b, %c, %s, %s\n"
+            "}\n");
+  expectRoundTrip(K);
+}
+
 TEST(BuilderTest, CmmaMisuseIsAnError) {
   KernelBuilder B("bad");
   ValueId F = B.fragment(

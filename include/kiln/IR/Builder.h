@@ -207,6 +207,9 @@ public:
                  MatrixLayout Layout = MatrixLayout::Undefined);
   /// D = A x B + C.
   void cmmaMma(Arg D, Arg A, Arg B, Arg C);
+  /// D = A x B + C with block scales (docs/LangRef.md §5.7): \p ScalesA and
+  /// \p ScalesB are each unit's ue8m0 (or line of them).
+  void cmmaMmaScaled(Arg D, Arg A, Arg B, Arg C, Arg ScalesA, Arg ScalesB);
   void cmmaCast(Arg Destination, Arg Source);
   /// The ldmatrix-style load (docs/LangRef.md §5.6): every unit of the plane
   /// names a row of \p Mem at \p Index; \p Transpose is `, trans`.

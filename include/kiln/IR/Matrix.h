@@ -17,6 +17,7 @@
 
 #include "kiln/IR/Type.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -89,6 +90,18 @@ std::optional<std::string> unsupportedMatrixReason(const MatrixType &T);
 uint32_t matrixUnits(const MatrixType &T, uint32_t CubeUnits);
 /// How many elements each unit holds: elements() / matrixUnits().
 uint32_t matrixElementsPerUnit(const MatrixType &T, uint32_t CubeUnits);
+/// How many neighbouring elements of one 8-row (a) or 8-column (b) block a
+/// unit of a plane holds (docs/LangRef.md §5.6, §5.7): 2, or for fp8, fp6,
+/// fp4, i8 and u8 fragments the values of one 32-bit register of the
+/// hardware MMA, 4 at 16x8x32 and 8 at 16x8x64.
+uint32_t matrixUnitRun(const MatrixType &T);
+/// Whether \p T is an a or b fragment of a scaled-MMA shape (16x8x32 of
+/// f8e4m3, f8e5m2, f6e2m3, f6e3m2 or f4e2m1; 16x8x64 of f4e2m1).
+bool isMinifloatOperand(const MatrixType &T);
+/// The numbers of scales per row of A (and column of B) that
+/// cmma_mma_scaled accepts for the shape of \p T (docs/LangRef.md §5.7):
+/// {1} at 16x8x32, {2, 4} at 16x8x64, none otherwise.
+llvm::ArrayRef<uint32_t> scaledMmaScaleCounts(const MatrixType &T);
 /// Row and column of the fragment element that unit \p Unit holds as its
 /// element \p Nth (both in range), per the layout of docs/LangRef.md §5.6.
 std::pair<uint32_t, uint32_t> matrixElementPosition(const MatrixType &T,

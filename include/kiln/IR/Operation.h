@@ -189,7 +189,8 @@ struct Block {
 /// - Text: DebugPrint only: the format string, escapes decoded.
 /// The operands of the cmma operations, in order: cmma_fill: fragment,
 /// value; cmma_load: fragment, memory, index, stride; cmma_store: memory,
-/// index, fragment, stride; cmma_mma: D, A, B, C; cmma_cast: destination,
+/// index, fragment, stride; cmma_mma: D, A, B, C; cmma_mma_scaled: D, A,
+/// B, C, A's scales, B's scales; cmma_cast: destination,
 /// source; cmma_ldmatrix: fragment, memory, index; cmma_count: fragment;
 /// cmma_row, cmma_col: fragment, unit, element number; cmma_get: fragment,
 /// element number; cmma_set: fragment, element number, value.
