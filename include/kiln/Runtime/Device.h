@@ -1,10 +1,10 @@
 //===- Device.h - The CPU device: compile, load and launch kernels -*- C++ -*-===//
 //
-// The facade a GPU runtime uses: a Device turns kernels into LoadedKernels
-// through a KernelLoader over the CPU backend (kiln/CPU/CpuBackend.h): from
-// its in-memory map, from the persistent store, or by compiling them (alone,
-// or as one parallel batch), and launches them on its executor. No LLVM
-// type appears here; errors are llvm::Error values.
+// The facade a GPU runtime uses: a RuntimeDevice turns kernels into
+// LoadedKernels through a KernelLoader over the CPU backend
+// (kiln/CPU/CpuBackend.h): from its in-memory map, from the persistent store,
+// or by compiling them (alone, or as one parallel batch), and launches them on
+// its executor. No LLVM type appears here; errors are llvm::Error values.
 //
 // Thread safety: every member may be called from several threads at once.
 // getKernel() and getKernels() serve memory hits without waiting for another
@@ -146,6 +146,8 @@ struct KernelBatchOptions {
   std::function<void(size_t Done, size_t Total)> Progress;
 };
 
+/// The CPU device of the runtime layer. The public kiln::api::Device
+/// (kiln/kiln.h) owns one and adds streams, events and buffer handles.
 class RuntimeDevice {
 public:
   /// Fails for options validateOptions refuses or a host without a JIT.
