@@ -71,7 +71,7 @@
 
 using namespace llvm;
 using kiln::ArgBinding;
-using kiln::Buffer;
+using kiln::HostBuffer;
 using kiln::LoadedKernel;
 
 namespace {
@@ -177,8 +177,8 @@ kiln::Type u32Type() { return kiln::Type::scalar(kiln::ScalarKind::U32); }
 
 /// A buffer whose pages are all touched (as PoCL's CL_MEM_COPY_HOST_PTR
 /// does), so that no launch pays first-touch page faults.
-Buffer makeBuffer(kiln::Type Ty, uint64_t Count) {
-  Buffer B = check(Buffer::create(Ty, Count), "allocating a buffer");
+HostBuffer makeBuffer(kiln::Type Ty, uint64_t Count) {
+  HostBuffer B = check(HostBuffer::create(Ty, Count), "allocating a buffer");
   std::memset(B.data(), 0, B.sizeInBytes());
   return B;
 }
@@ -186,9 +186,9 @@ Buffer makeBuffer(kiln::Type Ty, uint64_t Count) {
 /// The parsed and verified suite: every kernel of every .kiln file.
 struct Suite {
   std::vector<std::unique_ptr<kiln::Module>> Modules;
-  StringMap<const kiln::Kernel *> Kernels;
+  StringMap<const kiln::IRKernel *> Kernels;
 
-  const kiln::Kernel &get(StringRef Name) const {
+  const kiln::IRKernel &get(StringRef Name) const {
     auto It = Kernels.find(Name);
     if (It == Kernels.end()) {
       errs() << "kiln-bench: error: no kernel @" << Name << " in "
@@ -224,7 +224,7 @@ Suite loadSuite(const kiln::DeviceLimits &Limits) {
       fatal("verifying the suite", std::move(E));
     result(F, "parse_verify_ms", msSince(T0));
     auto Owned = std::make_unique<kiln::Module>(std::move(*M));
-    for (const kiln::Kernel &K : Owned->Kernels)
+    for (const kiln::IRKernel &K : Owned->Kernels)
       S.Kernels[K.Name] = &K;
     S.Modules.push_back(std::move(Owned));
   }
@@ -257,17 +257,17 @@ struct Reference {
 /// A Device, the variant the suite runs, and the launch/timing helpers.
 class Bench {
 public:
-  Bench(std::unique_ptr<kiln::Device> D, kiln::CpuVariant V, int Iters,
+  Bench(std::unique_ptr<kiln::RuntimeDevice> D, kiln::CpuVariant V, int Iters,
         unsigned GapMicroseconds)
       : Dev(std::move(D)), Variant(V), Iters(Iters), GapUs(GapMicroseconds) {}
 
-  kiln::Device &device() { return *Dev; }
+  kiln::RuntimeDevice &device() { return *Dev; }
   const kiln::CpuVariant &variant() const { return Variant; }
   int threads() const { return int(Dev->executor().concurrency()); }
 
   /// Compiles (or finds) \p K and reports its cost under \p Name when
   /// \p Report: cold_compile_ms and the phases.
-  LoadedKernel compile(const kiln::Kernel &K, StringRef Name, bool Report,
+  LoadedKernel compile(const kiln::IRKernel &K, StringRef Name, bool Report,
                        double *Ms = nullptr) {
     kiln::KernelStats Stats;
     auto T0 = Clock::now();
@@ -382,7 +382,7 @@ public:
   }
 
 private:
-  std::unique_ptr<kiln::Device> Dev;
+  std::unique_ptr<kiln::RuntimeDevice> Dev;
   kiln::CpuVariant Variant;
   int Iters;
   unsigned GapUs;
@@ -414,7 +414,7 @@ namespace nat = kiln_bench_native;
 /// The f32 triad of vadd's size on buffers of its own, interleaved with an
 /// element-wise kernel's launches.
 struct Triad {
-  Buffer A, B, C;
+  HostBuffer A, B, C;
   Triad()
       : A(makeBuffer(f32Type(), N)), B(makeBuffer(f32Type(), N)),
         C(makeBuffer(f32Type(), N)) {
@@ -452,8 +452,8 @@ double maxErrVadd(const float *C, const Inputs &In) {
 
 void benchVadd(Bench &Bn, const Suite &S, const Inputs &In, Triad &Tr) {
   LoadedKernel K = Bn.compile(S.get("vadd"), "vadd", true);
-  Buffer A = makeBuffer(f32Type(), N), B = makeBuffer(f32Type(), N),
-         C = makeBuffer(f32Type(), N);
+  HostBuffer A = makeBuffer(f32Type(), N), B = makeBuffer(f32Type(), N),
+             C = makeBuffer(f32Type(), N);
   std::memcpy(A.data(), In.A.data(), N * 4);
   std::memcpy(B.data(), In.B.data(), N * 4);
   ArgBinding Args[] = {ArgBinding::buffer(A, kiln::AccessKind::Read),
@@ -484,7 +484,7 @@ void benchVadd(Bench &Bn, const Suite &S, const Inputs &In, Triad &Tr) {
 void benchSaxpy(Bench &Bn, const Suite &S, const Inputs &In, Triad &Tr) {
   LoadedKernel K = Bn.compile(S.get("saxpy"), "saxpy", true);
   const float Alpha = 0.5f;
-  Buffer X = makeBuffer(f32Type(), N), Y = makeBuffer(f32Type(), N);
+  HostBuffer X = makeBuffer(f32Type(), N), Y = makeBuffer(f32Type(), N);
   std::memcpy(X.data(), In.A.data(), N * 4);
   std::memcpy(Y.data(), In.B.data(), N * 4);
   ArgBinding Args[] = {ArgBinding::f32(Alpha),
@@ -542,7 +542,7 @@ void benchReduce(Bench &Bn, const Suite &S, const Inputs &In,
                  StringRef Name) {
   LoadedKernel K = Bn.compile(S.get(Name), Name, true);
   const uint32_t G = N / CubeDim;
-  Buffer InB = makeBuffer(f32Type(), N), P = makeBuffer(f32Type(), G);
+  HostBuffer InB = makeBuffer(f32Type(), N), P = makeBuffer(f32Type(), G);
   std::memcpy(InB.data(), In.A.data(), N * 4);
   ArgBinding Args[] = {ArgBinding::buffer(InB, kiln::AccessKind::Read),
                        ArgBinding::buffer(P)};
@@ -594,8 +594,9 @@ void benchMatmul(Bench &Bn, const Suite &S, StringRef Name, uint32_t Block) {
     V = frand() - 0.5f;
   for (float &V : B)
     V = frand() - 0.5f;
-  Buffer dA = makeBuffer(f32Type(), M * M), dB = makeBuffer(f32Type(), M * M),
-         dC = makeBuffer(f32Type(), M * M);
+  HostBuffer dA = makeBuffer(f32Type(), M * M),
+             dB = makeBuffer(f32Type(), M * M),
+             dC = makeBuffer(f32Type(), M * M);
   std::memcpy(dA.data(), A.data(), M * M * 4);
   std::memcpy(dB.data(), B.data(), M * M * 4);
   ArgBinding Args[] = {ArgBinding::buffer(dA, kiln::AccessKind::Read),
@@ -693,7 +694,7 @@ void benchScan(Bench &Bn, const Suite &S) {
   StringRef Name = "scan_plane";
   LoadedKernel K = Bn.compile(S.get(Name), Name, true);
   const uint32_t G = N / CubeDim;
-  Buffer InB = makeBuffer(u32Type(), N), Out = makeBuffer(u32Type(), N);
+  HostBuffer InB = makeBuffer(u32Type(), N), Out = makeBuffer(u32Type(), N);
   uint32_t *Ip = InB.as<uint32_t>();
   for (uint32_t I = 0; I < N; ++I)
     Ip[I] = lcg() >> 20;
@@ -737,8 +738,8 @@ void benchSoftmax(Bench &Bn, const Suite &S) {
   std::vector<float> X(size_t(Rows) * Cols);
   for (float &V : X)
     V = (frand() - 0.5f) * 8.0f;
-  Buffer dX = makeBuffer(f32Type(), X.size()),
-         dY = makeBuffer(f32Type(), X.size());
+  HostBuffer dX = makeBuffer(f32Type(), X.size()),
+             dY = makeBuffer(f32Type(), X.size());
   std::memcpy(dX.data(), X.data(), X.size() * 4);
   ArgBinding Args[] = {ArgBinding::buffer(dX, kiln::AccessKind::Read),
                        ArgBinding::buffer(dY), ArgBinding::u32(Cols)};
@@ -800,7 +801,7 @@ void benchSoftmax(Bench &Bn, const Suite &S) {
 
 void benchHistograms(Bench &Bn, const Suite &S) {
   std::vector<uint32_t> Ref(256, 0);
-  Buffer Data = makeBuffer(u32Type(), N), Bins = makeBuffer(u32Type(), 256);
+  HostBuffer Data = makeBuffer(u32Type(), N), Bins = makeBuffer(u32Type(), 256);
   uint32_t *D = Data.as<uint32_t>();
   for (uint32_t I = 0; I < N; ++I) {
     D[I] = lcg() >> 24;
@@ -856,8 +857,8 @@ void benchHistograms(Bench &Bn, const Suite &S) {
 /// Median, 10th and 90th percentiles of \p Count launch + wait of \p Cubes
 /// empty cubes on \p Dev, after 20 warm-ups, reported as <Metric>_median etc.
 /// in microseconds.
-void emptyLaunches(kiln::Device &Dev, const LoadedKernel &K, uint32_t Cubes,
-                   StringRef Metric, int Count = 1000) {
+void emptyLaunches(kiln::RuntimeDevice &Dev, const LoadedKernel &K,
+                   uint32_t Cubes, StringRef Metric, int Count = 1000) {
   auto one = [&] {
     auto T0 = Clock::now();
     if (Error E = Dev.launch(K, {Cubes, 1, 1}, {}))
@@ -888,7 +889,8 @@ void benchEmpty(Bench &Bn, const Suite &S) {
   kiln::DeviceOptions O;
   O.StoreMode = kiln::DeviceStoreMode::Off;
   O.MinWorkPerThreadMicroseconds = 0;
-  auto Arena = check(kiln::Device::create(std::move(O)), "creating a device");
+  auto Arena =
+      check(kiln::RuntimeDevice::create(std::move(O)), "creating a device");
   LoadedKernel KA = check(Arena->getKernel(S.get("empty"), Bn.variant()),
                           "compiling @empty");
   emptyLaunches(*Arena, KA, 64, "launch_arena64_us");
@@ -911,8 +913,8 @@ void benchEmpty(Bench &Bn, const Suite &S) {
 void benchMany(Bench &Bn, const Suite &S) {
   const int K = 32;
   const uint32_t Count = 4096;
-  Buffer A = makeBuffer(f32Type(), Count), B = makeBuffer(f32Type(), Count),
-         C = makeBuffer(f32Type(), Count);
+  HostBuffer A = makeBuffer(f32Type(), Count), B = makeBuffer(f32Type(), Count),
+             C = makeBuffer(f32Type(), Count);
   std::fill_n(A.as<float>(), Count, 1.0f);
   std::fill_n(B.as<float>(), Count, 2.0f);
   ArgBinding Args[] = {ArgBinding::buffer(A, kiln::AccessKind::Read),
@@ -948,20 +950,21 @@ const char *const WarmKernels[] = {"init_k",       "vadd",
                                    "empty"};
 
 /// A device with the store at \p Root (empty: no store at all).
-std::unique_ptr<kiln::Device> makeDevice(StringRef Root) {
+std::unique_ptr<kiln::RuntimeDevice> makeDevice(StringRef Root) {
   kiln::DeviceOptions O;
   O.StoreMode =
       Root.empty() ? kiln::DeviceStoreMode::Off : kiln::DeviceStoreMode::ReadWrite;
   O.StoreDir = Root.str();
   O.Features = MAttr;
-  return check(kiln::Device::create(std::move(O)), "creating a device");
+  return check(kiln::RuntimeDevice::create(std::move(O)), "creating a device");
 }
 
 /// One getKernels() batch of \p Names; fails the program on an error.
-std::vector<LoadedKernel>
-getBatch(kiln::Device &Dev, const Suite &S, ArrayRef<std::string> Names,
-         const kiln::CpuVariant &Variant, std::vector<kiln::KernelStats> &Stats,
-         double &Ms) {
+std::vector<LoadedKernel> getBatch(kiln::RuntimeDevice &Dev, const Suite &S,
+                                   ArrayRef<std::string> Names,
+                                   const kiln::CpuVariant &Variant,
+                                   std::vector<kiln::KernelStats> &Stats,
+                                   double &Ms) {
   std::vector<kiln::KernelRequest> Requests;
   for (const std::string &Name : Names) {
     kiln::KernelRequest R;
@@ -981,10 +984,11 @@ getBatch(kiln::Device &Dev, const Suite &S, ArrayRef<std::string> Names,
 
 /// Launches the vadd-shaped \p K on 4096 elements (a = 1, b = 2) and
 /// checks c = a + Scale * b.
-bool checkVaddLike(kiln::Device &Dev, const LoadedKernel &K, float Scale) {
+bool checkVaddLike(kiln::RuntimeDevice &Dev, const LoadedKernel &K,
+                   float Scale) {
   const uint32_t Count = 4096;
-  Buffer A = makeBuffer(f32Type(), Count), B = makeBuffer(f32Type(), Count),
-         C = makeBuffer(f32Type(), Count);
+  HostBuffer A = makeBuffer(f32Type(), Count), B = makeBuffer(f32Type(), Count),
+             C = makeBuffer(f32Type(), Count);
   std::fill_n(A.as<float>(), Count, 1.0f);
   std::fill_n(B.as<float>(), Count, 2.0f);
   ArgBinding Args[] = {ArgBinding::buffer(A, kiln::AccessKind::Read),
@@ -1045,7 +1049,7 @@ void benchManyBatch(const Suite &S, const kiln::CpuVariant &Variant,
   std::vector<std::string> Names;
   for (int I = 0; I < 32; ++I)
     Names.push_back("vadd_k" + std::to_string(I));
-  auto checkAll = [&](kiln::Device &Dev, ArrayRef<LoadedKernel> Ks) {
+  auto checkAll = [&](kiln::RuntimeDevice &Dev, ArrayRef<LoadedKernel> Ks) {
     bool Ok = true;
     for (size_t I = 0; I < Ks.size(); ++I)
       Ok = checkVaddLike(Dev, Ks[I], 0.25f * (I + 1)) && Ok;
@@ -1107,7 +1111,7 @@ int main(int argc, char **argv) {
 
   // The suite's device has no store: every first getKernel compiles.
   auto T0 = Clock::now();
-  std::unique_ptr<kiln::Device> Dev = makeDevice("");
+  std::unique_ptr<kiln::RuntimeDevice> Dev = makeDevice("");
   result("setup", "device_create_ms", msSince(T0));
   errs() << "kiln-bench: device threads " << Dev->executor().concurrency()
          << ", plane_dim " << Dev->options().Limits.PlaneDim << "\n";
@@ -1135,7 +1139,7 @@ int main(int argc, char **argv) {
   // First kernel of the process: includes the one-time LLVM set-up.
   {
     LoadedKernel K = Bn.compile(S.get("init_k"), "init", true);
-    Buffer P = makeBuffer(u32Type(), 1024);
+    HostBuffer P = makeBuffer(u32Type(), 1024);
     ArgBinding Args[] = {ArgBinding::buffer(P)};
     result("init", "first_launch_ms", Bn.launch(K, {16, 1, 1}, Args));
     if (P.as<uint32_t>()[1023] != 1)

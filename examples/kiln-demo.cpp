@@ -50,8 +50,8 @@ int fail(const Twine &Message) {
 }
 
 /// A buffer of \p N elements of \p Ty, or an error.
-Expected<kiln::Buffer> makeBuffer(kiln::Type Ty, uint64_t N) {
-  return kiln::Buffer::create(Ty, N);
+Expected<kiln::HostBuffer> makeBuffer(kiln::Type Ty, uint64_t N) {
+  return kiln::HostBuffer::create(Ty, N);
 }
 
 const kiln::Type F32 = kiln::Type::scalar(kiln::ScalarKind::F32);
@@ -65,7 +65,7 @@ struct Outcome {
 };
 
 /// Launches \p K on \p Cubes with \p Args, timing it into \p Ms.
-Error launch(kiln::Device &D, const kiln::LoadedKernel &K,
+Error launch(kiln::RuntimeDevice &D, const kiln::LoadedKernel &K,
              std::array<uint32_t, 3> Cubes, ArrayRef<kiln::ArgBinding> Args,
              double &Ms) {
   auto T = Clock::now();
@@ -93,11 +93,10 @@ std::string values(const float *P, std::initializer_list<size_t> Idx) {
   return S;
 }
 
-using Runner =
-    std::function<Expected<Outcome>(kiln::Device &, const kiln::LoadedKernel &,
-                                    double &LaunchMs)>;
+using Runner = std::function<Expected<Outcome>(
+    kiln::RuntimeDevice &, const kiln::LoadedKernel &, double &LaunchMs)>;
 
-Expected<Outcome> runVadd(kiln::Device &D, const kiln::LoadedKernel &K,
+Expected<Outcome> runVadd(kiln::RuntimeDevice &D, const kiln::LoadedKernel &K,
                           double &Ms) {
   const uint32_t N = 1 << 20;
   auto A = makeBuffer(F32, N), B = makeBuffer(F32, N), C = makeBuffer(F32, N);
@@ -126,7 +125,7 @@ Expected<Outcome> runVadd(kiln::Device &D, const kiln::LoadedKernel &K,
   return O;
 }
 
-Expected<Outcome> runSaxpy(kiln::Device &D, const kiln::LoadedKernel &K,
+Expected<Outcome> runSaxpy(kiln::RuntimeDevice &D, const kiln::LoadedKernel &K,
                            double &Ms) {
   const uint32_t N = 1000003; // not a multiple of the cube size
   const float Alpha = 2.5f;
@@ -157,7 +156,7 @@ Expected<Outcome> runSaxpy(kiln::Device &D, const kiln::LoadedKernel &K,
   return O;
 }
 
-Expected<Outcome> runTanh4(kiln::Device &D, const kiln::LoadedKernel &K,
+Expected<Outcome> runTanh4(kiln::RuntimeDevice &D, const kiln::LoadedKernel &K,
                            double &Ms) {
   const uint32_t N = 65536; // lines of four floats
   kiln::Type Line = kiln::Type::line(kiln::ScalarKind::F32, 4);
@@ -184,7 +183,7 @@ Expected<Outcome> runTanh4(kiln::Device &D, const kiln::LoadedKernel &K,
   return O;
 }
 
-Expected<Outcome> runReduce(kiln::Device &D, const kiln::LoadedKernel &K,
+Expected<Outcome> runReduce(kiln::RuntimeDevice &D, const kiln::LoadedKernel &K,
                             double &Ms) {
   const uint32_t N = 1000000, Cubes = (N + 255) / 256;
   auto In = makeBuffer(F32, N), Partial = makeBuffer(F32, Cubes);
@@ -220,8 +219,8 @@ Expected<Outcome> runReduce(kiln::Device &D, const kiln::LoadedKernel &K,
   return O;
 }
 
-Expected<Outcome> runHistogram(kiln::Device &D, const kiln::LoadedKernel &K,
-                               double &Ms) {
+Expected<Outcome> runHistogram(kiln::RuntimeDevice &D,
+                               const kiln::LoadedKernel &K, double &Ms) {
   const uint32_t N = 1 << 20;
   auto Data = makeBuffer(U32, N), Bins = makeBuffer(U32, 256);
   if (!Data || !Bins)
@@ -258,7 +257,7 @@ Expected<Outcome> runHistogram(kiln::Device &D, const kiln::LoadedKernel &K,
   return O;
 }
 
-Expected<Outcome> runMatmul(kiln::Device &D, const kiln::LoadedKernel &K,
+Expected<Outcome> runMatmul(kiln::RuntimeDevice &D, const kiln::LoadedKernel &K,
                             double &Ms) {
   const uint32_t N = 256;
   auto A = makeBuffer(F32, N * N), B = makeBuffer(F32, N * N),
@@ -369,16 +368,16 @@ int main(int argc, char **argv) {
   Opts.WarningSink = kiln::printWarningToStderr;
   if (kiln::compilationLoggingEnabled())
     Opts.KernelLogSink = [](StringRef Line) { errs() << Line << '\n'; };
-  auto Dev = kiln::Device::create(Opts);
+  auto Dev = kiln::RuntimeDevice::create(Opts);
   if (!Dev)
     return fail(toString(Dev.takeError()));
-  kiln::Device &D = **Dev;
+  kiln::RuntimeDevice &D = **Dev;
   std::string Folder = D.storeFolder();
 
   // 2. Every kernel of every file as one batch.
   std::vector<kiln::KernelRequest> Requests;
   for (const auto &M : Modules)
-    for (const kiln::Kernel &K : M->Kernels)
+    for (const kiln::IRKernel &K : M->Kernels)
       Requests.push_back({&K, kiln::CpuVariant{}, M->FileName, "", {}});
   outs() << "kiln-demo: " << Requests.size() << " kernels in " << Modules.size()
          << " files, parsed and verified in " << format("%.1f", ParseMs)
@@ -409,7 +408,7 @@ int main(int argc, char **argv) {
       ++Failed;
       continue;
     }
-    if (Stats[I].Origin == kiln::KernelOrigin::Store)
+    if (Stats[I].Origin == kiln::KernelProvenance::Store)
       ++FromStore;
     else
       ++Compiled;

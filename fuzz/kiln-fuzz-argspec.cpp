@@ -116,7 +116,7 @@ void fuzzBuffer(llvm::StringRef Text) {
   bool Hopeless = !Bytes || *Bytes > (uint64_t(1) << 62);
   if (!Hopeless && *Bytes > MaxBufferBytes)
     return;
-  llvm::Expected<Buffer> B = createBuffer(*S);
+  llvm::Expected<HostBuffer> B = createBuffer(*S);
   if (Hopeless) {
     if (B)
       finding("a buffer of " + llvm::Twine(S->Count) + " elements of " +

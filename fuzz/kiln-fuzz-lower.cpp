@@ -104,7 +104,7 @@ public:
   Generator(FuzzedDataProvider &In) : In(In), B("fuzz") {}
 
   /// The kernel (not yet verified) and the limits it was made for.
-  llvm::Expected<Kernel> run(DeviceLimits &LimitsOut);
+  llvm::Expected<IRKernel> run(DeviceLimits &LimitsOut);
 
 private:
   struct Val {
@@ -960,7 +960,7 @@ void Generator::sinks() {
   }
 }
 
-llvm::Expected<Kernel> Generator::run(DeviceLimits &LimitsOut) {
+llvm::Expected<IRKernel> Generator::run(DeviceLimits &LimitsOut) {
   OpsLeft = In.ConsumeIntegralInRange<unsigned>(1, 150);
   header();
   block(0);
@@ -995,7 +995,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   ++Stats.Generated;
   Generator Gen(In);
   DeviceLimits Limits;
-  llvm::Expected<Kernel> Built = Gen.run(Limits);
+  llvm::Expected<IRKernel> Built = Gen.run(Limits);
   if (!Built) {
     ++Stats.BuilderRefused;
     std::string Message = llvm::toString(Built.takeError());
@@ -1003,7 +1003,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
       std::fprintf(stderr, "builder: %s\n", Message.c_str());
     return -1; // not added to the corpus
   }
-  const Kernel &K = *Built;
+  const IRKernel &K = *Built;
   if (llvm::Error E = verifyKernel(K, Limits, "<fuzz>")) {
     ++Stats.Rejected;
     std::string Message = llvm::toString(std::move(E));

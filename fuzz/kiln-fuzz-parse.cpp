@@ -54,7 +54,7 @@ void checkDiagnosticText(llvm::StringRef Message, llvm::StringRef What) {
 
 std::vector<uint64_t> kernelIds(const Module &M) {
   std::vector<uint64_t> Ids;
-  for (const Kernel &K : M.Kernels)
+  for (const IRKernel &K : M.Kernels)
     Ids.push_back(hashKernel(K));
   return Ids;
 }

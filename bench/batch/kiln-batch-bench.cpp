@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::vector<kiln::KernelRequest> Requests;
-  for (const kiln::Kernel &K : M->Kernels) {
+  for (const kiln::IRKernel &K : M->Kernels) {
     kiln::KernelRequest R;
     R.K = &K;
     R.FileName = "<batch>";
@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
       kiln::DeviceOptions Opts;
       Opts.StoreMode = kiln::DeviceStoreMode::Off;
       Opts.BatchThreads = T;
-      auto Dev = kiln::Device::create(Opts);
+      auto Dev = kiln::RuntimeDevice::create(Opts);
       if (!Dev) {
         errs() << "kiln-batch-bench: error: " << toString(Dev.takeError())
                << "\n";

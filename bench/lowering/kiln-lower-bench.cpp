@@ -87,7 +87,7 @@ double threadCpuMs() {
 
 /// Lowers \p K once into a fresh context; the milliseconds it took (the
 /// thread's CPU time, or the wall clock with --wall).
-Expected<double> lowerOnce(const kiln::Kernel &K) {
+Expected<double> lowerOnce(const kiln::IRKernel &K) {
   LLVMContext Ctx;
   auto Start = std::chrono::steady_clock::now();
   double Cpu = threadCpuMs();
@@ -100,7 +100,7 @@ Expected<double> lowerOnce(const kiln::Kernel &K) {
   return Ms;
 }
 
-bool report(const std::string &Name, const kiln::Kernel &K) {
+bool report(const std::string &Name, const kiln::IRKernel &K) {
   size_t Ops = countOps(K.Body);
   Expected<double> First = lowerOnce(K);
   if (!First) {
@@ -136,7 +136,7 @@ bool runSource(const std::string &Name, StringRef Text) {
     return false;
   }
   bool Ok = true;
-  for (const kiln::Kernel &K : M->Kernels)
+  for (const kiln::IRKernel &K : M->Kernels)
     Ok &= report(Name + ":@" + K.Name, K);
   return Ok;
 }

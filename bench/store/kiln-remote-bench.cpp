@@ -66,7 +66,7 @@ struct Folder {
   ~Folder() { sys::fs::remove_directories(Path); }
 };
 
-Expected<std::unique_ptr<kiln::Device>> makeDevice(StringRef Dir) {
+Expected<std::unique_ptr<kiln::RuntimeDevice>> makeDevice(StringRef Dir) {
   kiln::DeviceOptions Opts;
   Opts.StoreDir = Dir.str();
   Opts.StoreMode = kiln::DeviceStoreMode::ReadWrite;
@@ -75,7 +75,7 @@ Expected<std::unique_ptr<kiln::Device>> makeDevice(StringRef Dir) {
   R.KeyFile = KeyFile;
   Opts.Remote = R;
   Opts.WarningSink = [](StringRef W) { errs() << "warning: " << W << "\n"; };
-  return kiln::Device::create(Opts);
+  return kiln::RuntimeDevice::create(Opts);
 }
 
 int fail(const Twine &Why) {
@@ -103,10 +103,10 @@ int main(int argc, char **argv) {
       return fail(toString(std::move(E)));
     Modules.push_back(std::move(*M));
   }
-  std::vector<const kiln::Kernel *> Kernels;
+  std::vector<const kiln::IRKernel *> Kernels;
   std::vector<std::string> Names;
   for (const kiln::Module &M : Modules)
-    for (const kiln::Kernel &K : M.Kernels) {
+    for (const kiln::IRKernel &K : M.Kernels) {
       Kernels.push_back(&K);
       Names.push_back("@" + K.Name);
     }
@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
     auto Dev = makeDevice(F.Path);
     if (!Dev)
       return fail(toString(Dev.takeError()));
-    std::vector<const kiln::Kernel *> Distinct;
+    std::vector<const kiln::IRKernel *> Distinct;
     std::vector<std::string> DistinctNames;
     for (size_t I = 0; I < Kernels.size(); ++I) {
       kiln::KernelStats S;

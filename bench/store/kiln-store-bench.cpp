@@ -54,11 +54,11 @@ double msSince(std::chrono::steady_clock::time_point Start) {
       .count();
 }
 
-Expected<std::unique_ptr<kiln::Device>> makeDevice(StringRef Dir) {
+Expected<std::unique_ptr<kiln::RuntimeDevice>> makeDevice(StringRef Dir) {
   kiln::DeviceOptions Opts;
   Opts.StoreDir = Dir.str();
   Opts.StoreMode = kiln::DeviceStoreMode::ReadWrite;
-  return kiln::Device::create(Opts);
+  return kiln::RuntimeDevice::create(Opts);
 }
 
 double median(std::vector<double> V) {
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
   };
   std::vector<Row> Rows;
   for (const kiln::Module &M : Modules)
-    for (const kiln::Kernel &K : M.Kernels) {
+    for (const kiln::IRKernel &K : M.Kernels) {
       auto Start = std::chrono::steady_clock::now();
       auto Loaded = (*Cold)->getKernel(K);
       double Ms = msSince(Start);
@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
   }
   size_t RowIndex = 0, Compiled = 0;
   for (const kiln::Module &M : Modules)
-    for (const kiln::Kernel &K : M.Kernels) {
+    for (const kiln::IRKernel &K : M.Kernels) {
       kiln::KernelStats Stats;
       auto Start = std::chrono::steady_clock::now();
       auto Loaded = (*Warm)->getKernel(K, kiln::CpuVariant{}, &Stats);
@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     kiln::DeviceOptions Opts;
     Opts.StoreMode = kiln::DeviceStoreMode::Off;
     Opts.OptLevel = static_cast<unsigned>(AlsoOptLevel);
-    auto Other = kiln::Device::create(Opts);
+    auto Other = kiln::RuntimeDevice::create(Opts);
     if (!Other) {
       errs() << "kiln-store-bench: error: " << toString(Other.takeError())
              << "\n";
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
     }
     RowIndex = 0;
     for (const kiln::Module &M : Modules)
-      for (const kiln::Kernel &K : M.Kernels) {
+      for (const kiln::IRKernel &K : M.Kernels) {
         auto Start = std::chrono::steady_clock::now();
         auto Loaded = (*Other)->getKernel(K);
         Rows[RowIndex++].OtherLevelMs = msSince(Start);

@@ -44,7 +44,7 @@ namespace kiln {
 
 /// The IR kernel of kiln/IR/Kernel.h, as kiln/IR/Builder.h makes it. Only
 /// needed by embedders that build kernels in memory instead of as text.
-struct Kernel;
+struct IRKernel;
 
 namespace api {
 
@@ -692,7 +692,7 @@ public:
                             const KernelOptions &Options = {});
   /// A kernel made in memory (kiln/IR/Builder.h). Its diagnostics name the
   /// kernel and the operation (its index and printed form).
-  Result<Kernel> loadKernel(const kiln::Kernel &K,
+  Result<Kernel> loadKernel(const kiln::IRKernel &K,
                             const KernelOptions &Options = {});
   /// Every kernel of \p Text, compiled as one parallel batch, in text order.
   /// Options.Id, when set, is a prefix: kernel `@f` gets Id + "." + "f".

@@ -12,8 +12,8 @@ using detail::BufferState;
 
 Result<api::Buffer> api::Buffer::allocate(uint64_t Bytes) {
   try {
-    llvm::Expected<kiln::Buffer> B =
-        kiln::Buffer::create(kiln::Type::scalar(ScalarKind::U8), Bytes);
+    llvm::Expected<kiln::HostBuffer> B =
+        kiln::HostBuffer::create(kiln::Type::scalar(ScalarKind::U8), Bytes);
     if (!B)
       return Status(ErrorCode::OutOfMemory, llvm::toString(B.takeError()));
     auto S = std::make_shared<BufferState>();

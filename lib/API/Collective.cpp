@@ -119,9 +119,9 @@ Status api::allReduce(std::span<const CollectiveMember> Members, ReduceOp Op) {
   }
   kiln::Type Ty = irType(Members[0].View.type());
   uint64_t Count = Members[0].View.count();
-  kiln::ReduceOp IROp = Op == ReduceOp::Sum   ? kiln::ReduceOp::Sum
-                        : Op == ReduceOp::Max ? kiln::ReduceOp::Max
-                                              : kiln::ReduceOp::Min;
+  kiln::AllReduceOp IROp = Op == ReduceOp::Sum   ? kiln::AllReduceOp::Sum
+                           : Op == ReduceOp::Max ? kiln::AllReduceOp::Max
+                                                 : kiln::AllReduceOp::Min;
   StreamState &FS = *StreamState::of(First);
   StreamState::Item *Item = FS.takeItem();
   if (!Item)

@@ -205,10 +205,10 @@ Result<api::Device> api::Device::create(const DeviceConfig &Config) {
     O.Limits.MaxUnitsPerCube = Config.MaxUnitsPerCube;
   try {
     // The options the device refuses are the caller's mistake, not Kiln's.
-    if (llvm::Error E = kiln::Device::validateOptions(O))
+    if (llvm::Error E = kiln::RuntimeDevice::validateOptions(O))
       return statusOf(std::move(E), ErrorCode::InvalidArgument);
-    llvm::Expected<std::unique_ptr<kiln::Device>> D =
-        kiln::Device::create(std::move(O));
+    llvm::Expected<std::unique_ptr<kiln::RuntimeDevice>> D =
+        kiln::RuntimeDevice::create(std::move(O));
     if (!D)
       return statusOf(D.takeError(), ErrorCode::Internal);
     if (Config.Store == StoreMode::ReadWrite && !Config.StoreDir.empty() &&
@@ -281,7 +281,7 @@ bool api::Device::inCallback() const {
 
 /// Makes a handle for \p K served as \p Loaded, and keeps it under its id.
 static api::Kernel makeHandle(const std::shared_ptr<DeviceState> &D,
-                              const kiln::Kernel &K, std::string Id,
+                              const kiln::IRKernel &K, std::string Id,
                               uint64_t Hash, std::string FileName,
                               bool BoundsChecked, LoadedKernel Loaded,
                               api::KernelOrigin Origin) {
@@ -312,9 +312,9 @@ static api::Kernel makeHandle(const std::shared_ptr<DeviceState> &D,
 
 static api::KernelOrigin originOf(const KernelStats &St) {
   switch (St.Origin) {
-  case kiln::KernelOrigin::Memory:
+  case kiln::KernelProvenance::Memory:
     return api::KernelOrigin::Memory;
-  case kiln::KernelOrigin::Store:
+  case kiln::KernelProvenance::Store:
     return api::KernelOrigin::Store;
   default:
     return api::KernelOrigin::Compiled;
@@ -324,7 +324,7 @@ static api::KernelOrigin originOf(const KernelStats &St) {
 /// Serves \p Kernels (with their ids) as one batch.
 static std::vector<Result<api::Kernel>>
 loadBatch(const std::shared_ptr<DeviceState> &D,
-          const std::vector<const kiln::Kernel *> &Kernels,
+          const std::vector<const kiln::IRKernel *> &Kernels,
           const std::vector<std::string> &Ids, const KernelOptions &Options,
           const std::string &FileName) {
   DeferCallbacks Defer; // warnings reach the sink after the locks
@@ -413,7 +413,7 @@ Result<api::Kernel> api::Device::loadKernel(std::string_view Text,
       parseModule(llvm::StringRef(Text.data(), Text.size()), FileName);
   if (!M)
     return statusOf(M.takeError(), ErrorCode::InvalidKernel);
-  const kiln::Kernel *K = nullptr;
+  const kiln::IRKernel *K = nullptr;
   if (Name.empty()) {
     if (M->Kernels.size() != 1)
       return Status(ErrorCode::InvalidArgument,
@@ -430,7 +430,7 @@ Result<api::Kernel> api::Device::loadKernel(std::string_view Text,
   return std::move(loadBatch(S, {K}, {Options.Id}, Options, FileName).front());
 }
 
-Result<api::Kernel> api::Device::loadKernel(const kiln::Kernel &K,
+Result<api::Kernel> api::Device::loadKernel(const kiln::IRKernel &K,
                                             const KernelOptions &Options) {
   if (!S)
     return nullDevice("loadKernel");
@@ -448,9 +448,9 @@ api::Device::loadKernels(std::string_view Text, const KernelOptions &Options) {
       parseModule(llvm::StringRef(Text.data(), Text.size()), FileName);
   if (!M)
     return {statusOf(M.takeError(), ErrorCode::InvalidKernel)};
-  std::vector<const kiln::Kernel *> Kernels;
+  std::vector<const kiln::IRKernel *> Kernels;
   std::vector<std::string> Ids;
-  for (const kiln::Kernel &K : M->Kernels) {
+  for (const kiln::IRKernel &K : M->Kernels) {
     Kernels.push_back(&K);
     Ids.push_back(Options.Id.empty() ? std::string() : Options.Id + "." + K.Name);
   }

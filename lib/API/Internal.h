@@ -3,12 +3,13 @@
 // Private to lib/API. Each public handle (kiln/kiln.h) is a shared_ptr to one
 // of these states; the states wrap the internal, LLVM-typed libraries.
 //
-// Lifetimes: a DeviceState owns the internal kiln::Device (compiler, store,
-// JIT, task arena) until the public Device is destroyed, which drains every
-// stream, waits until no task of its streams is alive, and only then drops
-// it. Kernel handles hold their LoadedKernels (the code stays linked while
-// they do) and a weak reference to the device (to compile another variant).
-// Streams hold their device's state, so a queued task can always reach it.
+// Lifetimes: a DeviceState owns the internal kiln::RuntimeDevice (compiler,
+// store, JIT, task arena) until the public Device is destroyed, which drains
+// every stream, waits until no task of its streams is alive, and only then
+// drops it. Kernel handles hold their LoadedKernels (the code stays linked
+// while they do) and a weak reference to the device (to compile another
+// variant). Streams hold their device's state, so a queued task can always
+// reach it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +49,7 @@ kiln::AccessKind irAccess(Access A);
 Access apiAccess(kiln::AccessKind A);
 
 struct BufferState {
-  kiln::Buffer Owned; ///< Kiln's memory (empty for a wrapped buffer)
+  kiln::HostBuffer Owned; ///< Kiln's memory (empty for a wrapped buffer)
   void *Data = nullptr;
   uint64_t Size = 0;
 
@@ -69,7 +70,7 @@ struct DeviceState {
   /// Shared while Dev is used from an API call; unique while the public
   /// Device closes it.
   std::shared_mutex Life;
-  std::unique_ptr<kiln::Device> Dev; ///< null once closed
+  std::unique_ptr<kiln::RuntimeDevice> Dev; ///< null once closed
   bool Closed = false;
 
   /// Stream tasks queued or running on Dev's arena.
@@ -112,7 +113,7 @@ inline unsigned variantIndex(bool Aligned64, bool MayAlias) {
 struct KernelState {
   std::weak_ptr<DeviceState> Device;
   /// The IR, kept to compile the variants launches ask for later.
-  kiln::Kernel IR;
+  kiln::IRKernel IR;
   std::string FileName;
   std::string Id;
   uint64_t IRHash = 0;

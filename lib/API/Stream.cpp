@@ -13,7 +13,7 @@
 // acquisition, the stream's locks spin briefly before sleeping, and a drain
 // task that empties the queue waits a few microseconds for more before it
 // ends, so a burst of submits wakes one worker, not one per submit
-// (docs/Performance.md, "Bursts").
+// (docs/Performance.md, "Bursts"; docs/API.md, "Performance notes").
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,7 +141,7 @@ static constexpr size_t MinSlab = 64, MaxSlab = 1024;
 StreamState::Slab::Slab(size_t Count) {
   // Populated by the kernel at once: on a virtual machine a first touch of
   // each page can cost 10-20 us, about three times what a populated
-  // mapping costs a page (docs/Performance.md, "Bursts").
+  // mapping costs a page (docs/API.md, "Performance notes").
   size_t Bytes = Count * sizeof(Item);
   void *P = mmap(nullptr, Bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);

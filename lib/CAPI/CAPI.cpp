@@ -831,47 +831,60 @@ kiln_status kiln_device_set_debug_print_limit(kiln_device device,
   });
 }
 
-kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
-                               kiln_dim3 cube_count, const kiln_arg *args,
-                               size_t arg_count) {
-  return guard("kiln_device_launch", [&](Call &C) {
-    std::shared_ptr<api::Device> D;
-    api::Kernel K;
-    std::vector<api::Arg> Args;
-    if (kiln_status E = C.lookup(device, "device", D))
-      return E;
-    if (kiln_status E = C.lookup(kernel, "kernel", K))
-      return E;
-    if (kiln_status E = toArgs(C, K, args, arg_count, Args))
-      return E;
-    return C.status(D->launch(K, toDim3(cube_count), Args));
-  });
-}
-
-kiln_status kiln_device_launch_indirect(kiln_device device,
-                                        kiln_kernel kernel,
-                                        const kiln_buffer_view *cube_counts,
-                                        const kiln_arg *args,
-                                        size_t arg_count) {
-  return guard("kiln_device_launch_indirect", [&](Call &C) {
-    std::shared_ptr<api::Device> D;
+// What a launch needs looked up and converted, the same for a device and a
+// stream: the target \p H, the kernel, the cube counts of an indirect launch
+// (\p CubeCounts not null) and the arguments; then \p Launch(Target, Kernel,
+// Counts, Args) launches.
+template <typename Target, typename Handle, typename LaunchFn>
+static kiln_status
+launchThrough(const char *Function, Handle H, ArgName HName, kiln_kernel kernel,
+              const kiln_buffer_view *const *CubeCounts, const kiln_arg *args,
+              size_t arg_count, LaunchFn Launch) {
+  return guard(Function, [&](Call &C) {
+    Target T;
     api::Kernel K;
     std::vector<api::Arg> Args;
     api::Arg Counts = api::Arg::u32(0);
-    if (kiln_status E = C.lookup(device, "device", D))
+    if (kiln_status E = C.lookup(H, HName, T))
       return E;
     if (kiln_status E = C.lookup(kernel, "kernel", K))
       return E;
-    if (kiln_status E = C.require(cube_counts, "cube_counts"))
-      return E;
-    if (kiln_status E = toView(C, *cube_counts, "cube_counts->buffer",
-                               "cube_counts->type", "cube_counts->access",
-                               Counts))
-      return E;
+    if (CubeCounts) {
+      if (kiln_status E = C.require(*CubeCounts, "cube_counts"))
+        return E;
+      if (kiln_status E =
+              toView(C, **CubeCounts, "cube_counts->buffer",
+                     "cube_counts->type", "cube_counts->access", Counts))
+        return E;
+    }
     if (kiln_status E = toArgs(C, K, args, arg_count, Args))
       return E;
-    return C.status(D->launchIndirect(K, Counts.view(), Args));
+    return C.status(Launch(T, K, Counts, Args));
   });
+}
+
+kiln_status kiln_device_launch(kiln_device device, kiln_kernel kernel,
+                               kiln_dim3 cube_count, const kiln_arg *args,
+                               size_t arg_count) {
+  return launchThrough<std::shared_ptr<api::Device>>(
+      "kiln_device_launch", device, "device", kernel, nullptr, args, arg_count,
+      [&](auto &D, const api::Kernel &K, const api::Arg &,
+          const std::vector<api::Arg> &Args) {
+        return D->launch(K, toDim3(cube_count), Args);
+      });
+}
+
+kiln_status kiln_device_launch_indirect(kiln_device device, kiln_kernel kernel,
+                                        const kiln_buffer_view *cube_counts,
+                                        const kiln_arg *args,
+                                        size_t arg_count) {
+  return launchThrough<std::shared_ptr<api::Device>>(
+      "kiln_device_launch_indirect", device, "device", kernel, &cube_counts,
+      args, arg_count,
+      [](auto &D, const api::Kernel &K, const api::Arg &Counts,
+         const std::vector<api::Arg> &Args) {
+        return D->launchIndirect(K, Counts.view(), Args);
+      });
 }
 
 //===-- Kernels -----------------------------------------------------------===//
@@ -1118,44 +1131,25 @@ kiln_status kiln_stream_destroy(kiln_stream stream) {
 kiln_status kiln_stream_launch(kiln_stream stream, kiln_kernel kernel,
                                kiln_dim3 cube_count, const kiln_arg *args,
                                size_t arg_count) {
-  return guard("kiln_stream_launch", [&](Call &C) {
-    api::Stream S;
-    api::Kernel K;
-    std::vector<api::Arg> Args;
-    if (kiln_status E = C.lookup(stream, "stream", S))
-      return E;
-    if (kiln_status E = C.lookup(kernel, "kernel", K))
-      return E;
-    if (kiln_status E = toArgs(C, K, args, arg_count, Args))
-      return E;
-    return C.status(S.launch(K, toDim3(cube_count), Args));
-  });
+  return launchThrough<api::Stream>(
+      "kiln_stream_launch", stream, "stream", kernel, nullptr, args, arg_count,
+      [&](api::Stream &S, const api::Kernel &K, const api::Arg &,
+          const std::vector<api::Arg> &Args) {
+        return S.launch(K, toDim3(cube_count), Args);
+      });
 }
 
-kiln_status kiln_stream_launch_indirect(kiln_stream stream,
-                                        kiln_kernel kernel,
+kiln_status kiln_stream_launch_indirect(kiln_stream stream, kiln_kernel kernel,
                                         const kiln_buffer_view *cube_counts,
                                         const kiln_arg *args,
                                         size_t arg_count) {
-  return guard("kiln_stream_launch_indirect", [&](Call &C) {
-    api::Stream S;
-    api::Kernel K;
-    std::vector<api::Arg> Args;
-    api::Arg Counts = api::Arg::u32(0);
-    if (kiln_status E = C.lookup(stream, "stream", S))
-      return E;
-    if (kiln_status E = C.lookup(kernel, "kernel", K))
-      return E;
-    if (kiln_status E = C.require(cube_counts, "cube_counts"))
-      return E;
-    if (kiln_status E = toView(C, *cube_counts, "cube_counts->buffer",
-                               "cube_counts->type", "cube_counts->access",
-                               Counts))
-      return E;
-    if (kiln_status E = toArgs(C, K, args, arg_count, Args))
-      return E;
-    return C.status(S.launchIndirect(K, Counts.view(), Args));
-  });
+  return launchThrough<api::Stream>(
+      "kiln_stream_launch_indirect", stream, "stream", kernel, &cube_counts,
+      args, arg_count,
+      [](api::Stream &S, const api::Kernel &K, const api::Arg &Counts,
+         const std::vector<api::Arg> &Args) {
+        return S.launchIndirect(K, Counts.view(), Args);
+      });
 }
 
 kiln_status kiln_stream_copy_to_buffer(kiln_stream stream, kiln_buffer dst,

@@ -20,7 +20,7 @@ struct AccessPatterns::Axis {
   mutable llvm::DenseMap<ValueId, Stride> Memo;
 };
 
-AccessPatterns::AccessPatterns(const Kernel &K, const UniformityInfo &U)
+AccessPatterns::AccessPatterns(const IRKernel &K, const UniformityInfo &U)
     : K(K), U(U) {
   collect(K.Body, nullptr);
 }

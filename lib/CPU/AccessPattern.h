@@ -52,7 +52,7 @@ struct Stride {
 /// else that is not invariant is Unknown.
 class AccessPatterns {
 public:
-  AccessPatterns(const Kernel &K, const UniformityInfo &U);
+  AccessPatterns(const IRKernel &K, const UniformityInfo &U);
 
   /// The stride of \p O from one unit to the next along the cube's
   /// dimension \p Dim (0: x, 1: y, 2: z).
@@ -74,7 +74,7 @@ private:
   Stride stride(const Operand &O, const Axis &A, unsigned Depth) const;
   void collect(const Block &Blk, const Operation *Loop);
 
-  const Kernel &K;
+  const IRKernel &K;
   const UniformityInfo &U;
   llvm::DenseMap<ValueId, const Operation *> Def;
   /// The innermost `for` whose body defines each value (absent: none).

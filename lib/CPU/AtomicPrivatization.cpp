@@ -45,7 +45,7 @@ static PrivateAtomic privateAtomicOf(OpKind Kind, Type T) {
 }
 
 std::vector<PrivateAtomic>
-kiln::lowering::findPrivatizableBuffers(const Kernel &K,
+kiln::lowering::findPrivatizableBuffers(const IRKernel &K,
                                         const CpuVariant &Variant) {
   std::vector<PrivateAtomic> Out(K.Params.size(), PrivateAtomic::None);
   if (Variant.MayAlias)

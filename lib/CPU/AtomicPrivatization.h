@@ -33,7 +33,7 @@ inline constexpr unsigned MaxPrivatized = 32;
 
 /// One entry per kernel parameter (K.Params order): how its atomics merge,
 /// or PrivateAtomic::None.
-std::vector<PrivateAtomic> findPrivatizableBuffers(const Kernel &K,
+std::vector<PrivateAtomic> findPrivatizableBuffers(const IRKernel &K,
                                                    const CpuVariant &Variant);
 
 } // namespace kiln::lowering

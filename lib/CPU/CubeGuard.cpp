@@ -21,7 +21,7 @@ using Conjuncts = llvm::SmallVector<ValueId, 8>;
 
 class GuardFinder {
 public:
-  explicit GuardFinder(const Kernel &K) : K(K) {}
+  explicit GuardFinder(const IRKernel &K) : K(K) {}
 
   llvm::SmallVector<ValueId, 4> run() {
     if (K.ClusterDimRank > 0)
@@ -85,7 +85,7 @@ private:
     }
   }
 
-  static bool isLocal(const Kernel &K, const Operand &O) {
+  static bool isLocal(const IRKernel &K, const Operand &O) {
     if (O.isLiteral() || O.Value >= K.Values.size())
       return false;
     ValueKind Kind = K.value(O.Value).Kind;
@@ -203,7 +203,7 @@ private:
     return true;
   }
 
-  const Kernel &K;
+  const IRKernel &K;
   bool HasLoop = false;
   llvm::DenseMap<ValueId, const Operation *> Def;
   llvm::SetVector<ValueId> TopLevel;
@@ -215,6 +215,6 @@ private:
 } // namespace
 
 llvm::SmallVector<ValueId, 4>
-kiln::lowering::findCubeGuards(const Kernel &K) {
+kiln::lowering::findCubeGuards(const IRKernel &K) {
   return GuardFinder(K).run();
 }

@@ -32,7 +32,7 @@ namespace kiln::lowering {
 /// The kernel's cube guards, in the order they are defined: every value
 /// defined at the top level that guards every effect as above. Empty when
 /// there is none, or when the kernel has no effect at all.
-llvm::SmallVector<ValueId, 4> findCubeGuards(const Kernel &K);
+llvm::SmallVector<ValueId, 4> findCubeGuards(const IRKernel &K);
 
 } // namespace kiln::lowering
 

@@ -36,10 +36,10 @@ static void expandBlock(Block &B) {
   B.Ops = std::move(Out);
 }
 
-std::optional<Kernel> kiln::lowering::expandUniformLoads(const Kernel &K) {
+std::optional<IRKernel> kiln::lowering::expandUniformLoads(const IRKernel &K) {
   if (!hasUniformLoad(K.Body))
     return std::nullopt;
-  Kernel Copy = K;
+  IRKernel Copy = K;
   expandBlock(Copy.Body);
   return Copy;
 }

@@ -26,7 +26,7 @@ namespace kiln::lowering {
 
 /// A copy of \p K with every workgroup_uniform_load expanded as above, or
 /// none when \p K has none (then \p K is lowered as it is).
-std::optional<Kernel> expandUniformLoads(const Kernel &K);
+std::optional<IRKernel> expandUniformLoads(const IRKernel &K);
 
 } // namespace kiln::lowering
 

@@ -118,7 +118,7 @@ bool isBoolLiteral(const Operand &O, bool Want) {
 
 class Forwarder {
 public:
-  explicit Forwarder(Kernel &K) : K(K) {}
+  explicit Forwarder(IRKernel &K) : K(K) {}
 
   /// Rewrites the kernel; whether any read was forwarded.
   bool run() {
@@ -363,7 +363,7 @@ private:
     return Changed;
   }
 
-  Kernel &K;
+  IRKernel &K;
   llvm::DenseSet<ValueId> Untracked;
   llvm::DenseMap<ValueId, ValueId> Replaced;
   llvm::DenseMap<ValueId, ChainCost> Chains;
@@ -372,8 +372,8 @@ private:
 
 } // namespace
 
-std::optional<Kernel> kiln::lowering::forwardVars(const Kernel &K) {
-  Kernel Copy = K;
+std::optional<IRKernel> kiln::lowering::forwardVars(const IRKernel &K) {
+  IRKernel Copy = K;
   if (!Forwarder(Copy).run())
     return std::nullopt;
   return Copy;

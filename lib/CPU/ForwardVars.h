@@ -40,7 +40,7 @@ namespace kiln::lowering {
 /// A copy of \p K with the reads described above replaced by the values
 /// they read, or none when there is no such read (then \p K is lowered as
 /// it is).
-std::optional<Kernel> forwardVars(const Kernel &K);
+std::optional<IRKernel> forwardVars(const IRKernel &K);
 
 } // namespace kiln::lowering
 

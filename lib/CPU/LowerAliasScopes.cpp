@@ -15,7 +15,7 @@ using namespace kiln;
 using namespace kiln::lowering;
 
 void AliasScopes::setup() {
-  const Kernel &K = Cx.K;
+  const IRKernel &K = Cx.K;
   llvm::MDBuilder MDB(Cx.Ctx);
   llvm::MDNode *Domain = MDB.createAnonymousAliasScopeDomain("kiln");
   std::vector<std::pair<ValueId, llvm::MDNode *>> Scopes;

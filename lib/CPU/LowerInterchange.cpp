@@ -24,7 +24,7 @@ static constexpr uint64_t PrefetchSpanBytes = 4096;
 
 /// The buffers that body \p Blk loads (at any depth) at index \p Iv, the
 /// interchanged loop's own variable, with their element sizes.
-static void collectDirectLoads(const Kernel &K, const Block &Blk, ValueId Iv,
+static void collectDirectLoads(const IRKernel &K, const Block &Blk, ValueId Iv,
                                std::vector<std::pair<ValueId, unsigned>> &Out) {
   for (const Operation &Op : Blk.Ops) {
     for (const Block &R : Op.Regions)

@@ -79,7 +79,7 @@ constexpr uint64_t StridesOffset = offsetof(TensorInfo, Strides);
 constexpr uint64_t BoxOffset = offsetof(TensorInfo, Box);
 } // namespace
 
-std::vector<ParamTensorUse> kiln::lowering::findTensorUses(const Kernel &K) {
+std::vector<ParamTensorUse> kiln::lowering::findTensorUses(const IRKernel &K) {
   std::vector<ParamTensorUse> Uses(K.Params.size());
   auto ParamIndex = [&](ValueId V) -> int {
     for (size_t I = 0; I < K.Params.size(); ++I)

@@ -24,7 +24,7 @@
 using namespace kiln;
 using namespace kiln::lowering;
 
-LoweringContext::LoweringContext(const Kernel &K, const CpuVariant &Variant,
+LoweringContext::LoweringContext(const IRKernel &K, const CpuVariant &Variant,
                                  const DeviceLimits &Limits,
                                  llvm::LLVMContext &Ctx)
     : K(K), Variant(Variant), Limits(Limits), Ctx(Ctx), B(Ctx) {
@@ -67,7 +67,7 @@ llvm::AllocaInst *LoweringContext::entryAlloca(llvm::Type *T,
   return AB.CreateAlloca(T, nullptr, Name);
 }
 
-KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
+KernelLowering::KernelLowering(const IRKernel &K, const CpuVariant &Variant,
                                const DeviceLimits &Limits,
                                llvm::LLVMContext &Ctx)
     : Cx(K, Variant, Limits, Ctx), Types(Cx), Scopes(Cx),
@@ -80,7 +80,7 @@ KernelLowering::KernelLowering(const Kernel &K, const CpuVariant &Variant,
       Control(Cx, Pos, Values, Scalar, Memory, Plane, Barriers, Cmma) {}
 
 llvm::Error KernelLowering::segment() {
-  const Kernel &K = Cx.K;
+  const IRKernel &K = Cx.K;
   uint64_t UnitCount = K.unitsPerCube();
   if (UnitCount == 0 || UnitCount > (uint64_t(1) << 31))
     return llvm::createStringError("kernel '" + K.Name +
@@ -100,7 +100,7 @@ llvm::Error KernelLowering::segment() {
 }
 
 llvm::Error KernelLowering::runStep(PipelineStepId Id) {
-  const Kernel &K = Cx.K;
+  const IRKernel &K = Cx.K;
   switch (Id) {
   case PipelineStepId::Uniformity:
     Uniformity.emplace(K);
@@ -145,7 +145,7 @@ void KernelLowering::print(llvm::raw_ostream &OS) const {
 }
 
 llvm::Error KernelLowering::emitEntry() {
-  const Kernel &K = Cx.K;
+  const IRKernel &K = Cx.K;
   llvm::IRBuilder<> &B = Cx.B;
   llvm::Type *Ptr = Cx.Ptr, *I8 = Cx.I8, *I32 = Cx.I32, *I64 = Cx.I64;
   Cx.M = std::make_unique<llvm::Module>("kiln." + K.Name, Cx.Ctx);
@@ -359,7 +359,7 @@ void KernelLowering::emitCubeLoop() {
 }
 
 llvm::Expected<LoweredModule> KernelLowering::finish() {
-  const Kernel &K = Cx.K;
+  const IRKernel &K = Cx.K;
   std::string Problems;
   llvm::raw_string_ostream OS(Problems);
   if (llvm::verifyModule(*Cx.M, &OS))
@@ -397,15 +397,15 @@ llvm::Expected<LoweredModule> KernelLowering::finish() {
   return Out;
 }
 
-llvm::Expected<LoweredModule> kiln::lowerKernel(const Kernel &K,
+llvm::Expected<LoweredModule> kiln::lowerKernel(const IRKernel &K,
                                                 const CpuVariant &Variant,
                                                 const DeviceLimits &Limits,
                                                 llvm::LLVMContext &Ctx,
                                                 const StepDumps *Dumps) {
   // The lower stage of the pipeline, in its order. The first two steps may
   // replace the kernel; the lowering is built on the one they leave.
-  std::optional<Kernel> Rewritten;
-  auto Current = [&]() -> const Kernel & {
+  std::optional<IRKernel> Rewritten;
+  auto Current = [&]() -> const IRKernel & {
     return Rewritten ? *Rewritten : K;
   };
   std::optional<KernelLowering> L;
@@ -414,7 +414,7 @@ llvm::Expected<LoweredModule> kiln::lowerKernel(const Kernel &K,
       continue;
     if (S.Id == PipelineStepId::ExpandUniformLoads ||
         S.Id == PipelineStepId::ForwardVars) {
-      std::optional<Kernel> Next =
+      std::optional<IRKernel> Next =
           S.Id == PipelineStepId::ExpandUniformLoads
               ? lowering::expandUniformLoads(Current())
               : lowering::forwardVars(Current());

@@ -90,7 +90,7 @@ struct ParamTensorUse {
   uint8_t MapRank = 0;          ///< coordinates of its copies, 0 if none
 };
 /// One entry per parameter of \p K.
-std::vector<ParamTensorUse> findTensorUses(const Kernel &K);
+std::vector<ParamTensorUse> findTensorUses(const IRKernel &K);
 
 class MemoryEmitter;
 class ScalarEmitter;
@@ -114,10 +114,10 @@ inline void emitReadPrefetch(llvm::IRBuilder<> &B, llvm::Value *Addr,
 /// What every emitter shares: the kernel and its variant, the module being
 /// built with its builder and common types, and the results of the passes.
 struct LoweringContext {
-  LoweringContext(const Kernel &K, const CpuVariant &Variant,
+  LoweringContext(const IRKernel &K, const CpuVariant &Variant,
                   const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
 
-  const Kernel &K;
+  const IRKernel &K;
   CpuVariant Variant;
   DeviceLimits Limits;
   llvm::LLVMContext &Ctx;
@@ -859,7 +859,7 @@ private:
 /// fills the CubeMetadata.
 class KernelLowering {
 public:
-  KernelLowering(const Kernel &K, const CpuVariant &Variant,
+  KernelLowering(const IRKernel &K, const CpuVariant &Variant,
                  const DeviceLimits &Limits, llvm::LLVMContext &Ctx);
   /// Runs step \p Id of the lower stage (Pipeline.h); lowerKernel calls
   /// them in the table's order.

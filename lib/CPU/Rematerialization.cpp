@@ -45,7 +45,7 @@ static bool isUnitVaryingBuiltin(const Operation &Op) {
 }
 
 std::optional<RematCost>
-kiln::lowering::rematCost(const Operation &Op, const Kernel &K,
+kiln::lowering::rematCost(const Operation &Op, const IRKernel &K,
                           llvm::ArrayRef<ValuePlan> Plans) {
   OpClass Class = Op.opClass();
   if (Class == OpClass::Builtin || Class == OpClass::BuiltinXYZ) {

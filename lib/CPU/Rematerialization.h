@@ -44,7 +44,7 @@ struct RematCost {
 /// constants), given the plans of the values defined before it; or
 /// std::nullopt when it cannot be recomputed (floats, lines, memory, libm
 /// calls, per-unit values that are kept).
-std::optional<RematCost> rematCost(const Operation &Op, const Kernel &K,
+std::optional<RematCost> rematCost(const Operation &Op, const IRKernel &K,
                                    llvm::ArrayRef<ValuePlan> Plans);
 
 } // namespace kiln::lowering

@@ -14,7 +14,7 @@ using namespace kiln;
 using namespace kiln::lowering;
 
 llvm::Expected<ScratchLayout>
-kiln::lowering::layoutScratch(const Kernel &K, uint32_t Units,
+kiln::lowering::layoutScratch(const IRKernel &K, uint32_t Units,
                               uint32_t PlaneDim, bool ReturnFlags,
                               const Liveness &Live) {
   // The arena is addressed with 64-bit offsets, but anything beyond 4 GiB per

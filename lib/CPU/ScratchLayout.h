@@ -42,9 +42,8 @@ struct ScratchLayout {
 /// of \p PlaneDim units, every region aligned to 64 bytes; an error when it
 /// exceeds 4 GiB. A cmma fragment is one f32 matrix per plane (per cube for
 /// a cube fragment), row-major (ScratchCube).
-llvm::Expected<ScratchLayout> layoutScratch(const Kernel &K, uint32_t Units,
-                                            uint32_t PlaneDim,
-                                            bool ReturnFlags,
+llvm::Expected<ScratchLayout> layoutScratch(const IRKernel &K, uint32_t Units,
+                                            uint32_t PlaneDim, bool ReturnFlags,
                                             const Liveness &Live);
 
 } // namespace kiln::lowering

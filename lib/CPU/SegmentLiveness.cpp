@@ -19,7 +19,7 @@ constexpr int NoSegment = -2;
 
 class LivenessWalker {
 public:
-  LivenessWalker(const Kernel &K, const Segmentation &Seg, Liveness &Out)
+  LivenessWalker(const IRKernel &K, const Segmentation &Seg, Liveness &Out)
       : K(K), Seg(Seg), Out(Out), V(Out.Values) {
     V.assign(K.Values.size(), ValuePlan());
   }
@@ -35,7 +35,7 @@ private:
   void use(const Operand &O, int S);
   int newSegment() { return static_cast<int>(Out.Segments++); }
 
-  const Kernel &K;
+  const IRKernel &K;
   const Segmentation &Seg;
   Liveness &Out;
   std::vector<ValuePlan> &V;
@@ -160,7 +160,7 @@ void LivenessWalker::walkCubeBlock(const Block &Blk) {
   }
 }
 
-Liveness kiln::lowering::analyzeLiveness(const Kernel &K,
+Liveness kiln::lowering::analyzeLiveness(const IRKernel &K,
                                          const Segmentation &Seg) {
   Liveness Out;
   LivenessWalker(K, Seg, Out).walkCubeBlock(K.Body);

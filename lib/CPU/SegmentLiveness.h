@@ -45,7 +45,7 @@ struct Liveness {
   const ValuePlan &operator[](ValueId Id) const { return Values[Id]; }
 };
 
-Liveness analyzeLiveness(const Kernel &K, const Segmentation &Seg);
+Liveness analyzeLiveness(const IRKernel &K, const Segmentation &Seg);
 
 } // namespace kiln::lowering
 

@@ -31,7 +31,7 @@ static bool hasReturn(const Block &Blk) {
   return false;
 }
 
-Segmentation::Segmentation(const Kernel &K, const UniformityInfo &U,
+Segmentation::Segmentation(const IRKernel &K, const UniformityInfo &U,
                            uint32_t PlaneDim)
     : Kern(K) {
   bool AnySplit = false;

@@ -34,7 +34,7 @@ namespace kiln::lowering {
 class Segmentation {
 public:
   /// \p PlaneDim: the plane size the kernel runs with.
-  Segmentation(const Kernel &K, const UniformityInfo &Uniformity,
+  Segmentation(const IRKernel &K, const UniformityInfo &Uniformity,
                uint32_t PlaneDim);
 
   /// A barrier, a plane operation, the declaration of or a wait on a cube's
@@ -108,7 +108,7 @@ private:
   /// barrier_wait / barrier_arrive_and_wait on a barrier_cube.
   bool isCubeBarrierWait(const Operation &Op) const;
 
-  const Kernel &Kern;
+  const IRKernel &Kern;
   /// \p InRange: the block runs for some units only (the body of a guarded
   /// `if`), where rounds that assume the whole cube may not run.
   void findInterchanged(const Block &CubeBlock, const UniformityInfo &U,

@@ -96,7 +96,7 @@ OpKind swappedPredicate(OpKind P) {
 
 /// Records in \p Def the operation defining each value of \p Blk (nested
 /// blocks too).
-void collectDefinitions(const Kernel &K, const Block &Blk,
+void collectDefinitions(const IRKernel &K, const Block &Blk,
                         llvm::DenseMap<ValueId, const Operation *> &Def) {
   for (const Operation &Op : Blk.Ops) {
     if (Op.Result != NoValue && Op.Result < K.Values.size() &&
@@ -237,7 +237,7 @@ private:
 
 } // namespace
 
-UnitIndexForms::UnitIndexForms(const Kernel &K) : K(K) {
+UnitIndexForms::UnitIndexForms(const IRKernel &K) : K(K) {
   uint64_t N = K.unitsPerCube();
   Applies = K.CubeDim[1] == 1 && K.CubeDim[2] == 1 && N != 0 &&
             N <= (uint64_t(1) << 31);
@@ -329,7 +329,7 @@ namespace {
 /// Matches unit indices and box conditions in a cube of any shape.
 class BoxMatcher {
 public:
-  BoxMatcher(const Kernel &K, const UniformityInfo &U) : K(K), U(U) {
+  BoxMatcher(const IRKernel &K, const UniformityInfo &U) : K(K), U(U) {
     collectDefinitions(K, K.Body, Def);
     OneDim = K.CubeDim[1] == 1 && K.CubeDim[2] == 1;
   }
@@ -474,7 +474,7 @@ private:
     C.Complete = false;
   }
 
-  const Kernel &K;
+  const IRKernel &K;
   const UniformityInfo &U;
   bool OneDim = true;
   llvm::DenseMap<ValueId, const Operation *> Def;
@@ -494,7 +494,7 @@ void findBoxes(const BoxMatcher &M, const Block &Blk,
 } // namespace
 
 llvm::DenseMap<const Operation *, UnitBoxCondition>
-kiln::lowering::findUnitBoxConditions(const Kernel &K,
+kiln::lowering::findUnitBoxConditions(const IRKernel &K,
                                       const UniformityInfo &U) {
   llvm::DenseMap<const Operation *, UnitBoxCondition> Out;
   uint64_t N = K.unitsPerCube();
@@ -506,7 +506,7 @@ kiln::lowering::findUnitBoxConditions(const Kernel &K,
 }
 
 std::optional<UnitBoxCondition>
-kiln::lowering::findUnitBoxOf(const Kernel &K, const UniformityInfo &U,
+kiln::lowering::findUnitBoxOf(const IRKernel &K, const UniformityInfo &U,
                               ValueId Cond) {
   uint64_t N = K.unitsPerCube();
   if (N == 0 || N > (uint64_t(1) << 31))

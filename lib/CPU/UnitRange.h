@@ -111,11 +111,11 @@ struct UnitBoxCondition {
 /// bounds of interchanged loops (LoopInterchange.h) are matched with it.
 class UnitIndexForms {
 public:
-  explicit UnitIndexForms(const Kernel &K);
+  explicit UnitIndexForms(const IRKernel &K);
 
   /// Whether the cube is one-dimensional (otherwise nothing matches).
   bool applies() const { return Applies; }
-  const Kernel &kernel() const { return K; }
+  const IRKernel &kernel() const { return K; }
   int64_t units() const { return Units; }
   /// The operation defining \p Id, or null.
   const Operation *def(ValueId Id) const { return Def.lookup(Id); }
@@ -127,7 +127,7 @@ public:
 private:
   void collectDefs(const Block &Blk);
 
-  const Kernel &K;
+  const IRKernel &K;
   bool Applies = false;
   int64_t Units = 1;
   llvm::DenseMap<ValueId, const Operation *> Def;
@@ -143,12 +143,12 @@ findUnitRangeGuards(const UnitIndexForms &Forms, const UniformityInfo &U,
 /// Every `if` without else (in a cube of any shape) whose condition has
 /// at least one conjunct of the UnitBoxCondition form.
 llvm::DenseMap<const Operation *, UnitBoxCondition>
-findUnitBoxConditions(const Kernel &K, const UniformityInfo &U);
+findUnitBoxConditions(const IRKernel &K, const UniformityInfo &U);
 
 /// The box of the bool value \p Cond as UnitBoxCondition reads an `if`'s
 /// condition (its conjuncts of that form), or none.
 std::optional<UnitBoxCondition>
-findUnitBoxOf(const Kernel &K, const UniformityInfo &U, ValueId Cond);
+findUnitBoxOf(const IRKernel &K, const UniformityInfo &U, ValueId Cond);
 
 /// Whether \p Class computes its result from its operands alone (no memory,
 /// no control flow, no side effect): what may be skipped for a unit outside

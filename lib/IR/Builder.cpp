@@ -777,7 +777,7 @@ void KernelBuilder::end() {
   currentBlock().Ops.push_back(std::move(F->Op));
 }
 
-llvm::Expected<Kernel> KernelBuilder::finish() {
+llvm::Expected<IRKernel> KernelBuilder::finish() {
   if (!Error && Finished)
     fail("finish() called twice");
   if (!Error && !Open.empty())

@@ -10,7 +10,7 @@
 
 using namespace kiln;
 
-uint64_t kiln::hashKernel(const Kernel &K) {
+uint64_t kiln::hashKernel(const IRKernel &K) {
   // The canonical text is the identity of a kernel: hashing it (rather than
   // the in-memory structures) keeps the hash independent of value numbering
   // details the text does not show and of the host's layout.
@@ -18,11 +18,11 @@ uint64_t kiln::hashKernel(const Kernel &K) {
   return llvm::xxh3_64bits(llvm::arrayRefFromStringRef(Text));
 }
 
-std::string kiln::kernelIdFromIR(const Kernel &K) {
+std::string kiln::kernelIdFromIR(const IRKernel &K) {
   return kernelIdFromIR(K, hashKernel(K));
 }
 
-std::string kiln::kernelIdFromIR(const Kernel &K, uint64_t Hash) {
+std::string kiln::kernelIdFromIR(const IRKernel &K, uint64_t Hash) {
   std::string Id = K.Name + "-";
   llvm::raw_string_ostream OS(Id);
   OS << llvm::format_hex_no_prefix(Hash, 16);

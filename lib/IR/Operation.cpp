@@ -88,12 +88,12 @@ static unsigned __int128 exactProduct(const std::array<uint32_t, 3> &Dims) {
   return static_cast<unsigned __int128>(Dims[0]) * Dims[1] * Dims[2];
 }
 
-uint64_t Kernel::saturatingProduct(const std::array<uint32_t, 3> &Dims) {
+uint64_t IRKernel::saturatingProduct(const std::array<uint32_t, 3> &Dims) {
   unsigned __int128 P = exactProduct(Dims);
   return P > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(P);
 }
 
-std::string Kernel::productText(const std::array<uint32_t, 3> &Dims) {
+std::string IRKernel::productText(const std::array<uint32_t, 3> &Dims) {
   unsigned __int128 P = exactProduct(Dims);
   std::string Digits;
   do {
@@ -103,8 +103,8 @@ std::string Kernel::productText(const std::array<uint32_t, 3> &Dims) {
   return Digits;
 }
 
-const Kernel *Module::findKernel(llvm::StringRef Name) const {
-  for (const Kernel &K : Kernels)
+const IRKernel *Module::findKernel(llvm::StringRef Name) const {
+  for (const IRKernel &K : Kernels)
     if (K.Name == Name)
       return &K;
   return nullptr;
@@ -126,7 +126,7 @@ bool walkPreOrder(const Block &B, unsigned &Next,
 } // namespace
 
 void kiln::forEachOperation(
-    const Kernel &K,
+    const IRKernel &K,
     llvm::function_ref<void(const Operation &Op, unsigned Number)> Fn) {
   unsigned Next = 0;
   walkPreOrder(K.Body, Next, [&](const Operation &Op, unsigned N) {
@@ -135,7 +135,7 @@ void kiln::forEachOperation(
   });
 }
 
-const Operation *kiln::operationAt(const Kernel &K, unsigned Number) {
+const Operation *kiln::operationAt(const IRKernel &K, unsigned Number) {
   const Operation *Found = nullptr;
   unsigned Next = 0;
   walkPreOrder(K.Body, Next, [&](const Operation &Op, unsigned N) {

@@ -46,56 +46,56 @@ private:
   std::string describeToken() const;
 
   // Names.
-  bool defineValue(Kernel &K, llvm::StringRef Name, SourceLoc Loc,
+  bool defineValue(IRKernel &K, llvm::StringRef Name, SourceLoc Loc,
                    ValueInfo Info, ValueId &Id);
   bool lookupValue(llvm::StringRef Name, SourceLoc Loc, ValueId &Id);
 
   // Grammar.
-  bool parseKernel(Kernel &K);
+  bool parseKernel(IRKernel &K);
   bool parseUInt32(uint32_t &Value, llvm::StringRef What);
   /// `cluster_dim(X[, Y[, Z]])` (docs/LangRef.md §15), at its keyword.
-  bool parseClusterDim(Kernel &K);
+  bool parseClusterDim(IRKernel &K);
   /// The sizes of `cube_dim(...)` or `cluster_dim(...)` after the '(' up to
   /// and including the ')': 1 to 3 of them.
   bool parseDims(llvm::StringRef Attr, std::array<uint32_t, 3> &Dims,
                  uint8_t &Rank);
   bool parseType(Type &Ty);
-  bool parseParam(Kernel &K);
-  bool parseBlock(Kernel &K, Block &B);
-  bool parseStatement(Kernel &K, Block &B);
-  bool parseValueStatement(Kernel &K, Block &B);
+  bool parseParam(IRKernel &K);
+  bool parseBlock(IRKernel &K, Block &B);
+  bool parseStatement(IRKernel &K, Block &B);
+  bool parseValueStatement(IRKernel &K, Block &B);
   bool parseOpName(Operation &Op);
-  bool parseOperand(Kernel &K, Operand &O);
+  bool parseOperand(IRKernel &K, Operand &O);
   bool parseLiteralOperand(Operand &O);
   /// After "TEXT:", parses the literal's scalar type and converts TEXT into
   /// \p Out. \p What names the literal in the error for a line type ("a
   /// literal operand", "an index").
   bool parseTypedLiteral(const Token &Text, llvm::StringRef What,
                          Literal &Out);
-  bool parseIndexedOperand(Kernel &K, Operation &Op);
+  bool parseIndexedOperand(IRKernel &K, Operation &Op);
   /// The index between brackets: a value, a typed literal, or a bare
   /// integer (a u32 literal).
-  bool parseIndex(Kernel &K, Operand &Index);
+  bool parseIndex(IRKernel &K, Operand &Index);
   /// Operands of the shape bracketedOperandShape gives (memcpy_async).
-  bool parseBracketedOperands(Kernel &K, Operation &Op);
+  bool parseBracketedOperands(IRKernel &K, Operation &Op);
   /// `%b = barrier_unit`, `%b = barrier_cube %count`.
-  bool parseBarrierDecl(Kernel &K, Operation &Op, ValueInfo &Info);
-  bool parseOperands(Kernel &K, Operation &Op);
-  bool parseIm2colOperands(Kernel &K, Operation &Op);
+  bool parseBarrierDecl(IRKernel &K, Operation &Op, ValueInfo &Info);
+  bool parseOperands(IRKernel &K, Operation &Op);
+  bool parseIm2colOperands(IRKernel &K, Operation &Op);
   bool parseTensorMapMode(ValueInfo &Info);
   bool parseConst(Operation &Op);
-  bool parseIf(Kernel &K, Operation &Op);
-  bool parseFor(Kernel &K, Operation &Op);
-  bool parseSwitch(Kernel &K, Operation &Op);
+  bool parseIf(IRKernel &K, Operation &Op);
+  bool parseFor(IRKernel &K, Operation &Op);
+  bool parseSwitch(IRKernel &K, Operation &Op);
   /// `matrix<USE, MxNxK, ELEM[, LAYOUT]>` (docs/LangRef.md §5.4).
   bool parseMatrixType(MatrixType &T);
   /// The operands of a cmma operation, after its name.
-  bool parseCmma(Kernel &K, Operation &Op);
+  bool parseCmma(IRKernel &K, Operation &Op);
   /// `"FORMAT"` and the operands of debug_print, after its name.
-  bool parseDebugPrint(Kernel &K, Operation &Op);
+  bool parseDebugPrint(IRKernel &K, Operation &Op);
   /// `, row` or `, col` after the stride of cmma_load/cmma_store, if any.
   bool parseOptionalLayout(Operation &Op);
-  Type operandType(const Kernel &K, const Operand &O) const;
+  Type operandType(const IRKernel &K, const Operand &O) const;
 
   Lexer Lex;
   Token Tok;
@@ -155,7 +155,7 @@ bool Parser::expectWord(llvm::StringRef W) {
   return false;
 }
 
-bool Parser::defineValue(Kernel &K, llvm::StringRef Name, SourceLoc Loc,
+bool Parser::defineValue(IRKernel &K, llvm::StringRef Name, SourceLoc Loc,
                          ValueInfo Info, ValueId &Id) {
   for (const auto &Scope : Scopes)
     if (Scope.count(Name))
@@ -182,7 +182,7 @@ llvm::Expected<Module> Parser::run() {
   Module M;
   M.FileName = File;
   while (!is(TokenKind::Eof)) {
-    Kernel K;
+    IRKernel K;
     if (parseKernel(K))
       break;
     M.Kernels.push_back(std::move(K));
@@ -206,7 +206,7 @@ bool Parser::parseUInt32(uint32_t &Value, llvm::StringRef What) {
   return false;
 }
 
-bool Parser::parseKernel(Kernel &K) {
+bool Parser::parseKernel(IRKernel &K) {
   K.Loc = Tok.Loc;
   if (!isWord("kernel"))
     return errorHere("expected 'kernel', found " + describeToken());
@@ -257,7 +257,7 @@ bool Parser::parseKernel(Kernel &K) {
   return parseBlock(K, K.Body);
 }
 
-bool Parser::parseClusterDim(Kernel &K) {
+bool Parser::parseClusterDim(IRKernel &K) {
   if (K.ClusterDimRank)
     return errorHere("cluster_dim given twice");
   consume();
@@ -325,7 +325,7 @@ bool Parser::parseType(Type &Ty) {
   return false;
 }
 
-bool Parser::parseParam(Kernel &K) {
+bool Parser::parseParam(IRKernel &K) {
   if (!is(TokenKind::ValueName))
     return errorHere("expected a parameter '%name', found " + describeToken());
   llvm::StringRef Name = Tok.Text;
@@ -368,7 +368,7 @@ bool Parser::parseParam(Kernel &K) {
   return false;
 }
 
-bool Parser::parseBlock(Kernel &K, Block &B) {
+bool Parser::parseBlock(IRKernel &K, Block &B) {
   if (!is(TokenKind::LBrace))
     return errorHere("expected '{', found " + describeToken());
   if (Depth >= MaxBlockDepth)
@@ -396,13 +396,13 @@ bool Parser::parseBlock(Kernel &K, Block &B) {
   return false;
 }
 
-Type Parser::operandType(const Kernel &K, const Operand &O) const {
+Type Parser::operandType(const IRKernel &K, const Operand &O) const {
   if (O.isLiteral())
     return O.Lit.Ty;
   return K.Values[O.Value].Ty;
 }
 
-bool Parser::parseStatement(Kernel &K, Block &B) {
+bool Parser::parseStatement(IRKernel &K, Block &B) {
   if (is(TokenKind::ValueName))
     return parseValueStatement(K, B);
   if (!is(TokenKind::Word))
@@ -509,7 +509,7 @@ bool Parser::parseOpName(Operation &Op) {
   return false;
 }
 
-bool Parser::parseValueStatement(Kernel &K, Block &B) {
+bool Parser::parseValueStatement(IRKernel &K, Block &B) {
   llvm::StringRef Name = Tok.Text;
   SourceLoc NameLoc = Tok.Loc;
   consume();
@@ -586,7 +586,7 @@ bool Parser::parseValueStatement(Kernel &K, Block &B) {
   return false;
 }
 
-bool Parser::parseDebugPrint(Kernel &K, Operation &Op) {
+bool Parser::parseDebugPrint(IRKernel &K, Operation &Op) {
   if (!is(TokenKind::String))
     return errorHere("expected a format string literal \"...\" after "
                      "'debug_print', found " + describeToken());
@@ -681,7 +681,7 @@ bool Parser::parseTypedLiteral(const Token &Text, llvm::StringRef What,
   return false;
 }
 
-bool Parser::parseOperand(Kernel &K, Operand &O) {
+bool Parser::parseOperand(IRKernel &K, Operand &O) {
   if (is(TokenKind::ValueName)) {
     O.Loc = Tok.Loc;
     if (lookupValue(Tok.Text, Tok.Loc, O.Value))
@@ -694,7 +694,7 @@ bool Parser::parseOperand(Kernel &K, Operand &O) {
   return errorHere("expected an operand, found " + describeToken());
 }
 
-bool Parser::parseIndexedOperand(Kernel &K, Operation &Op) {
+bool Parser::parseIndexedOperand(IRKernel &K, Operation &Op) {
   if (!is(TokenKind::ValueName))
     return errorHere("expected '%name[index]' as the first operand of '" +
                      opName(Op.Kind) + "', found " + describeToken());
@@ -713,7 +713,7 @@ bool Parser::parseIndexedOperand(Kernel &K, Operation &Op) {
   return false;
 }
 
-bool Parser::parseIndex(Kernel &K, Operand &Index) {
+bool Parser::parseIndex(IRKernel &K, Operand &Index) {
   if (is(TokenKind::Word)) {
     // A bare integer index is a u32 literal; a typed one is a plain literal.
     Token Text = Tok;
@@ -735,7 +735,7 @@ bool Parser::parseIndex(Kernel &K, Operand &Index) {
   return false;
 }
 
-bool Parser::parseBracketedOperands(Kernel &K, Operation &Op) {
+bool Parser::parseBracketedOperands(IRKernel &K, Operation &Op) {
   const std::vector<unsigned> &Shape = *bracketedOperandShape(Op.opClass());
   for (size_t G = 0; G < Shape.size(); ++G) {
     if (G && expect(TokenKind::Comma, "',' and operand " +
@@ -766,7 +766,7 @@ bool Parser::parseBracketedOperands(Kernel &K, Operation &Op) {
   return false;
 }
 
-bool Parser::parseBarrierDecl(Kernel &K, Operation &Op, ValueInfo &Info) {
+bool Parser::parseBarrierDecl(IRKernel &K, Operation &Op, ValueInfo &Info) {
   Info.IsBarrier = true;
   Info.Ty = Op.ResultType = Type::scalar(ScalarKind::U32);
   Info.Count = Op.ArraySize = BarrierStateWords;
@@ -782,7 +782,7 @@ bool Parser::parseBarrierDecl(Kernel &K, Operation &Op, ValueInfo &Info) {
   return false;
 }
 
-bool Parser::parseOperands(Kernel &K, Operation &Op) {
+bool Parser::parseOperands(IRKernel &K, Operation &Op) {
   if (hasIndexedFirstOperand(Op.opClass())) {
     if (parseIndexedOperand(K, Op))
       return true;
@@ -815,7 +815,7 @@ bool Parser::parseTensorMapMode(ValueInfo &Info) {
                    describeToken());
 }
 
-bool Parser::parseIm2colOperands(Kernel &K, Operation &Op) {
+bool Parser::parseIm2colOperands(IRKernel &K, Operation &Op) {
   // tma_load_im2col %bar, %smem, %off, %map, %c0, ... offsets %o0, ...
   if (parseOperands(K, Op))
     return true;
@@ -838,7 +838,7 @@ bool Parser::parseIm2colOperands(Kernel &K, Operation &Op) {
   return false;
 }
 
-bool Parser::parseIf(Kernel &K, Operation &Op) {
+bool Parser::parseIf(IRKernel &K, Operation &Op) {
   Operand Cond;
   if (parseOperand(K, Cond))
     return true;
@@ -856,7 +856,7 @@ bool Parser::parseIf(Kernel &K, Operation &Op) {
   return false;
 }
 
-bool Parser::parseFor(Kernel &K, Operation &Op) {
+bool Parser::parseFor(IRKernel &K, Operation &Op) {
   if (!is(TokenKind::ValueName))
     return errorHere("expected the induction variable '%name' after 'for', "
                      "found " + describeToken());
@@ -888,7 +888,7 @@ bool Parser::parseFor(Kernel &K, Operation &Op) {
   return Failed;
 }
 
-bool Parser::parseSwitch(Kernel &K, Operation &Op) {
+bool Parser::parseSwitch(IRKernel &K, Operation &Op) {
   Operand Selector;
   if (parseOperand(K, Selector))
     return true;
@@ -1002,7 +1002,7 @@ bool Parser::parseOptionalLayout(Operation &Op) {
   return false;
 }
 
-bool Parser::parseCmma(Kernel &K, Operation &Op) {
+bool Parser::parseCmma(IRKernel &K, Operation &Op) {
   // Plain operands separated by commas; cmma_load and cmma_store hold one
   // indexed operand `%m[idx]` and may end with a layout.
   auto Plain = [&](bool Comma) {

@@ -22,7 +22,7 @@ namespace {
 
 class Printer {
 public:
-  Printer(const Kernel &K, llvm::raw_ostream &OS) : K(K), OS(OS) {}
+  Printer(const IRKernel &K, llvm::raw_ostream &OS) : K(K), OS(OS) {}
   void printKernel();
   void printOperation(const Operation &Op);
 
@@ -39,7 +39,7 @@ private:
   void printCmma(const Operation &Op);
   void printIm2colLoad(const Operation &Op);
 
-  const Kernel &K;
+  const IRKernel &K;
   llvm::raw_ostream &OS;
   unsigned Level = 0;
 };
@@ -348,7 +348,7 @@ void Printer::printKernel() {
   OS << "}\n";
 }
 
-std::string kiln::printKernel(const Kernel &K) {
+std::string kiln::printKernel(const IRKernel &K) {
   std::string S;
   llvm::raw_string_ostream OS(S);
   Printer(K, OS).printKernel();
@@ -365,7 +365,7 @@ std::string kiln::printModule(const Module &M) {
   return S;
 }
 
-std::string kiln::printOperationSummary(const Kernel &K, const Operation &Op,
+std::string kiln::printOperationSummary(const IRKernel &K, const Operation &Op,
                                         size_t MaxWidth) {
   std::string S;
   llvm::raw_string_ostream OS(S);

@@ -18,7 +18,8 @@ namespace kiln {
 /// anything (divergence only ever grows, so this terminates).
 class UniformityWalker {
 public:
-  UniformityWalker(const Kernel &K, UniformityInfo &Info) : K(K), Info(Info) {}
+  UniformityWalker(const IRKernel &K, UniformityInfo &Info)
+      : K(K), Info(Info) {}
 
   void run() {
     Info.RootOf.assign(K.Values.size(), -1);
@@ -43,7 +44,7 @@ private:
     std::string Explanation; ///< why its body runs under divergent control
   };
 
-  const Kernel &K;
+  const IRKernel &K;
   UniformityInfo &Info;
   std::vector<Frame> Frames;
   /// Loops that a jump leaves under divergent control flow: the root and the
@@ -365,7 +366,7 @@ private:
 
 } // namespace kiln
 
-UniformityInfo::UniformityInfo(const Kernel &K) {
+UniformityInfo::UniformityInfo(const IRKernel &K) {
   UniformityWalker(K, *this).run();
 }
 

@@ -129,7 +129,7 @@ constexpr MemoryKinds TensorParam{true, false, false, false, false, true};
 
 class KernelVerifier {
 public:
-  KernelVerifier(const Kernel &K, const DeviceLimits &Limits,
+  KernelVerifier(const IRKernel &K, const DeviceLimits &Limits,
                  llvm::StringRef FileName)
       : K(K), Limits(Limits), FileName(FileName), Uniformity(K),
         State(K.Values.size(), DefState::Undefined) {}
@@ -139,7 +139,7 @@ public:
 private:
   enum class DefState : uint8_t { Undefined, InScope, OutOfScope };
 
-  const Kernel &K;
+  const IRKernel &K;
   const DeviceLimits &Limits;
   llvm::StringRef FileName;
   UniformityInfo Uniformity;
@@ -336,7 +336,7 @@ void KernelVerifier::verifyHeader() {
     error(K.Loc, "cube_dim(" + llvm::Twine(K.CubeDim[0]) + ", " +
                      llvm::Twine(K.CubeDim[1]) + ", " +
                      llvm::Twine(K.CubeDim[2]) + ") has " +
-                     Kernel::productText(K.CubeDim) +
+                     IRKernel::productText(K.CubeDim) +
                      " units per cube; the device allows at most " +
                      llvm::Twine(Limits.MaxUnitsPerCube));
   verifyClusterDim();
@@ -362,7 +362,7 @@ void KernelVerifier::verifyClusterDim() {
     error(K.Loc, "cluster_dim(" + llvm::Twine(K.ClusterDim[0]) + ", " +
                      llvm::Twine(K.ClusterDim[1]) + ", " +
                      llvm::Twine(K.ClusterDim[2]) + ") has " +
-                     Kernel::productText(K.ClusterDim) +
+                     IRKernel::productText(K.ClusterDim) +
                      " cubes per cluster; at most " +
                      llvm::Twine(MaxClusterCubes) + " are allowed");
 }
@@ -2171,7 +2171,7 @@ std::vector<Diagnostic> KernelVerifier::run() {
 
 } // namespace
 
-llvm::Error kiln::verifyKernel(const Kernel &K, const DeviceLimits &Limits,
+llvm::Error kiln::verifyKernel(const IRKernel &K, const DeviceLimits &Limits,
                                llvm::StringRef FileName) {
   std::vector<Diagnostic> Diags = KernelVerifier(K, Limits, FileName).run();
   if (Diags.empty())
@@ -2183,7 +2183,7 @@ llvm::Error kiln::verifyModule(const Module &M, const DeviceLimits &Limits) {
   std::vector<Diagnostic> Diags;
   llvm::StringMap<size_t> Names; ///< the first kernel of each name
   for (size_t I = 0; I < M.Kernels.size(); ++I) {
-    const Kernel &K = M.Kernels[I];
+    const IRKernel &K = M.Kernels[I];
     auto [It, Inserted] = Names.try_emplace(K.Name, I);
     if (!Inserted && !K.Name.empty()) {
       Diagnostic D;

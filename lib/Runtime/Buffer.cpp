@@ -14,7 +14,8 @@ using namespace kiln;
 /// being zeroed by hand.
 static constexpr size_t MapThreshold = 256 * 1024;
 
-llvm::Expected<Buffer> Buffer::create(Type ElementType, uint64_t Count) {
+llvm::Expected<HostBuffer> HostBuffer::create(Type ElementType,
+                                              uint64_t Count) {
   uint64_t Elem = ElementType.storeSize();
   if (Count != 0 && Elem > UINT64_MAX / Count)
     return llvm::createStringError(
@@ -43,7 +44,7 @@ llvm::Expected<Buffer> Buffer::create(Type ElementType, uint64_t Count) {
         static_cast<unsigned long long>(Bytes),
         static_cast<unsigned long long>(Count), ElementType.str().c_str(),
         static_cast<unsigned long long>(Pages) * PageSize);
-  Buffer B;
+  HostBuffer B;
   if (Rounded >= MapThreshold) {
     void *P = mmap(nullptr, Rounded, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -70,13 +71,13 @@ llvm::Expected<Buffer> Buffer::create(Type ElementType, uint64_t Count) {
   return B;
 }
 
-Buffer::Buffer(Buffer &&Other) noexcept
+HostBuffer::HostBuffer(HostBuffer &&Other) noexcept
     : Data(std::exchange(Other.Data, nullptr)),
       Allocated(std::exchange(Other.Allocated, 0)),
       Mapped(std::exchange(Other.Mapped, false)), ElemTy(Other.ElemTy),
       Count(std::exchange(Other.Count, 0)) {}
 
-Buffer &Buffer::operator=(Buffer &&Other) noexcept {
+HostBuffer &HostBuffer::operator=(HostBuffer &&Other) noexcept {
   if (this != &Other) {
     release();
     Data = std::exchange(Other.Data, nullptr);
@@ -88,9 +89,9 @@ Buffer &Buffer::operator=(Buffer &&Other) noexcept {
   return *this;
 }
 
-Buffer::~Buffer() { release(); }
+HostBuffer::~HostBuffer() { release(); }
 
-void Buffer::release() {
+void HostBuffer::release() {
   if (!Data)
     return;
   if (Mapped)

@@ -71,19 +71,20 @@ template <typename T> void storeAs(void *P, T V) {
 
 /// Integers: sums wrap (computed unsigned), max/min in T's order.
 template <typename T>
-void reduceInt(llvm::ArrayRef<void *> Buffers, uint64_t Values, ReduceOp Op) {
+void reduceInt(llvm::ArrayRef<void *> Buffers, uint64_t Values,
+               AllReduceOp Op) {
   using U = std::make_unsigned_t<T>;
   auto Load = [](const void *P) { return loadAs<T>(P); };
   auto Store = [](void *P, T V) { storeAs<T>(P, V); };
   switch (Op) {
-  case ReduceOp::Sum:
+  case AllReduceOp::Sum:
     return reduce<T>(Buffers, Values, sizeof(T), Load, Store, [](T A, T B) {
       return static_cast<T>(static_cast<U>(static_cast<U>(A) + static_cast<U>(B)));
     });
-  case ReduceOp::Max:
+  case AllReduceOp::Max:
     return reduce<T>(Buffers, Values, sizeof(T), Load, Store,
                      [](T A, T B) { return A < B ? B : A; });
-  case ReduceOp::Min:
+  case AllReduceOp::Min:
     return reduce<T>(Buffers, Values, sizeof(T), Load, Store,
                      [](T A, T B) { return B < A ? B : A; });
   }
@@ -93,32 +94,32 @@ void reduceInt(llvm::ArrayRef<void *> Buffers, uint64_t Values, ReduceOp Op) {
 /// a float holds exactly before the one rounding back), stored through
 /// Load/Store.
 template <typename C, typename LoadFn, typename StoreFn>
-void reduceFloat(llvm::ArrayRef<void *> Buffers, uint64_t Values,
-                 unsigned Size, ReduceOp Op, LoadFn Load, StoreFn Store) {
+void reduceFloat(llvm::ArrayRef<void *> Buffers, uint64_t Values, unsigned Size,
+                 AllReduceOp Op, LoadFn Load, StoreFn Store) {
   switch (Op) {
-  case ReduceOp::Sum:
+  case AllReduceOp::Sum:
     // Rounded after each addition: a round trip through the storage type.
     return reduce<C>(Buffers, Values, Size, Load, Store, [&](C A, C B) {
       char Tmp[sizeof(C)];
       Store(Tmp, A + B);
       return Load(Tmp);
     });
-  case ReduceOp::Max:
+  case AllReduceOp::Max:
     return reduce<C>(Buffers, Values, Size, Load, Store, floatMax<C>);
-  case ReduceOp::Min:
+  case AllReduceOp::Min:
     return reduce<C>(Buffers, Values, Size, Load, Store, floatMin<C>);
   }
 }
 
 } // namespace
 
-const char *kiln::reduceOpName(ReduceOp Op) {
+const char *kiln::reduceOpName(AllReduceOp Op) {
   switch (Op) {
-  case ReduceOp::Sum:
+  case AllReduceOp::Sum:
     return "sum";
-  case ReduceOp::Max:
+  case AllReduceOp::Max:
     return "max";
-  case ReduceOp::Min:
+  case AllReduceOp::Min:
     return "min";
   }
   return "?";
@@ -131,7 +132,7 @@ bool kiln::isReducible(Type Ty) {
 }
 
 void kiln::allReduceInPlace(llvm::ArrayRef<void *> Buffers, uint64_t Count,
-                            Type Ty, ReduceOp Op) {
+                            Type Ty, AllReduceOp Op) {
   if (Buffers.empty() || Count == 0)
     return;
   // A line is reduced lane by lane: its lanes are consecutive values.

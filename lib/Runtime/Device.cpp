@@ -80,7 +80,7 @@ double seconds(CompilationLogger::Duration D) {
 /// several threads each see their own without a device-wide lock.
 static thread_local std::vector<CompilationLogger> *CallLogs = nullptr;
 
-struct Device::Impl {
+struct RuntimeDevice::Impl {
   DeviceOptions Opts;
   std::unique_ptr<JITLinker> Linker;
   StoreEnvironment Env;
@@ -134,8 +134,8 @@ struct Device::Impl {
 
 /// The stats of \p Key from the logs of the call being served.
 KernelStats
-Device::Impl::statsOf(const CpuTarget::Id &Key,
-                      const std::vector<CompilationLogger> &Logs) {
+RuntimeDevice::Impl::statsOf(const CpuTarget::Id &Key,
+                             const std::vector<CompilationLogger> &Logs) {
   KernelStats S;
   S.HasStore = Target.persists();
   std::string Name = Key.str();
@@ -147,22 +147,22 @@ Device::Impl::statsOf(const CpuTarget::Id &Key,
     return S;
   switch (Log->served()) {
   case ServedKind::MemoryHit:
-    S.Origin = KernelOrigin::Memory;
+    S.Origin = KernelProvenance::Memory;
     break;
   case ServedKind::StoreHit:
-    S.Origin = KernelOrigin::Store;
+    S.Origin = KernelProvenance::Store;
     break;
   case ServedKind::SourceHit:
   case ServedKind::Compiled:
-    S.Origin = KernelOrigin::Compiled;
+    S.Origin = KernelProvenance::Compiled;
     break;
   case ServedKind::Failed:
-    S.Origin = KernelOrigin::Failed;
+    S.Origin = KernelProvenance::Failed;
     break;
   }
-  S.Memoized = S.Origin == KernelOrigin::Memory;
-  S.StoreHit = S.Origin == KernelOrigin::Store;
-  S.Compiled = S.Origin == KernelOrigin::Compiled;
+  S.Memoized = S.Origin == KernelProvenance::Memory;
+  S.StoreHit = S.Origin == KernelProvenance::Store;
+  S.Compiled = S.Origin == KernelProvenance::Compiled;
   for (const auto &[Phase, D] : Log->phases()) {
     double T = seconds(D);
     if (Phase == "store-read")
@@ -184,9 +184,9 @@ Device::Impl::statsOf(const CpuTarget::Id &Key,
 }
 
 std::vector<Expected<LoadedKernel>>
-Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
-                    const KernelBatchOptions &BO,
-                    std::vector<KernelStats> *Stats) {
+RuntimeDevice::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
+                           const KernelBatchOptions &BO,
+                           std::vector<KernelStats> *Stats) {
   // The loader and the store warn under their locks: the sink runs after.
   DeferCallbacks Defer;
   std::vector<CpuSource> Sources;
@@ -237,8 +237,8 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
     if (Stats) {
       KernelStats S = statsOf(Key, Logs);
       // Served by another thread's call that was loading it: no log here.
-      if (S.Origin == KernelOrigin::Failed && L) {
-        S.Origin = KernelOrigin::Memory;
+      if (S.Origin == KernelProvenance::Failed && L) {
+        S.Origin = KernelProvenance::Memory;
         S.Memoized = true;
       }
       S.RemoteHit = S.StoreHit && Target.takeRemoteHit(Key);
@@ -262,10 +262,10 @@ Device::Impl::serve(llvm::ArrayRef<KernelRequest> Requests,
   return Results;
 }
 
-Device::Device(std::unique_ptr<Impl> P) : P(std::move(P)) {}
-Device::~Device() = default;
+RuntimeDevice::RuntimeDevice(std::unique_ptr<Impl> P) : P(std::move(P)) {}
+RuntimeDevice::~RuntimeDevice() = default;
 
-Error Device::validateOptions(const DeviceOptions &Opts) {
+Error RuntimeDevice::validateOptions(const DeviceOptions &Opts) {
   auto Invalid = [](const llvm::Twine &Msg) {
     return llvm::createStringError(
         std::make_error_code(std::errc::invalid_argument), Msg);
@@ -285,39 +285,40 @@ Error Device::validateOptions(const DeviceOptions &Opts) {
   return checkRunsOnHost(codeGenOf(Opts));
 }
 
-Expected<std::unique_ptr<Device>> Device::create(DeviceOptions Opts) {
+Expected<std::unique_ptr<RuntimeDevice>>
+RuntimeDevice::create(DeviceOptions Opts) {
   if (Error E = validateOptions(Opts))
     return E;
   auto Linker = JITLinker::create();
   if (!Linker)
     return Linker.takeError();
-  return std::unique_ptr<Device>(
-      new Device(std::make_unique<Impl>(std::move(Opts), std::move(*Linker))));
+  return std::unique_ptr<RuntimeDevice>(new RuntimeDevice(
+      std::make_unique<Impl>(std::move(Opts), std::move(*Linker))));
 }
 
-const DeviceOptions &Device::options() const { return P->Opts; }
+const DeviceOptions &RuntimeDevice::options() const { return P->Opts; }
 
-Executor &Device::executor() { return P->Exec; }
+Executor &RuntimeDevice::executor() { return P->Exec; }
 
-bool Device::hasStore() const { return P->Target.persists(); }
+bool RuntimeDevice::hasStore() const { return P->Target.persists(); }
 
-std::string Device::storeFolder() {
+std::string RuntimeDevice::storeFolder() {
   FileStore *F = P->Target.artifactStore().kernels();
   return F ? F->folder() : std::string();
 }
 
-const StoreWarnings &Device::storeWarnings() const {
+const StoreWarnings &RuntimeDevice::storeWarnings() const {
   return P->Env.warnings();
 }
 
-bool Device::storeUsable() {
+bool RuntimeDevice::storeUsable() {
   FileStore *F = P->Target.artifactStore().kernels();
   return F && F->usable();
 }
 
-Expected<LoadedKernel> Device::getKernel(const Kernel &K,
-                                         const CpuVariant &Variant,
-                                         KernelStats *Stats) {
+Expected<LoadedKernel> RuntimeDevice::getKernel(const IRKernel &K,
+                                                const CpuVariant &Variant,
+                                                KernelStats *Stats) {
   KernelRequest R;
   R.K = &K;
   R.Variant = Variant;
@@ -328,10 +329,10 @@ Expected<LoadedKernel> Device::getKernel(const Kernel &K,
   return std::move(Results.front());
 }
 
-Expected<LoadedKernel> Device::getKernel(const Kernel &K,
-                                         llvm::StringRef KernelId,
-                                         const CpuVariant &Variant,
-                                         KernelStats *Stats) {
+Expected<LoadedKernel> RuntimeDevice::getKernel(const IRKernel &K,
+                                                llvm::StringRef KernelId,
+                                                const CpuVariant &Variant,
+                                                KernelStats *Stats) {
   if (KernelId.empty())
     return llvm::createStringError(
         std::make_error_code(std::errc::invalid_argument),
@@ -348,35 +349,35 @@ Expected<LoadedKernel> Device::getKernel(const Kernel &K,
 }
 
 std::vector<Expected<LoadedKernel>>
-Device::getKernels(llvm::ArrayRef<KernelRequest> Requests,
-                   const KernelBatchOptions &Opts,
-                   std::vector<KernelStats> *Stats) {
+RuntimeDevice::getKernels(llvm::ArrayRef<KernelRequest> Requests,
+                          const KernelBatchOptions &Opts,
+                          std::vector<KernelStats> *Stats) {
   return P->serve(Requests, Opts, Stats);
 }
 
-Error Device::launch(const LoadedKernel &Kernel,
-                     std::array<uint32_t, 3> CubeCount,
-                     llvm::ArrayRef<ArgBinding> Args, LaunchStop *Stop) {
+Error RuntimeDevice::launch(const LoadedKernel &Kernel,
+                            std::array<uint32_t, 3> CubeCount,
+                            llvm::ArrayRef<ArgBinding> Args, LaunchStop *Stop) {
   return P->Exec.launch(Kernel, CubeCount, Args, /*RequiredAlignment=*/0,
                         /*Validated=*/false, Stop);
 }
 
-bool Device::unloadKernel(const Kernel &K, llvm::StringRef KernelId,
-                          uint64_t IRHash, const CpuVariant &Variant) {
+bool RuntimeDevice::unloadKernel(const IRKernel &K, llvm::StringRef KernelId,
+                                 uint64_t IRHash, const CpuVariant &Variant) {
   std::string Id =
       KernelId.empty() ? kernelIdFromIR(K, IRHash) : KernelId.str();
   return P->Loader.erase(
       CpuTarget::Id{kiln::KernelId(std::move(Id), IRHash), Variant});
 }
 
-size_t Device::loadedCount() const { return P->Loader.loadedCount(); }
+size_t RuntimeDevice::loadedCount() const { return P->Loader.loadedCount(); }
 
-LoaderStatistics Device::loaderStatistics() const {
+LoaderStatistics RuntimeDevice::loaderStatistics() const {
   return P->Loader.statistics();
 }
 
-uint64_t Device::warningCount() const { return storeWarnings().count(); }
+uint64_t RuntimeDevice::warningCount() const { return storeWarnings().count(); }
 
-std::vector<std::string> Device::recentWarnings() const {
+std::vector<std::string> RuntimeDevice::recentWarnings() const {
   return storeWarnings().recent();
 }

@@ -32,7 +32,7 @@ using llvm::Twine;
 
 //===-- ArgBinding --------------------------------------------------------===//
 
-ArgBinding ArgBinding::buffer(Buffer &B, AccessKind Access) {
+ArgBinding ArgBinding::buffer(HostBuffer &B, AccessKind Access) {
   return buffer(B.data(), B.elementType(), B.count(), Access);
 }
 

@@ -194,7 +194,7 @@ int fail(StringRef Prefix, const Twine &Message) {
 
 /// Lowers \p K and runs the backend as far as --emit (when \p Write; its
 /// output goes to \p OS) and --print-after need.
-int emitBackend(StringRef Name, const kiln::Kernel &K, raw_pwrite_stream &OS,
+int emitBackend(StringRef Name, const kiln::IRKernel &K, raw_pwrite_stream &OS,
                 bool Write) {
   using Stage = kiln::PipelineStage;
   Stage Last = !Write                     ? Stage::Lower
@@ -264,14 +264,14 @@ int compileFile(StringRef File) {
     return 1;
   }
 
-  std::vector<const kiln::Kernel *> Selected;
+  std::vector<const kiln::IRKernel *> Selected;
   if (KernelName.getNumOccurrences()) {
-    const kiln::Kernel *K = M->findKernel(KernelName);
+    const kiln::IRKernel *K = M->findKernel(KernelName);
     if (!K)
       return fail(Name, "no kernel named '" + KernelName + "'");
     Selected.push_back(K);
   } else {
-    for (const kiln::Kernel &K : M->Kernels)
+    for (const kiln::IRKernel &K : M->Kernels)
       Selected.push_back(&K);
   }
 
@@ -361,7 +361,7 @@ int compileIntoStore() {
     Modules.push_back(std::make_unique<kiln::Module>(std::move(*M)));
     const kiln::Module &Mod = *Modules.back();
     std::map<std::string, kiln::SourceLoc> Names;
-    for (const kiln::Kernel &K : Mod.Kernels) {
+    for (const kiln::IRKernel &K : Mod.Kernels) {
       // Each kernel is verified by the compilation, so that a bad kernel
       // fails alone; only the module's own rule is checked here, worded as
       // the verifier words it.
@@ -403,7 +403,7 @@ int compileIntoStore() {
   DO.WarningSink = kiln::printWarningToStderr;
   if (kiln::compilationLoggingEnabled())
     DO.KernelLogSink = [](StringRef Line) { errs() << Line << '\n'; };
-  auto Dev = kiln::Device::create(DO);
+  auto Dev = kiln::RuntimeDevice::create(DO);
   if (!Dev)
     return fail(Tool, toString(Dev.takeError()));
 
@@ -447,7 +447,7 @@ int compileIntoStore() {
       continue;
     if (Stats[R].RemoteHit)
       ++FromRemote;
-    else if (Stats[R].Origin == kiln::KernelOrigin::Store)
+    else if (Stats[R].Origin == kiln::KernelProvenance::Store)
       ++Stored;
     else {
       ++Compiled;

@@ -193,16 +193,16 @@ void stat(std::string_view Phase, double Ms) {
 /// How --stats says the kernel was obtained.
 const char *originText(const kiln::KernelStats &KS) {
   switch (KS.Origin) {
-  case kiln::KernelOrigin::Store:
+  case kiln::KernelProvenance::Store:
     return KS.RemoteHit ? "loaded from the store (remote hit)"
                         : "loaded from the store";
-  case kiln::KernelOrigin::Compiled:
+  case kiln::KernelProvenance::Compiled:
     return KS.Stored     ? "compiled, stored"
            : KS.HasStore ? "compiled, not stored"
                          : "compiled, not stored (no store)";
-  case kiln::KernelOrigin::Memory:
+  case kiln::KernelProvenance::Memory:
     return "loaded from memory";
-  case kiln::KernelOrigin::Failed:
+  case kiln::KernelProvenance::Failed:
     return "failed";
   }
   llvm_unreachable("unknown kernel origin");
@@ -234,7 +234,8 @@ Expected<std::chrono::microseconds> timeoutLimit() {
 }
 
 /// The device the options ask for, printing debug_print text on stderr.
-Expected<std::unique_ptr<kiln::Device>> makeDevice(kiln::DeviceOptions DO) {
+Expected<std::unique_ptr<kiln::RuntimeDevice>>
+makeDevice(kiln::DeviceOptions DO) {
   DO.OptLevel = OptLevel - '0';
   DO.Threads = Threads;
   DO.Features = llvm::join(MAttr, ",");
@@ -257,7 +258,7 @@ Expected<std::unique_ptr<kiln::Device>> makeDevice(kiln::DeviceOptions DO) {
   if (!Remote)
     return Remote.takeError();
   DO.Remote = std::move(*Remote);
-  auto Dev = kiln::Device::create(DO);
+  auto Dev = kiln::RuntimeDevice::create(DO);
   if (!Dev)
     return Dev.takeError();
   // debug_print text goes to stderr, whole launches at a time, so that
@@ -271,7 +272,7 @@ Expected<std::unique_ptr<kiln::Device>> makeDevice(kiln::DeviceOptions DO) {
 }
 
 /// --stats' line on how kernel \p K was obtained.
-void kernelStat(const kiln::Kernel &K, const kiln::CpuVariant &Variant,
+void kernelStat(const kiln::IRKernel &K, const kiln::CpuVariant &Variant,
                 const kiln::KernelStats &KS) {
   fmt::print(stderr, "{}: kernel {} ({}): {}\n", Tool, kiln::kernelIdFromIR(K),
              Variant.str(), originText(KS));
@@ -305,7 +306,7 @@ double median(std::vector<double> Ms) {
 }
 
 /// Writes buffer \p B to \p Path (--out).
-Error writeBuffer(const kiln::Buffer &B, StringRef Path) {
+Error writeBuffer(const kiln::HostBuffer &B, StringRef Path) {
   return kiln::writeOutputFile(
       Path, /*Binary=*/true, [&](raw_pwrite_stream &OS) {
         OS.write(static_cast<const char *>(B.data()), B.sizeInBytes());
@@ -314,7 +315,7 @@ Error writeBuffer(const kiln::Buffer &B, StringRef Path) {
 }
 
 /// Prints buffer \p B on standard output (--print).
-void printBuffer(const kiln::Buffer &B) {
+void printBuffer(const kiln::HostBuffer &B) {
   const char *Data = static_cast<const char *>(B.data());
   unsigned Size = B.elementType().storeSize();
   for (uint64_t E = 0; E < B.count() && !outs().has_error(); ++E)
@@ -381,10 +382,10 @@ int run() {
     return fail(std::move(E));
   double VerifyMs = msSince(Start);
 
-  const kiln::Kernel *K = M->findKernel(StringRef(KernelName).ltrim('@'));
+  const kiln::IRKernel *K = M->findKernel(StringRef(KernelName).ltrim('@'));
   if (!K) {
     std::string Known;
-    for (const kiln::Kernel &Each : M->Kernels)
+    for (const kiln::IRKernel &Each : M->Kernels)
       Known += (Known.empty() ? "@" : ", @") + Each.Name;
     return failInFile(
         FileName, "no kernel named '" + KernelName +
@@ -501,7 +502,7 @@ int runPlan() {
   kiln::DeviceOptions DO;
   DO.Limits.PlaneDim = PlaneDim;
   std::map<std::string, std::unique_ptr<kiln::Module>> Modules;
-  std::vector<const kiln::Kernel *> Kernels;
+  std::vector<const kiln::IRKernel *> Kernels;
   std::vector<std::vector<kiln::ParamMetadata>> Params;
   double VerifyMs = 0;
   for (const kiln::PlanKernel &PK : P->kernels()) {
@@ -521,10 +522,10 @@ int runPlan() {
       VerifyMs += msSince(VerifyStart);
       M = std::make_unique<kiln::Module>(std::move(*Parsed));
     }
-    const kiln::Kernel *K = M->findKernel(PK.Kernel);
+    const kiln::IRKernel *K = M->findKernel(PK.Kernel);
     if (!K) {
       std::string Known;
-      for (const kiln::Kernel &Each : M->Kernels)
+      for (const kiln::IRKernel &Each : M->Kernels)
         Known += (Known.empty() ? "@" : ", @") + Each.Name;
       return fail(kiln::makeDiagnostic(
           PlanName, PK.PathLoc,
@@ -569,7 +570,7 @@ int runPlan() {
 
   // The plan's devices: the first, and one per `device` statement, each
   // made as the options say.
-  std::vector<std::unique_ptr<kiln::Device>> Devs;
+  std::vector<std::unique_ptr<kiln::RuntimeDevice>> Devs;
   for (unsigned D = 0; D < P->deviceCount(); ++D) {
     auto Dev = makeDevice(DO);
     if (!Dev)
@@ -620,7 +621,7 @@ int runPlan() {
       auto LaunchStart = Clock::now();
       kiln::LaunchStop Stop;
       Error LE = Error::success();
-      kiln::Device &Dev = *Devs[L.Device];
+      kiln::RuntimeDevice &Dev = *Devs[L.Device];
       {
         kiln::Watchdog::Scope Deadline(Dev.executor().watchdog(), Stop,
                                        *Limit);

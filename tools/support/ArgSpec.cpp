@@ -507,7 +507,7 @@ void kiln::survivePipeReadersGoingAway() {
   });
 }
 
-Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {
+Expected<HostBuffer> kiln::createBuffer(const BufferSpec &Spec) {
   Type Ty = Spec.ElementType;
   uint64_t Elem = Ty.storeSize();
   std::optional<ReadFile> File;
@@ -532,7 +532,7 @@ Expected<Buffer> kiln::createBuffer(const BufferSpec &Spec) {
       return WrongSize(Twine(F->size()));
     File.emplace(std::move(*F));
   }
-  auto B = Buffer::create(Ty, Spec.Count);
+  auto B = HostBuffer::create(Ty, Spec.Count);
   if (!B)
     return B.takeError();
   uint8_t *Out = B->as<uint8_t>();
@@ -647,7 +647,7 @@ Expected<std::array<uint32_t, 3>> kiln::parseCubeCount(StringRef Text) {
   return Count;
 }
 
-std::vector<ParamMetadata> kiln::paramsOf(const Kernel &K) {
+std::vector<ParamMetadata> kiln::paramsOf(const IRKernel &K) {
   std::vector<ParamMetadata> Params;
   for (ValueId Id : K.Params) {
     const ValueInfo &V = K.value(Id);

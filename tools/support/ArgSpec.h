@@ -77,7 +77,7 @@ llvm::Expected<std::vector<uint8_t>> parseValueText(llvm::StringRef Text,
 /// such as /dev/zero, a FIFO) is read for at most one byte more than the
 /// buffer needs, so that a longer one is refused too and an endless one
 /// costs no more than the buffer. A FIFO without a writer reads as empty.
-llvm::Expected<Buffer> createBuffer(const BufferSpec &Spec);
+llvm::Expected<HostBuffer> createBuffer(const BufferSpec &Spec);
 
 /// The most bytes a tool reads of a `.kiln` input, a file or standard input:
 /// 64 MiB, far above any real module, low enough that reading one never
@@ -141,13 +141,13 @@ llvm::Expected<std::array<uint32_t, 3>> parseCubeCount(llvm::StringRef Text);
 
 /// The parameters of \p K as a launch binds them (the same list the
 /// lowering puts in CubeMetadata::Params).
-std::vector<ParamMetadata> paramsOf(const Kernel &K);
+std::vector<ParamMetadata> paramsOf(const IRKernel &K);
 
 /// The arguments of a launch built from `NAME=SPEC` texts: Buffers[i] owns
 /// the memory of parameter i when it is a buffer (empty otherwise), and
 /// Bindings[i] binds parameter i. Buffers do not move when the struct does.
 struct LaunchInputs {
-  std::vector<Buffer> Buffers;
+  std::vector<HostBuffer> Buffers;
   std::vector<ArgBinding> Bindings;
 };
 

@@ -144,7 +144,7 @@ struct BufferDecl {
   Type ElementType;
   bool HasShape = false, HasBox = false, HasIm2col = false;
   bool Created = false;
-  Buffer Storage;
+  HostBuffer Storage;
   ArgBinding Binding;
 };
 
@@ -156,7 +156,7 @@ struct StreamDecl {
 
 /// An `allreduce OP STREAM=BUFFER ...` statement.
 struct AllReduceStmt {
-  ReduceOp Op = ReduceOp::Sum;
+  AllReduceOp Op = AllReduceOp::Sum;
   std::vector<unsigned> Streams, Buffers;
   std::vector<SourceLoc> BufferLocs;
 };
@@ -164,7 +164,7 @@ struct AllReduceStmt {
 /// What a `read` statement read back.
 struct ReadSnapshot {
   std::string Name;
-  Buffer Contents;
+  HostBuffer Contents;
 };
 
 struct Symbol {
@@ -1160,11 +1160,11 @@ Error Plan::Impl::parseHostStatement(const Token &Kw, Cursor &C,
     const Token &OpTok = C.next();
     AllReduceStmt A;
     if (OpTok.isName("sum"))
-      A.Op = ReduceOp::Sum;
+      A.Op = AllReduceOp::Sum;
     else if (OpTok.isName("max"))
-      A.Op = ReduceOp::Max;
+      A.Op = AllReduceOp::Max;
     else if (OpTok.isName("min"))
-      A.Op = ReduceOp::Min;
+      A.Op = AllReduceOp::Min;
     else
       return error(OpTok.Loc, "expected sum, max or min after 'allreduce', "
                               "found " +
@@ -1898,7 +1898,7 @@ Error Plan::Impl::execHost(const Stmt &S,
     const BufferDecl &B = Buffers[Names[S.X]];
     if (Checking)
       return Error::success();
-    auto Snap = Buffer::create(B.ElementType, B.Storage.count());
+    auto Snap = HostBuffer::create(B.ElementType, B.Storage.count());
     if (!Snap)
       return error(S.Loc, "read of '" + Buffers[S.X].Name +
                               "': " + toString(Snap.takeError()));
@@ -1939,7 +1939,7 @@ Error Plan::Impl::execHost(const Stmt &S,
     for (size_t I = 1; I < A.Streams.size(); ++I)
       if (Error E = First.wait(Queues[A.Streams[I]]->record(), ""))
         return E;
-    ReduceOp Op = A.Op;
+    AllReduceOp Op = A.Op;
     if (Error E = First.push([Data, Count, Ty, Op] {
           allReduceInPlace(Data, Count, Ty, Op);
           return Error::success();
@@ -2134,7 +2134,7 @@ bool Plan::hasBuffer(StringRef Name) const {
                       [&](const BufferDecl &B) { return B.Name == Name; });
 }
 
-const Buffer *Plan::buffer(StringRef Name) const {
+const HostBuffer *Plan::buffer(StringRef Name) const {
   if (!P->HasRun)
     return nullptr;
   for (size_t I = 0; I < P->Buffers.size(); ++I)

@@ -75,7 +75,7 @@ struct PlanLaunch {
 /// wrote it, and what it held when its stream reached the statement.
 struct PlanRead {
   std::string Name;
-  const Buffer *Contents = nullptr;
+  const HostBuffer *Contents = nullptr;
 };
 
 class Plan {
@@ -136,7 +136,7 @@ public:
   bool hasBuffer(llvm::StringRef Name) const;
   /// The buffer that \p Name names after the last run (after its swaps);
   /// null before the first run or for a name that is not a buffer.
-  const Buffer *buffer(llvm::StringRef Name) const;
+  const HostBuffer *buffer(llvm::StringRef Name) const;
 
 private:
   struct Impl;

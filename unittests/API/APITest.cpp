@@ -163,7 +163,7 @@ TEST(DeviceTest, BuilderKernels) {
   kiln::ValueId I = B.builtin(OpKind::AbsolutePos);
   kiln::ValueId Two = B.op(OpKind::Add, {I, I});
   B.store(Out, I, Two);
-  llvm::Expected<kiln::Kernel> K = B.finish();
+  llvm::Expected<kiln::IRKernel> K = B.finish();
   ASSERT_TRUE(static_cast<bool>(K)) << llvm::toString(K.takeError());
   Device D = memoryDevice();
   Result<Kernel> H = D.loadKernel(*K);
@@ -183,7 +183,7 @@ TEST(DeviceTest, BuilderKernels) {
   kiln::ValueId BI = Bad.builtin(OpKind::UnitPos);
   kiln::ValueId F = Bad.cast(BI, kiln::Type::scalar(kiln::ScalarKind::F32));
   Bad.store(BO, BI, F);
-  llvm::Expected<kiln::Kernel> BK = Bad.finish();
+  llvm::Expected<kiln::IRKernel> BK = Bad.finish();
   ASSERT_TRUE(static_cast<bool>(BK)) << llvm::toString(BK.takeError());
   Result<Kernel> BH = D.loadKernel(*BK);
   ASSERT_FALSE(BH.ok());

@@ -33,7 +33,7 @@ namespace {
 /// Each cube of 8 units: unit u copies src[cube*8 + u] into a shared tile
 /// with memcpy_async_tx on a cube barrier (unit 0 expecting the tile's 32
 /// bytes), every unit arrives and waits, then writes the tile reversed.
-kiln::Kernel buildReverse(uint32_t ArrivalCount) {
+kiln::IRKernel buildReverse(uint32_t ArrivalCount) {
   KernelBuilder B("reverse");
   B.setCubeDim({8});
   kiln::Type I32 = kiln::Type::scalar(ScalarKind::I32);
@@ -59,7 +59,7 @@ kiln::Kernel buildReverse(uint32_t ArrivalCount) {
 }
 
 TEST(BarrierTest, BuiltKernelPrintsParsesAndRuns) {
-  kiln::Kernel K = buildReverse(8);
+  kiln::IRKernel K = buildReverse(8);
   ASSERT_FALSE(llvm::errorToBool(kiln::verifyKernel(K, kiln::DeviceLimits(), "<builder>")));
   std::string Text = kiln::printKernel(K);
   EXPECT_NE(Text.find("  %bar = barrier_cube 8:u32\n"), std::string::npos)
@@ -93,7 +93,7 @@ TEST(BarrierTest, BuiltKernelPrintsParsesAndRuns) {
 
 TEST(BarrierTest, MissingArrivalIsAKernelFault) {
   // Nine arrivals expected, eight units: the wait can never complete.
-  kiln::Kernel K = buildReverse(9);
+  kiln::IRKernel K = buildReverse(9);
   Device D = memoryDevice();
   Result<Kernel> Loaded = D.loadKernel(K);
   ASSERT_TRUE(Loaded.ok()) << Loaded.status().str();

@@ -68,7 +68,7 @@ TEST(CmmaTest, BuiltMatmulRunsOnEveryPlane) {
   B.end();
   ValueId IC = B.op(OpKind::Add, {RowBase, Col});
   B.cmmaStore(C, IC, Acc, N); // the accumulator's own row layout
-  llvm::Expected<kiln::Kernel> Built = B.finish();
+  llvm::Expected<kiln::IRKernel> Built = B.finish();
   ASSERT_TRUE(static_cast<bool>(Built)) << llvm::toString(Built.takeError());
 
   Device D = memoryDevice();

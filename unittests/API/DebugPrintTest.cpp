@@ -167,7 +167,7 @@ TEST(DebugPrintTest, BuiltKernelPrints) {
   B.setCubeDim({2});
   kiln::ValueId U = B.builtin(kiln::OpKind::UnitPos);
   B.debugPrint("unit %u of %d\n", {U, kiln::lit::i32(-2)});
-  llvm::Expected<kiln::Kernel> IR = B.finish();
+  llvm::Expected<kiln::IRKernel> IR = B.finish();
   ASSERT_TRUE(!!IR) << llvm::toString(IR.takeError());
   Device D = memoryDevice();
   Captured Got;
@@ -240,7 +240,7 @@ TEST(ClusterTest, BuiltKernelReadsItsClusterShape) {
   kiln::ValueId Next = B.binary(OpKind::Add, Twice, kiln::lit::u32(1));
   B.store(Out, Twice, Rank);
   B.store(Out, Next, B.binary(OpKind::Add, Size, DimZ));
-  llvm::Expected<kiln::Kernel> IR = B.finish();
+  llvm::Expected<kiln::IRKernel> IR = B.finish();
   ASSERT_TRUE(!!IR) << llvm::toString(IR.takeError());
   std::string Text = kiln::printKernel(*IR);
   EXPECT_NE(Text.find("cluster_dim(1, 2, 3)"), std::string::npos) << Text;

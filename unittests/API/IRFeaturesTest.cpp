@@ -25,7 +25,7 @@ namespace {
 const kiln::Type U32 = kiln::Type::scalar(kiln::ScalarKind::U32);
 
 Kernel load(Device &D, kiln::KernelBuilder &B) {
-  llvm::Expected<kiln::Kernel> K = B.finish();
+  llvm::Expected<kiln::IRKernel> K = B.finish();
   if (!K) {
     ADD_FAILURE() << llvm::toString(K.takeError());
     return Kernel();

@@ -30,11 +30,11 @@ inline Device memoryDevice(unsigned Threads = 0) {
 
 /// The kernel \p B built; an empty kernel and a test failure that says why
 /// when it does not build.
-inline kiln::Kernel finishOrFail(kiln::KernelBuilder &B) {
-  llvm::Expected<kiln::Kernel> K = B.finish();
+inline kiln::IRKernel finishOrFail(kiln::KernelBuilder &B) {
+  llvm::Expected<kiln::IRKernel> K = B.finish();
   if (!K) {
     ADD_FAILURE() << llvm::toString(K.takeError());
-    return kiln::Kernel();
+    return kiln::IRKernel();
   }
   return std::move(*K);
 }

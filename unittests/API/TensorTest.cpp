@@ -130,7 +130,7 @@ TEST_F(TensorBindingTest, MalformedBindingsAreRefused) {
 /// unit 0 loads a [2, 4] box of %src at (y, x) into shared memory on a cube
 /// barrier, every unit waits, each unit copies one element out; then unit 0
 /// stores the tile into %dst at (x, y) with the store ordering operations.
-kiln::Kernel buildTileCopy() {
+kiln::IRKernel buildTileCopy() {
   KernelBuilder B("tile");
   B.setCubeDim({8});
   kiln::Type F32 = kiln::Type::scalar(ScalarKind::F32);
@@ -161,7 +161,7 @@ kiln::Kernel buildTileCopy() {
 }
 
 TEST(TensorMapTest, BuiltKernelPrintsParsesAndRuns) {
-  kiln::Kernel K = buildTileCopy();
+  kiln::IRKernel K = buildTileCopy();
   ASSERT_FALSE(llvm::errorToBool(
       kiln::verifyKernel(K, kiln::DeviceLimits(), "<builder>")));
   std::string Text = kiln::printKernel(K);
@@ -254,7 +254,7 @@ TEST(TensorMapTest, BuiltKernelPrintsParsesAndRuns) {
 
 /// One unit loads 8 pixels of 2 channels of an im2col map at (0, -1, -1, 0)
 /// with offsets (1, 1) into shared memory; 16 units copy them out.
-kiln::Kernel buildIm2colLoad() {
+kiln::IRKernel buildIm2colLoad() {
   KernelBuilder B("im2col");
   B.setCubeDim({16});
   kiln::Type U32 = kiln::Type::scalar(ScalarKind::U32);
@@ -279,7 +279,7 @@ kiln::Kernel buildIm2colLoad() {
 }
 
 TEST(TensorMapTest, Im2colKernelPrintsParsesRunsAndChecksItsBinding) {
-  kiln::Kernel K = buildIm2colLoad();
+  kiln::IRKernel K = buildIm2colLoad();
   ASSERT_FALSE(llvm::errorToBool(
       kiln::verifyKernel(K, kiln::DeviceLimits(), "<builder>")));
   std::string Text = kiln::printKernel(K);

@@ -60,8 +60,8 @@ struct CpuBackendTest : ::testing::Test {
     ASSERT_TRUE(!!L) << llvm::toString(L.takeError());
     Linker = std::move(*L);
   }
-  const Kernel &kernel(llvm::StringRef Name) { return *M.findKernel(Name); }
-  CpuTarget::Id idOf(const Kernel &K, CpuVariant V = {}) {
+  const IRKernel &kernel(llvm::StringRef Name) { return *M.findKernel(Name); }
+  CpuTarget::Id idOf(const IRKernel &K, CpuVariant V = {}) {
     return {KernelId(kernelIdFromIR(K), hashKernel(K)), V};
   }
   ArtifactStore<CpuArtifact> storeAt(const std::string &Root) {
@@ -142,7 +142,7 @@ TEST_F(CpuBackendTest, LowerVerifiesFirst) {
 
 TEST_F(CpuBackendTest, LowerMakesAnObjectAndRecordsOnlyWhenAsked) {
   CpuCompiler C;
-  const Kernel &K = kernel("vadd");
+  const IRKernel &K = kernel("vadd");
   CompilationRecording Off;
   CompilationLogger Log;
   auto A = C.lower({K, "k.kiln"}, idOf(K), Off, Log);
@@ -172,7 +172,7 @@ TEST_F(CpuBackendTest, LowerMakesAnObjectAndRecordsOnlyWhenAsked) {
 
 TEST_F(CpuBackendTest, StoreHitInANewTargetAndStaleArtifactRecompiles) {
   TempDir Root;
-  const Kernel &K = kernel("fill");
+  const IRKernel &K = kernel("fill");
   CpuSource Src{K, "k.kiln"};
   {
     CpuTarget T(CpuCompiler(), *Linker, storeAt(Root.path()));
@@ -224,7 +224,7 @@ std::vector<CpuArtifact> batchInto(CpuBackendTest &F, const std::string &Root,
   std::vector<CpuSource> Sources;
   std::vector<KernelLoader<CpuTarget>::Request> Requests;
   Sources.reserve(F.M.Kernels.size() * 2);
-  for (const Kernel &K : F.M.Kernels)
+  for (const IRKernel &K : F.M.Kernels)
     for (bool Checked : {true, false}) {
       if (K.Name == "bad")
         continue;
@@ -266,9 +266,9 @@ TEST_F(CpuBackendTest, DeviceServesFromItsStore) {
   DeviceOptions O;
   O.StoreDir = Root.path();
   O.StoreMode = DeviceStoreMode::ReadWrite;
-  const Kernel &K = kernel("fill");
+  const IRKernel &K = kernel("fill");
   {
-    auto D = Device::create(O);
+    auto D = RuntimeDevice::create(O);
     ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
     KernelStats S;
     auto L = (*D)->getKernel(K, {}, &S);
@@ -278,17 +278,17 @@ TEST_F(CpuBackendTest, DeviceServesFromItsStore) {
     EXPECT_TRUE(S.HasStore);
     EXPECT_GT(S.CodegenSeconds, 0.0);
   }
-  auto D = Device::create(O);
+  auto D = RuntimeDevice::create(O);
   ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
   KernelStats S;
   ASSERT_TRUE(!!(*D)->getKernel(K, {}, &S));
-  EXPECT_EQ(S.Origin, KernelOrigin::Store);
+  EXPECT_EQ(S.Origin, KernelProvenance::Store);
   EXPECT_EQ(S.CodegenSeconds, 0.0);
   ASSERT_TRUE(!!(*D)->getKernel(K, {}, &S));
-  EXPECT_EQ(S.Origin, KernelOrigin::Memory);
+  EXPECT_EQ(S.Origin, KernelProvenance::Memory);
   // A runtime-given id is another entry.
   ASSERT_TRUE(!!(*D)->getKernel(K, "runtime-fill-1", {}, &S));
-  EXPECT_EQ(S.Origin, KernelOrigin::Compiled);
+  EXPECT_EQ(S.Origin, KernelProvenance::Compiled);
   auto Empty = (*D)->getKernel(K, "", {}, &S);
   EXPECT_FALSE(!!Empty);
   llvm::consumeError(Empty.takeError());
@@ -299,7 +299,7 @@ TEST_F(CpuBackendTest, DeviceServesFromItsStore) {
 /// check the CPU target installs on its (generic) store.
 TEST_F(CpuBackendTest, TargetInstallsTheHostFeatureCheck) {
   TempDir Root;
-  const Kernel &K = kernel("fill");
+  const IRKernel &K = kernel("fill");
   CpuSource Src{K, "k.kiln"};
   {
     CpuTarget T(CpuCompiler(), *Linker, storeAt(Root.path()));
@@ -324,10 +324,10 @@ TEST_F(CpuBackendTest, TargetInstallsTheHostFeatureCheck) {
 TEST_F(CpuBackendTest, DeviceBatchFailsABadKernelAlone) {
   DeviceOptions O;
   O.StoreMode = DeviceStoreMode::Off;
-  auto D = Device::create(O);
+  auto D = RuntimeDevice::create(O);
   ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
   std::vector<KernelRequest> Rs;
-  for (const Kernel &K : M.Kernels)
+  for (const IRKernel &K : M.Kernels)
     Rs.push_back({&K, {}, "k.kiln", "", {}});
   Rs.push_back({&kernel("fill"), {}, "k.kiln", "", {}}); // a duplicate
   Rs.push_back({nullptr, {}, "", "", {}});
@@ -349,8 +349,8 @@ TEST_F(CpuBackendTest, DeviceBatchFailsABadKernelAlone) {
             std::string::npos);
   EXPECT_FALSE(!!R[5]);
   llvm::consumeError(R[5].takeError());
-  EXPECT_EQ(S[0].Origin, KernelOrigin::Compiled);
-  EXPECT_EQ(S[3].Origin, KernelOrigin::Failed);
+  EXPECT_EQ(S[0].Origin, KernelProvenance::Compiled);
+  EXPECT_EQ(S[3].Origin, KernelProvenance::Failed);
   EXPECT_EQ(R[0]->entry(), R[4]->entry());
   EXPECT_GT(Calls, 0u);
   EXPECT_EQ(LastDone, LastTotal);

@@ -70,7 +70,7 @@ std::string errorOf(const CodeGenOptions &O) {
 
 TEST(CrossArch, ObjectsForEitherArchitectureFromAnyHost) {
   Module M = test::parseOk(Source, "k.kiln");
-  const Kernel &K = *M.findKernel("saxpy");
+  const IRKernel &K = *M.findKernel("saxpy");
   struct Case {
     const char *Triple, *CPU;
     unsigned Machine; // EM_X86_64, EM_AARCH64
@@ -177,7 +177,7 @@ TEST(CrossArch, BadTargetRequestsAreClearErrors) {
 
 TEST(CrossArch, ABundleFromAnotherArchitectureIsNotTakenForThisOnes) {
   Module M = test::parseOk(Source, "k.kiln");
-  const Kernel &K = *M.findKernel("saxpy");
+  const IRKernel &K = *M.findKernel("saxpy");
   CpuTarget::Id Id{KernelId(kernelIdFromIR(K), hashKernel(K)), CpuVariant()};
   Foreign Other = foreignArch();
 

@@ -13,17 +13,17 @@ namespace {
 const Type F32 = Type::scalar(ScalarKind::F32);
 const Type U32 = Type::scalar(ScalarKind::U32);
 
-Kernel finishOk(KernelBuilder &B) {
-  llvm::Expected<Kernel> K = B.finish();
+IRKernel finishOk(KernelBuilder &B) {
+  llvm::Expected<IRKernel> K = B.finish();
   if (!K) {
     ADD_FAILURE() << llvm::toString(K.takeError());
-    return Kernel();
+    return IRKernel();
   }
   return std::move(*K);
 }
 
 std::string finishError(KernelBuilder &B) {
-  llvm::Expected<Kernel> K = B.finish();
+  llvm::Expected<IRKernel> K = B.finish();
   if (K) {
     ADD_FAILURE() << "built:\n" << printKernel(*K);
     return "";
@@ -70,7 +70,7 @@ void expectSameBlock(const Block &A, const Block &B) {
 }
 
 /// parse(print(K)) is the same kernel, up to source locations.
-void expectSameKernel(const Kernel &A, const Kernel &B) {
+void expectSameKernel(const IRKernel &A, const IRKernel &B) {
   EXPECT_EQ(A.Name, B.Name);
   EXPECT_EQ(A.CubeDim, B.CubeDim);
   EXPECT_EQ(A.CubeDimRank, B.CubeDimRank);
@@ -90,7 +90,7 @@ void expectSameKernel(const Kernel &A, const Kernel &B) {
   expectSameBlock(A.Body, B.Body);
 }
 
-void expectRoundTrip(const Kernel &K) {
+void expectRoundTrip(const IRKernel &K) {
   std::string Text = printKernel(K);
   llvm::Expected<Module> M = parseModule(Text, "builder.kiln");
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError()) << "\n" << Text;
@@ -114,7 +114,7 @@ TEST(BuilderTest, VAddPrintsAsWritten) {
   ValueId S = B.op(OpKind::Add, {X, Y});
   B.store(C, I, S);
   B.end();
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   EXPECT_EQ(printKernel(K),
             "kernel @vadd cube_dim(256) (%a: buffer<f32, read>, %b: "
             "buffer<f32, read>, %c: buffer<f32, write>, %n: u32) {\n"
@@ -186,7 +186,7 @@ TEST(BuilderTest, EveryConstructRoundTrips) {
   B.end();
   ValueId Ln = B.len(Out);
   B.select(B.op(OpKind::Eq, {Ln, Bal}), Ln, Ln);
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   EXPECT_EQ(K.Values[Bal].Ty, Type::line(ScalarKind::U32, 4));
   EXPECT_EQ(K.Values[Dot].Ty, F32);
   EXPECT_EQ(K.Values[E].Ty, F32);
@@ -260,7 +260,7 @@ TEST(BuilderTest, SwitchCasesWithSeveralLabels) {
   B.store(Out, lit::u32(0), lit::u32(2));
   B.addDefault();
   B.end();
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   const Operation &Sw = K.Body.Ops[0];
   EXPECT_EQ(Sw.CaseValues, (std::vector<CaseLabel>{1, 3, -5, 2}));
   EXPECT_EQ(Sw.CaseLabelCounts, (std::vector<uint32_t>{3, 1}));
@@ -278,7 +278,7 @@ TEST(BuilderTest, SwitchCasesWithSeveralLabels) {
   One.addCase(llvm::ArrayRef<int64_t>{7});
   One.addCase(8);
   One.end();
-  Kernel K1 = finishOk(One);
+  IRKernel K1 = finishOk(One);
   EXPECT_TRUE(K1.Body.Ops[0].CaseLabelCounts.empty());
   EXPECT_EQ(K1.Body.Ops[0].CaseValues, (std::vector<CaseLabel>{7, 8}));
 
@@ -312,7 +312,7 @@ TEST(BuilderTest, SwitchLabelsAboveInt64) {
   B.addCase(-1); // not the same label as 2^64 - 1
   B.addCaseLabels({CaseLabel::fromUnsigned(uint64_t(1) << 63), CaseLabel(3)});
   B.end();
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   const Operation &Sw = K.Body.Ops[0];
   EXPECT_EQ(Sw.CaseValues,
             (std::vector<CaseLabel>{Max, -1,
@@ -338,7 +338,7 @@ TEST(BuilderTest, GeneratedNamesSkipGivenOnes) {
   KernelBuilder B("k");
   B.addScalar("0", U32);
   ValueId X = B.builtin(OpKind::PlaneDim);
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   EXPECT_EQ(K.Values[X].Name, "1");
 }
 
@@ -379,7 +379,7 @@ TEST(BuilderTest, CmmaOperationsRoundTrip) {
   B.cmmaMma(Acc, FA, FB, Acc);
   B.cmmaCast(Half, Acc);
   B.cmmaStore(C, lit::u32(0), Acc, Stride, MatrixLayout::Col);
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   EXPECT_EQ(printKernel(K),
             "kernel @mma cube_dim(32) (%a: buffer<f16, read>, %b: buffer<f16, "
             "read>, %c: buffer<f32, write>, %stride: u32) {\n"
@@ -399,7 +399,7 @@ TEST(BuilderTest, CmmaOperationsRoundTrip) {
   // (expectSameKernel does not look at them).
   llvm::Expected<Module> M = parseModule(printKernel(K), "builder.kiln");
   ASSERT_TRUE(bool(M)) << llvm::toString(M.takeError());
-  const Kernel &P = M->Kernels[0];
+  const IRKernel &P = M->Kernels[0];
   for (ValueId Id : {FA, FB, Acc, Half}) {
     EXPECT_EQ(P.value(Id).Kind, ValueKind::Fragment);
     EXPECT_EQ(P.value(Id).Matrix, K.value(Id).Matrix);
@@ -429,7 +429,7 @@ TEST(BuilderTest, CubeFragmentsAndElementOperationsRoundTrip) {
   ValueId R = B.named("r").op(OpKind::CmmaRow, {C, lit::u32(1), N});
   ValueId X = B.named("x").op(OpKind::CmmaGet, {FA, R});
   B.cmmaSet(FA, lit::u32(0), X);
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   EXPECT_EQ(printKernel(K),
             "kernel @elems cube_dim(64) (%m: buffer<f16, read>) {\n"
             "  %c = fragment matrix<accumulator, 32x16x16, f32, cube>\n"
@@ -535,7 +535,7 @@ TEST(BuilderTest, ScaledMmaPrintsAndParses) {
   ValueId FB = B.named("b").fragment(TB);
   ValueId FC = B.named("c").fragment(TC);
   B.cmmaMmaScaled(FC, FA, FB, FC, S, S);
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   EXPECT_EQ(printKernel(K),
             "kernel @scaled cube_dim(32) (%s: ue8m0) {\n"
             "  %a = fragment matrix<a, 16x8x32, f8e4m3, row>\n"

@@ -22,13 +22,13 @@ TEST(HashTest, GoldenValue) {
   // The hash of the canonical text is part of every stored kernel's key:
   // it must not change between processes, runs or machines. The value was
   // checked against the reference xxHash library (XXH3_64bits of the text).
-  Kernel K = test::parseOneKernel(Scale, "h.kiln");
+  IRKernel K = test::parseOneKernel(Scale, "h.kiln");
   EXPECT_EQ(kernelIdFromIR(K), "scale-91b5812487edf0a0");
 }
 
 TEST(HashTest, SameTextSameHashAnyFormatting) {
-  Kernel A = test::parseOneKernel(Scale, "h.kiln");
-  Kernel B = test::parseOneKernel(
+  IRKernel A = test::parseOneKernel(Scale, "h.kiln");
+  IRKernel B = test::parseOneKernel(
       "// comment\nkernel   @scale cube_dim( 64 )(%a: buffer<f32,read_write>){"
       "%i = absolute_pos:u32 %x = load %a[%i]:f32 "
       "%y = mul %x, 2:f32 : f32 store %a[%i], %y}",
@@ -37,7 +37,7 @@ TEST(HashTest, SameTextSameHashAnyFormatting) {
 }
 
 TEST(HashTest, ChangesWithTheKernel) {
-  Kernel A = test::parseOneKernel(Scale, "h.kiln");
+  IRKernel A = test::parseOneKernel(Scale, "h.kiln");
   std::string Other = Scale;
   Other.replace(Other.find("2.0:f32"), 7, "3.0:f32");
   EXPECT_NE(hashKernel(A), hashKernel(test::parseOneKernel(Other, "h.kiln")));

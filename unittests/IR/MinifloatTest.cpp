@@ -151,7 +151,7 @@ TEST(Minifloat, BuilderKernelVerifiesAndPrints) {
   ValueId Keep = B.select(B.op(OpKind::Lt, {I, lit::u32(4)}), C, Big);
   B.store(Out, I, Keep);
   B.store(Pairs, I, B.cast(X, Type::line(ScalarKind::F4E2M1X2, 4)));
-  llvm::Expected<Kernel> K = B.finish();
+  llvm::Expected<IRKernel> K = B.finish();
   ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
   llvm::Error E = verifyKernel(*K, DeviceLimits(), "");
   EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E));
@@ -169,7 +169,7 @@ TEST(Minifloat, BuilderArithmeticIsRefused) {
   ValueId X = B.addScalar("x", Type::scalar(ScalarKind::F8E5M2));
   B.op(OpKind::Add, {X, X});
   B.cast(X, Type::scalar(ScalarKind::F4E2M1X2));
-  llvm::Expected<Kernel> K = B.finish();
+  llvm::Expected<IRKernel> K = B.finish();
   ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
   llvm::Error E = verifyKernel(*K, DeviceLimits(), "");
   ASSERT_TRUE(bool(E));

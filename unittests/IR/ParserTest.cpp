@@ -32,7 +32,7 @@ kernel @vadd cube_dim(256) (%a: buffer<f32, read>, %b: buffer<f32, read>,
 TEST(ParserTest, FillsTheStructures) {
   Module M = parseOk(VAdd);
   ASSERT_EQ(M.Kernels.size(), 1u);
-  const Kernel &K = M.Kernels[0];
+  const IRKernel &K = M.Kernels[0];
   EXPECT_EQ(K.Name, "vadd");
   EXPECT_EQ(K.CubeDimRank, 1);
   EXPECT_EQ(K.CubeDim[0], 256u);
@@ -78,7 +78,7 @@ TEST(ParserTest, BuiltinsLiteralsAndIndices) {
   %t = load %m[7:i32] : vec<4 x f16>
 })");
   ASSERT_EQ(M.Kernels.size(), 1u);
-  const Kernel &K = M.Kernels[0];
+  const IRKernel &K = M.Kernels[0];
   EXPECT_EQ(K.CubeDimRank, 2);
   EXPECT_EQ(K.PlaneDim, 32u);
   EXPECT_EQ(K.value(K.Params[0]).Ty, Type::line(ScalarKind::F16, 4));

@@ -74,7 +74,7 @@ TEST(LoweringCorpus, EveryShippedKernelLowersVerifiesAndLinks) {
       ADD_FAILURE() << llvm::toString(Mod.takeError());
       continue;
     }
-    for (const Kernel &K : Mod->Kernels) {
+    for (const IRKernel &K : Mod->Kernels) {
       if (llvm::Error E = verifyKernel(K, Limits, File)) {
         // Some files hold kernels for another plane size (a verifier test).
         llvm::consumeError(std::move(E));

@@ -37,7 +37,7 @@ struct Emitters {
   ScalarEmitter Scalar{Cx, Types, Values, Pos};
   MemoryEmitter Memory{Cx, Types, Scopes, Pos, Values, Scalar};
 
-  Emitters(const Kernel &K, llvm::LLVMContext &Ctx) : Cx(K, {}, {}, Ctx) {
+  Emitters(const IRKernel &K, llvm::LLVMContext &Ctx) : Cx(K, {}, {}, Ctx) {
     Cx.M = std::make_unique<llvm::Module>("emitters", Ctx);
     auto *FT = llvm::FunctionType::get(llvm::Type::getVoidTy(Ctx), false);
     Cx.F = llvm::Function::Create(FT, llvm::GlobalValue::ExternalLinkage, "f",
@@ -174,7 +174,7 @@ kernel @k cube_dim(8, 4) () {
   %p = plane_dim : u32
 }
 )");
-  const Kernel &K = M.Kernels.at(0);
+  const IRKernel &K = M.Kernels.at(0);
   llvm::LLVMContext Ctx;
   Emitters E(K, Ctx);
   E.Cx.PlaneDim = 16;

@@ -44,7 +44,7 @@ kernel @k cube_dim(16) (%b: buffer<f32, read_write>, %n: u32) {
 
 struct Analyzed {
   Module M;
-  const Kernel &K;
+  const IRKernel &K;
   UniformityInfo U;
   Segmentation S;
   Liveness L;

@@ -54,7 +54,7 @@ std::string buildKernel() {
   }
   B.store(Pairs, I, B.cast(X, Type::line(ScalarKind::F4E2M1X2, 4)));
   B.end();
-  llvm::Expected<Kernel> K = B.finish();
+  llvm::Expected<IRKernel> K = B.finish();
   if (!K) {
     ADD_FAILURE() << llvm::toString(K.takeError());
     return "";

@@ -33,7 +33,7 @@ inline Module parseVerified(const std::string &Text) {
 }
 
 /// The value named \p Name (without '%'), or NoValue.
-inline ValueId valueNamed(const Kernel &K, llvm::StringRef Name) {
+inline ValueId valueNamed(const IRKernel &K, llvm::StringRef Name) {
   for (ValueId Id = 0; Id < K.Values.size(); ++Id)
     if (K.value(Id).Name == Name)
       return Id;
@@ -43,7 +43,7 @@ inline ValueId valueNamed(const Kernel &K, llvm::StringRef Name) {
 
 /// The operation defining \p Name, or the \p Nth operation of kind \p Kind
 /// (pre-order, from 0).
-inline const Operation *opDefining(const Kernel &K, llvm::StringRef Name) {
+inline const Operation *opDefining(const IRKernel &K, llvm::StringRef Name) {
   ValueId Id = valueNamed(K, Name);
   const Operation *Found = nullptr;
   forEachOperation(K, [&](const Operation &Op, unsigned) {
@@ -52,7 +52,8 @@ inline const Operation *opDefining(const Kernel &K, llvm::StringRef Name) {
   });
   return Found;
 }
-inline const Operation *nthOp(const Kernel &K, OpKind Kind, unsigned Nth = 0) {
+inline const Operation *nthOp(const IRKernel &K, OpKind Kind,
+                              unsigned Nth = 0) {
   const Operation *Found = nullptr;
   forEachOperation(K, [&](const Operation &Op, unsigned) {
     if (Op.Kind == Kind && !Found && Nth-- == 0)

@@ -31,7 +31,7 @@ kernel @k cube_dim(64) (%n: u32) {
   %s = plane_sum %u : u32
 }
 )");
-  const Kernel &K = M.Kernels.at(0);
+  const IRKernel &K = M.Kernels.at(0);
   UniformityInfo U(K);
   Segmentation S(K, U, 32);
   EXPECT_TRUE(S.isSplit(*nthOp(K, OpKind::If, 0)));
@@ -91,7 +91,7 @@ kernel @k cube_dim(32) (%n: u32, %b: buffer<u32, read>) {
 
 bool interchanged(const std::string &Text) {
   Module M = parseVerified(Text);
-  const Kernel &K = M.Kernels.at(0);
+  const IRKernel &K = M.Kernels.at(0);
   UniformityInfo U(K);
   Segmentation S(K, U, 32);
   const Operation *For = nthOp(K, OpKind::For);
@@ -106,7 +106,7 @@ bool interchanged(const std::string &Text) {
 
 bool byUpperBound(const std::string &Text) {
   Module M = parseVerified(Text);
-  const Kernel &K = M.Kernels.at(0);
+  const IRKernel &K = M.Kernels.at(0);
   UniformityInfo U(K);
   Segmentation S(K, U, 32);
   return S.roundsByUpperBound(*nthOp(K, OpKind::For)) != nullptr;

@@ -1,7 +1,7 @@
 //===- RemoteDeviceTest.cpp - Devices sharing a remote tier ---------------===//
 //
-// End to end through kiln::Device (DeviceOptions::Remote): what one device
-// compiles, a device with an empty store loads from the tier, runs, and
+// End to end through kiln::RuntimeDevice (DeviceOptions::Remote): what one
+// device compiles, a device with an empty store loads from the tier, runs, and
 // keeps locally; a device with another fleet key, or facing a stalled or
 // dead server, compiles and runs right all the same.
 //
@@ -31,13 +31,14 @@ protected:
     M = parseAndVerify(VaddText, DeviceLimits(), "vadd.kiln");
     ASSERT_FALSE(M->Kernels.empty());
   }
-  const Kernel &vadd() { return M->Kernels.front(); }
+  const IRKernel &vadd() { return M->Kernels.front(); }
 
   /// A device over the store at \p Dir behind \p Remote (none: nullopt is
   /// not used, the environment's tier must not leak in), its warnings
   /// into \p Warnings.
-  std::unique_ptr<Device> deviceAt(const std::string &Dir, RemoteConfig Remote,
-                                   std::vector<std::string> *Warnings) {
+  std::unique_ptr<RuntimeDevice> deviceAt(const std::string &Dir,
+                                          RemoteConfig Remote,
+                                          std::vector<std::string> *Warnings) {
     DeviceOptions O;
     O.Threads = 2;
     O.StoreDir = Dir;
@@ -47,16 +48,19 @@ protected:
       O.WarningSink = [Warnings](llvm::StringRef W) {
         Warnings->push_back(W.str());
       };
-    auto D = Device::create(O);
+    auto D = RuntimeDevice::create(O);
     EXPECT_TRUE(!!D) << llvm::toString(D.takeError());
     return D ? std::move(*D) : nullptr;
   }
 
-  void expectVaddWorks(Device &D, const LoadedKernel &K) {
+  void expectVaddWorks(RuntimeDevice &D, const LoadedKernel &K) {
     const uint32_t N = 1000;
-    Buffer A = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
-    Buffer B = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
-    Buffer C = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
+    HostBuffer A =
+        std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
+    HostBuffer B =
+        std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
+    HostBuffer C =
+        std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
     for (uint32_t I = 0; I < N; ++I) {
       A.as<float>()[I] = float(I);
       B.as<float>()[I] = 0.25f;
@@ -83,12 +87,12 @@ protected:
   void publishFromDeviceA() {
     TempDir RootA;
     std::vector<std::string> WA;
-    std::unique_ptr<Device> A = deviceAt(RootA.path(), config(), &WA);
+    std::unique_ptr<RuntimeDevice> A = deviceAt(RootA.path(), config(), &WA);
     ASSERT_TRUE(A);
     KernelStats S;
     auto K = A->getKernel(vadd(), {}, &S);
     ASSERT_TRUE(!!K) << llvm::toString(K.takeError());
-    EXPECT_EQ(S.Origin, KernelOrigin::Compiled);
+    EXPECT_EQ(S.Origin, KernelProvenance::Compiled);
     EXPECT_TRUE(S.Stored);
     EXPECT_FALSE(S.RemoteHit);
     expectVaddWorks(*A, *K);
@@ -106,12 +110,12 @@ TEST_F(RemoteDevice, CompiledOnOneDeviceLoadedOnAnother) {
 
   TempDir RootB;
   std::vector<std::string> WB;
-  std::unique_ptr<Device> B = deviceAt(RootB.path(), config(), &WB);
+  std::unique_ptr<RuntimeDevice> B = deviceAt(RootB.path(), config(), &WB);
   ASSERT_TRUE(B);
   KernelStats S;
   auto K = B->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!K) << llvm::toString(K.takeError());
-  EXPECT_EQ(S.Origin, KernelOrigin::Store);
+  EXPECT_EQ(S.Origin, KernelProvenance::Store);
   EXPECT_TRUE(S.StoreHit);
   EXPECT_TRUE(S.RemoteHit);
   EXPECT_FALSE(S.Compiled);
@@ -124,7 +128,7 @@ TEST_F(RemoteDevice, CompiledOnOneDeviceLoadedOnAnother) {
   ASSERT_TRUE(B->unloadKernel(vadd(), "", hashKernel(vadd()), {}));
   auto K2 = B->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!K2);
-  EXPECT_EQ(S.Origin, KernelOrigin::Store);
+  EXPECT_EQ(S.Origin, KernelProvenance::Store);
   EXPECT_FALSE(S.RemoteHit);
   expectVaddWorks(*B, *K2);
   std::string Folder = B->storeFolder();
@@ -137,11 +141,12 @@ TEST_F(RemoteDevice, CompiledOnOneDeviceLoadedOnAnother) {
   EXPECT_EQ(C.RemoteQueued, 0u);
 
   // A device without a tier on B's store: a plain store hit.
-  std::unique_ptr<Device> C2 = deviceAt(RootB.path(), RemoteConfig(), nullptr);
+  std::unique_ptr<RuntimeDevice> C2 =
+      deviceAt(RootB.path(), RemoteConfig(), nullptr);
   ASSERT_TRUE(C2);
   auto K3 = C2->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!K3);
-  EXPECT_EQ(S.Origin, KernelOrigin::Store);
+  EXPECT_EQ(S.Origin, KernelProvenance::Store);
   EXPECT_FALSE(S.RemoteHit);
   expectVaddWorks(*C2, *K3);
 }
@@ -157,7 +162,8 @@ TEST_F(RemoteDevice, DevicesAtOnceAllLoadFromTheTier) {
   std::atomic<unsigned> Remote{0}, Right{0};
   for (unsigned I = 0; I != N; ++I)
     Threads.emplace_back([&, I] {
-      std::unique_ptr<Device> D = deviceAt(Roots[I]->path(), config(), nullptr);
+      std::unique_ptr<RuntimeDevice> D =
+          deviceAt(Roots[I]->path(), config(), nullptr);
       if (!D)
         return;
       std::vector<KernelStats> Stats;
@@ -184,12 +190,12 @@ TEST_F(RemoteDevice, AnotherFleetKeyCompiles) {
   RemoteConfig Other = config();
   Other.KeyFile = OtherKeyFile;
   std::vector<std::string> WD;
-  std::unique_ptr<Device> D = deviceAt(RootD.path(), Other, &WD);
+  std::unique_ptr<RuntimeDevice> D = deviceAt(RootD.path(), Other, &WD);
   ASSERT_TRUE(D);
   KernelStats S;
   auto K = D->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!K) << llvm::toString(K.takeError());
-  EXPECT_EQ(S.Origin, KernelOrigin::Compiled);
+  EXPECT_EQ(S.Origin, KernelProvenance::Compiled);
   EXPECT_FALSE(S.RemoteHit);
   expectVaddWorks(*D, *K);
   EXPECT_TRUE(anyContains(WD, "another fleet key")) << joined(WD);
@@ -200,12 +206,12 @@ TEST_F(RemoteDevice, ATierThatCannotBeMadeIsOneWarning) {
   RemoteConfig NoKey = config();
   NoKey.KeyFile = Keys.sub("absent.key");
   std::vector<std::string> WD;
-  std::unique_ptr<Device> D = deviceAt(RootD.path(), NoKey, &WD);
+  std::unique_ptr<RuntimeDevice> D = deviceAt(RootD.path(), NoKey, &WD);
   ASSERT_TRUE(D);
   KernelStats S;
   auto K = D->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!K);
-  EXPECT_EQ(S.Origin, KernelOrigin::Compiled);
+  EXPECT_EQ(S.Origin, KernelProvenance::Compiled);
   expectVaddWorks(*D, *K);
   D.reset();
   ASSERT_EQ(WD.size(), 1u) << joined(WD);
@@ -219,7 +225,7 @@ TEST_F(RemoteDevice, SlowServerStillRightBecauseItCompiles) {
   TempDir RootD;
   RemoteConfig C = config();
   C.ConnectTimeout = C.RequestTimeout = milliseconds(100);
-  std::unique_ptr<Device> D = deviceAt(RootD.path(), C, nullptr);
+  std::unique_ptr<RuntimeDevice> D = deviceAt(RootD.path(), C, nullptr);
   ASSERT_TRUE(D);
   ASSERT_TRUE(Server.sleepFor(1.5)) << "the server never fell asleep";
   Clock::time_point T0 = Clock::now();
@@ -227,7 +233,7 @@ TEST_F(RemoteDevice, SlowServerStillRightBecauseItCompiles) {
   auto K = D->getKernel(vadd(), {}, &S);
   double Seconds = std::chrono::duration<double>(Clock::now() - T0).count();
   ASSERT_TRUE(!!K) << llvm::toString(K.takeError());
-  EXPECT_EQ(S.Origin, KernelOrigin::Compiled)
+  EXPECT_EQ(S.Origin, KernelProvenance::Compiled)
       << "the stalled tier answered within its 100 ms timeout?";
   EXPECT_FALSE(S.RemoteHit);
   expectVaddWorks(*D, *K);
@@ -241,7 +247,7 @@ TEST_F(RemoteDevice, DeadServerStillRightAndCounted) {
   TempDir RootD;
   RemoteConfig C = config();
   C.ConnectTimeout = C.RequestTimeout = milliseconds(200);
-  std::unique_ptr<Device> D = deviceAt(RootD.path(), C, nullptr);
+  std::unique_ptr<RuntimeDevice> D = deviceAt(RootD.path(), C, nullptr);
   ASSERT_TRUE(D);
   std::optional<Module> M2 =
       parseAndVerify(AffineText, DeviceLimits(), "affine.kiln");
@@ -254,7 +260,7 @@ TEST_F(RemoteDevice, DeadServerStillRightAndCounted) {
   ASSERT_EQ(Results.size(), 2u);
   for (size_t I = 0; I != 2; ++I) {
     ASSERT_TRUE(!!Results[I]) << llvm::toString(Results[I].takeError());
-    EXPECT_EQ(Stats[I].Origin, KernelOrigin::Compiled);
+    EXPECT_EQ(Stats[I].Origin, KernelProvenance::Compiled);
     EXPECT_TRUE(Stats[I].Stored);
   }
   expectVaddWorks(*D, *Results[0]);

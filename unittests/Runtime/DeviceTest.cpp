@@ -15,20 +15,20 @@ using namespace kiln;
 namespace {
 
 struct DeviceTest : ::testing::Test {
-  std::unique_ptr<Device> Dev;
+  std::unique_ptr<RuntimeDevice> Dev;
   std::optional<Module> M;
   void SetUp() override {
     DeviceOptions Opts;
     Opts.Threads = 2;
     // These tests count compilations: no store may serve them.
     Opts.StoreMode = DeviceStoreMode::Off;
-    auto D = Device::create(Opts);
+    auto D = RuntimeDevice::create(Opts);
     ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
     Dev = std::move(*D);
     M = test::parseAndVerify(test::VaddText, Opts.Limits, "vadd.kiln");
     ASSERT_FALSE(M->Kernels.empty());
   }
-  const Kernel &vadd() { return M->Kernels.front(); }
+  const IRKernel &vadd() { return M->Kernels.front(); }
 };
 
 TEST_F(DeviceTest, CompilesOnceAndMemoizes) {
@@ -63,9 +63,12 @@ TEST_F(DeviceTest, LaunchesFromSeveralThreads) {
   std::vector<char> Right(4, false);
   for (int T = 0; T < 4; ++T)
     Threads.emplace_back([&, T] {
-      Buffer A = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
-      Buffer B = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
-      Buffer C = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
+      HostBuffer A =
+          std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
+      HostBuffer B =
+          std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
+      HostBuffer C =
+          std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
       for (uint32_t I = 0; I < N; ++I) {
         A.as<float>()[I] = float(I);
         B.as<float>()[I] = float(T);
@@ -91,7 +94,8 @@ TEST_F(DeviceTest, LaunchesFromSeveralThreads) {
 TEST_F(DeviceTest, LaunchChecksTheVariantsAlignment) {
   auto K = Dev->getKernel(vadd());
   ASSERT_TRUE(!!K);
-  Buffer A = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), 65));
+  HostBuffer A =
+      std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), 65));
   ArgBinding Args[] = {
       ArgBinding::buffer(A.as<float>() + 1, Type::scalar(ScalarKind::F32), 64),
       ArgBinding::buffer(A), ArgBinding::buffer(A), ArgBinding::u32(64)};
@@ -109,7 +113,7 @@ TEST(Device, LenSaturatesAtTheLargestU32) {
   DeviceOptions Opts;
   Opts.Threads = 1;
   Opts.StoreMode = DeviceStoreMode::Off;
-  auto D = Device::create(Opts);
+  auto D = RuntimeDevice::create(Opts);
   ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
   Module M = test::parseAndVerify(
       "kernel @lens cube_dim(1) (%b: buffer<u8, read>, %o: buffer<u32, "
@@ -144,7 +148,7 @@ TEST(Device, LenSaturatesAtTheLargestU32) {
 TEST(Device, RejectsBadOptions) {
   DeviceOptions Opts;
   Opts.OptLevel = 7;
-  auto D = Device::create(Opts);
+  auto D = RuntimeDevice::create(Opts);
   ASSERT_FALSE(!!D);
   EXPECT_NE(llvm::toString(D.takeError()).find("out of range"), std::string::npos);
 }

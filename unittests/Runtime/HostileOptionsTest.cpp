@@ -35,7 +35,7 @@ DeviceOptions memoryOptions() {
 /// The message of Device::create's error for \p O ("" if it succeeded), and
 /// whether the error says invalid_argument.
 std::string createError(const DeviceOptions &O, bool *Invalid = nullptr) {
-  auto D = Device::create(O);
+  auto D = RuntimeDevice::create(O);
   if (D)
     return "";
   std::string Msg;

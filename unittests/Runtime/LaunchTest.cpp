@@ -50,10 +50,11 @@ struct Fixture : ::testing::Test {
 
 TEST(Launch, ValidationErrorsNameTheParameter) {
   CubeMetadata M = vaddMetadata();
-  Buffer A = std::move(*Buffer::create(F32, 8));
-  Buffer B = std::move(*Buffer::create(F32, 8));
-  Buffer C = std::move(*Buffer::create(F32, 8));
-  Buffer I = std::move(*Buffer::create(Type::scalar(ScalarKind::I32), 8));
+  HostBuffer A = std::move(*HostBuffer::create(F32, 8));
+  HostBuffer B = std::move(*HostBuffer::create(F32, 8));
+  HostBuffer C = std::move(*HostBuffer::create(F32, 8));
+  HostBuffer I =
+      std::move(*HostBuffer::create(Type::scalar(ScalarKind::I32), 8));
   std::array<uint32_t, 3> One = {1, 1, 1};
   auto Good = [&] {
     return std::vector<ArgBinding>{ArgBinding::buffer(A), ArgBinding::buffer(B),
@@ -158,9 +159,9 @@ TEST_F(LaunchRun, VaddOverManyCubesWithATail) {
   const uint32_t Cubes = (N + 63) / 64;
   for (unsigned Threads : {1u, 2u, 0u}) {
     Executor E(Threads);
-    Buffer A = std::move(*Buffer::create(F32, N));
-    Buffer B = std::move(*Buffer::create(F32, N));
-    Buffer C = std::move(*Buffer::create(F32, N + 64));
+    HostBuffer A = std::move(*HostBuffer::create(F32, N));
+    HostBuffer B = std::move(*HostBuffer::create(F32, N));
+    HostBuffer C = std::move(*HostBuffer::create(F32, N + 64));
     for (uint32_t I = 0; I < N; ++I) {
       A.as<float>()[I] = float(I);
       B.as<float>()[I] = 0.5f;
@@ -229,8 +230,8 @@ TEST_F(LaunchRun, RangesOfCubesAndScratchReuse) {
   Executor E(2, Executor::DefaultKeepWarmMicroseconds,
              /*MinWorkPerThreadMicroseconds=*/0);
   const uint32_t X = 100, Y = 30, Z = 7, Total = X * Y * Z;
-  Buffer Out = std::move(*Buffer::create(U64, Total));
-  Buffer Count = std::move(*Buffer::create(U64, 2));
+  HostBuffer Out = std::move(*HostBuffer::create(U64, Total));
+  HostBuffer Count = std::move(*HostBuffer::create(U64, 2));
   ArgBinding Args[] = {ArgBinding::buffer(Out), ArgBinding::buffer(Count)};
   ASSERT_EQ(errorOf(E.launch(K, {X, Y, Z}, Args)), "<no error>");
   uint64_t Calls = Count.as<uint64_t>()[0];
@@ -263,8 +264,8 @@ TEST_F(LaunchRun, LaunchesUseTheThreadsTheirWorkIsWorth) {
   ASSERT_TRUE(K.valid());
   Executor E(2, 0, /*MinWorkPerThreadMicroseconds=*/UINT32_MAX);
   const uint32_t Total = 100 * 30;
-  Buffer Out = std::move(*Buffer::create(U64, Total));
-  Buffer Count = std::move(*Buffer::create(U64, 2));
+  HostBuffer Out = std::move(*HostBuffer::create(U64, Total));
+  HostBuffer Count = std::move(*HostBuffer::create(U64, 2));
   ArgBinding Args[] = {ArgBinding::buffer(Out), ArgBinding::buffer(Count)};
   ASSERT_EQ(errorOf(E.launch(K, {100, 30, 1}, Args)), "<no error>");
   EXPECT_GE(Count.as<uint64_t>()[0], 2u) << "the first launch is spread";
@@ -282,8 +283,8 @@ TEST_F(LaunchRun, OneCubeRunsInlineAndIsCheap) {
   LoadedKernel K = load(RecordIR, recordMetadata());
   ASSERT_TRUE(K.valid());
   Executor E(2);
-  Buffer Out = std::move(*Buffer::create(U64, 1));
-  Buffer Count = std::move(*Buffer::create(U64, 2));
+  HostBuffer Out = std::move(*HostBuffer::create(U64, 1));
+  HostBuffer Count = std::move(*HostBuffer::create(U64, 2));
   ArgBinding Args[] = {ArgBinding::buffer(Out), ArgBinding::buffer(Count)};
   const int Rounds = 2000;
   auto Start = std::chrono::steady_clock::now();

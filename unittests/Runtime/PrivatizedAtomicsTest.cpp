@@ -22,13 +22,13 @@ using namespace kiln;
 namespace {
 
 struct PrivatizedAtomics : ::testing::Test {
-  std::unique_ptr<Device> Dev;
+  std::unique_ptr<RuntimeDevice> Dev;
   void SetUp() override {
     DeviceOptions Opts;
     Opts.Threads = 2;
     Opts.StoreMode = DeviceStoreMode::Off;
     Opts.MinWorkPerThreadMicroseconds = 0; // always spread over both threads
-    auto D = Device::create(Opts);
+    auto D = RuntimeDevice::create(Opts);
     ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
     Dev = std::move(*D);
   }
@@ -91,8 +91,8 @@ template <class T> T randomValue(std::mt19937 &R, const std::string &Op) {
   }
 }
 
-Buffer bufferOf(Type Ty, const void *Data, uint64_t Count) {
-  Buffer B = std::move(*Buffer::create(Ty, Count));
+HostBuffer bufferOf(Type Ty, const void *Data, uint64_t Count) {
+  HostBuffer B = std::move(*HostBuffer::create(Ty, Count));
   std::memcpy(B.data(), Data, Count * Ty.storeSize());
   return B;
 }
@@ -100,7 +100,7 @@ Buffer bufferOf(Type Ty, const void *Data, uint64_t Count) {
 /// Runs the histogram of \p Op on \p Bins bins and compares with the
 /// reference; returns whether the executor privatised the launch.
 template <class T>
-bool runHist(Device &Dev, ScalarKind SK, const std::string &Op,
+bool runHist(RuntimeDevice &Dev, ScalarKind SK, const std::string &Op,
              uint64_t Bins, bool Checked, bool UseOld = false) {
   Type Ty = Type::scalar(SK);
   Module M = test::parseAndVerify(histKernel(Op, Ty.str(), UseOld));
@@ -139,10 +139,10 @@ bool runHist(Device &Dev, ScalarKind SK, const std::string &Op,
     if (Idx[I] < Bins)
       Expected[Idx[I]] = apply(Op, Expected[Idx[I]], Data[I]);
 
-  Buffer DataB = bufferOf(Ty, Data.data(), N);
-  Buffer IdxB = bufferOf(Type::scalar(ScalarKind::U32), Idx.data(), N);
-  Buffer BinsB = bufferOf(Ty, Init.data(), Bins);
-  Buffer OutB = std::move(*Buffer::create(Ty, N));
+  HostBuffer DataB = bufferOf(Ty, Data.data(), N);
+  HostBuffer IdxB = bufferOf(Type::scalar(ScalarKind::U32), Idx.data(), N);
+  HostBuffer BinsB = bufferOf(Ty, Init.data(), Bins);
+  HostBuffer OutB = std::move(*HostBuffer::create(Ty, N));
   uint64_t Before = Dev.executor().privatizedLaunches();
   llvm::Error E = Dev.launch(
       *K, {Cubes, 1, 1},
@@ -218,8 +218,9 @@ kernel @hist cube_dim(256) (%data: buffer<u32, read>,
     Data[I] = (I * 2654435761u) >> 24;
     Expected[Data[I]] += 2;
   }
-  Buffer DataB = bufferOf(Type::scalar(ScalarKind::U32), Data.data(), N);
-  Buffer BinsB = std::move(*Buffer::create(Type::scalar(ScalarKind::U32), 256));
+  HostBuffer DataB = bufferOf(Type::scalar(ScalarKind::U32), Data.data(), N);
+  HostBuffer BinsB =
+      std::move(*HostBuffer::create(Type::scalar(ScalarKind::U32), 256));
   std::memset(BinsB.data(), 0, 256 * 4);
   uint64_t Before = Dev->executor().privatizedLaunches();
   for (int L = 0; L < 2; ++L) {

@@ -57,11 +57,11 @@ kernel @long_for cube_dim(64) (%out: buffer<u64, read_write>) {
 
 /// \p Count zeroed elements of \p T, 64-byte aligned as the kernels'
 /// default variant assumes.
-Buffer zeroed(Type T, uint64_t Count) {
-  auto B = Buffer::create(T, Count);
+HostBuffer zeroed(Type T, uint64_t Count) {
+  auto B = HostBuffer::create(T, Count);
   if (!B) {
     ADD_FAILURE() << llvm::toString(B.takeError());
-    return Buffer();
+    return HostBuffer();
   }
   return std::move(*B);
 }
@@ -78,14 +78,14 @@ std::error_code codeOf(llvm::Error E) {
 }
 
 struct StopTest : ::testing::Test {
-  std::unique_ptr<Device> Dev;
+  std::unique_ptr<RuntimeDevice> Dev;
   std::vector<Module> Modules;
 
   void SetUp() override {
     DeviceOptions Opts;
     Opts.Threads = 2;
     Opts.StoreMode = DeviceStoreMode::Off;
-    auto D = Device::create(Opts);
+    auto D = RuntimeDevice::create(Opts);
     ASSERT_TRUE(!!D) << llvm::toString(D.takeError());
     Dev = std::move(*D);
   }
@@ -98,7 +98,7 @@ struct StopTest : ::testing::Test {
   /// vadd on \p N elements, checked.
   void expectVaddWorks(uint32_t N) {
     auto K = load(test::VaddText);
-    Buffer A = zeroed(F32, N), B = zeroed(F32, N), C = zeroed(F32, N);
+    HostBuffer A = zeroed(F32, N), B = zeroed(F32, N), C = zeroed(F32, N);
     for (uint32_t I = 0; I < N; ++I) {
       A.as<float>()[I] = float(I);
       B.as<float>()[I] = 2.0f * float(I);
@@ -115,7 +115,7 @@ struct StopTest : ::testing::Test {
 TEST_F(StopTest, ALoopThatNeverEndsIsCancelledFromAnotherThread) {
   LoadedKernel K = load(SpinText);
   const uint32_t Cubes = 8;
-  Buffer Out = zeroed(U32, Cubes * 64);
+  HostBuffer Out = zeroed(U32, Cubes * 64);
   LaunchStop Stop;
   llvm::Error Result = llvm::Error::success();
   std::thread Launcher([&] {
@@ -142,7 +142,7 @@ TEST_F(StopTest, ADeadlineStopsEveryKindOfLoop) {
     Type T = M.Params[0].Ty;
     // One cube (run on this thread) and many (on every thread).
     for (uint32_t Cubes : {1u, 64u}) {
-      Buffer Out = zeroed(T, Cubes * 64);
+      HostBuffer Out = zeroed(T, Cubes * 64);
       LaunchStop Stop;
       llvm::Error E = llvm::Error::success();
       {
@@ -163,7 +163,7 @@ TEST_F(StopTest, ADeadlineStopsEveryKindOfLoop) {
 TEST_F(StopTest, AStopSetBeforeTheLaunchRunsNothing) {
   LoadedKernel K = load(test::VaddText);
   const uint32_t N = 256;
-  Buffer A = zeroed(F32, N), B = zeroed(F32, N), C = zeroed(F32, N);
+  HostBuffer A = zeroed(F32, N), B = zeroed(F32, N), C = zeroed(F32, N);
   for (uint32_t I = 0; I < N; ++I) {
     A.as<float>()[I] = 1.0f;
     B.as<float>()[I] = 2.0f;
@@ -191,7 +191,7 @@ TEST_F(StopTest, AnUnsetStopChangesNothing) {
   // deadline that has not passed never fires after it was disarmed.
   auto V = load(test::VaddText);
   const uint32_t N = 640;
-  Buffer A = zeroed(F32, N), B = zeroed(F32, N), C = zeroed(F32, N);
+  HostBuffer A = zeroed(F32, N), B = zeroed(F32, N), C = zeroed(F32, N);
   for (int R = 0; R < 50; ++R) {
     LaunchStop Stop;
     {

@@ -32,11 +32,11 @@ struct StoreIsolation : ::testing::Test {
     M = test::parseAndVerify(test::VaddText, DeviceLimits(), "vadd.kiln");
     ASSERT_FALSE(M->Kernels.empty());
   }
-  const Kernel &vadd() { return M->Kernels.front(); }
+  const IRKernel &vadd() { return M->Kernels.front(); }
 
   /// A device over its own store at \p Dir, its warnings into \p Warnings.
-  std::unique_ptr<Device> deviceAt(const std::string &Dir,
-                                   std::vector<std::string> *Warnings) {
+  std::unique_ptr<RuntimeDevice> deviceAt(const std::string &Dir,
+                                          std::vector<std::string> *Warnings) {
     DeviceOptions O;
     O.Threads = 2;
     O.StoreDir = Dir;
@@ -45,17 +45,20 @@ struct StoreIsolation : ::testing::Test {
       O.WarningSink = [Warnings](llvm::StringRef W) {
         Warnings->push_back(W.str());
       };
-    auto D = Device::create(O);
+    auto D = RuntimeDevice::create(O);
     EXPECT_TRUE(!!D) << llvm::toString(D.takeError());
     return D ? std::move(*D) : nullptr;
   }
 
   /// Runs vadd through \p K on \p D and checks the sums.
-  void expectVaddWorks(Device &D, const LoadedKernel &K) {
+  void expectVaddWorks(RuntimeDevice &D, const LoadedKernel &K) {
     const uint32_t N = 300;
-    Buffer A = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
-    Buffer B = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
-    Buffer C = std::move(*Buffer::create(Type::scalar(ScalarKind::F32), N));
+    HostBuffer A =
+        std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
+    HostBuffer B =
+        std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
+    HostBuffer C =
+        std::move(*HostBuffer::create(Type::scalar(ScalarKind::F32), N));
     for (uint32_t I = 0; I < N; ++I) {
       A.as<float>()[I] = float(I);
       B.as<float>()[I] = 0.5f;
@@ -71,8 +74,8 @@ struct StoreIsolation : ::testing::Test {
 TEST_F(StoreIsolation, TwoDevicesWithDifferentStores) {
   TempDir RootA, RootB, RootC;
   std::vector<std::string> WarningsA, WarningsB;
-  std::unique_ptr<Device> A = deviceAt(RootA.path(), &WarningsA);
-  std::unique_ptr<Device> B = deviceAt(RootB.path(), &WarningsB);
+  std::unique_ptr<RuntimeDevice> A = deviceAt(RootA.path(), &WarningsA);
+  std::unique_ptr<RuntimeDevice> B = deviceAt(RootB.path(), &WarningsB);
   ASSERT_TRUE(A && B);
   EXPECT_EQ(A->storeFolder().rfind(RootA.path(), 0), 0u) << A->storeFolder();
   EXPECT_EQ(B->storeFolder().rfind(RootB.path(), 0), 0u) << B->storeFolder();
@@ -108,17 +111,17 @@ TEST_F(StoreIsolation, TwoDevicesWithDifferentStores) {
   // loaded kernel and its store keep working.
   A.reset();
   std::system(("rm -rf '" + RootA.path() + "'/*").c_str());
-  std::unique_ptr<Device> C = deviceAt(RootC.path(), nullptr);
+  std::unique_ptr<RuntimeDevice> C = deviceAt(RootC.path(), nullptr);
   ASSERT_TRUE(C && !!C->getKernel(vadd()));
   ASSERT_TRUE(!!B->getKernel(vadd(), {}, &S));
-  EXPECT_EQ(S.Origin, KernelOrigin::Memory);
+  EXPECT_EQ(S.Origin, KernelProvenance::Memory);
   EXPECT_EQ(B->loadedCount(), 1u);
   expectVaddWorks(*B, *KB);
-  std::unique_ptr<Device> B2 = deviceAt(RootB.path(), nullptr);
+  std::unique_ptr<RuntimeDevice> B2 = deviceAt(RootB.path(), nullptr);
   ASSERT_TRUE(B2);
   auto KB2 = B2->getKernel(vadd(), {}, &S);
   ASSERT_TRUE(!!KB2);
-  EXPECT_EQ(S.Origin, KernelOrigin::Store) << "B's store kept its entry";
+  EXPECT_EQ(S.Origin, KernelProvenance::Store) << "B's store kept its entry";
   expectVaddWorks(*B2, *KB2);
 }
 
@@ -136,13 +139,13 @@ TEST_F(StoreIsolation, DefaultConfigurationIsReadOnce) {
 
   DeviceOptions O;
   O.StoreMode = DeviceStoreMode::ReadWrite;
-  auto D = Device::create(O);
+  auto D = RuntimeDevice::create(O);
   ASSERT_TRUE(!!D);
   if (First.Root) {
     EXPECT_EQ((*D)->storeFolder().rfind(*First.Root, 0), 0u)
         << (*D)->storeFolder();
   }
-  std::unique_ptr<Device> Mine = deviceAt(Own.path(), nullptr);
+  std::unique_ptr<RuntimeDevice> Mine = deviceAt(Own.path(), nullptr);
   ASSERT_TRUE(Mine);
   EXPECT_EQ(Mine->storeFolder().rfind(Own.path(), 0), 0u);
   if (Saved)

@@ -567,7 +567,7 @@ const std::vector<RealEntry> &realEntries() {
     Mods.push_back(parseOk(MoreKernels, "more.kiln"));
     CpuCompiler C;
     for (const Module &M : Mods)
-      for (const Kernel &K : M.Kernels)
+      for (const IRKernel &K : M.Kernels)
         for (bool Checked : {true, false}) {
           CpuVariant V;
           V.BoundsChecked = Checked;

@@ -61,11 +61,12 @@ Module kiln::test::parseOk(llvm::StringRef Text, llvm::StringRef File) {
   return std::move(*M);
 }
 
-Kernel kiln::test::parseOneKernel(llvm::StringRef Text, llvm::StringRef File) {
+IRKernel kiln::test::parseOneKernel(llvm::StringRef Text,
+                                    llvm::StringRef File) {
   Module M = parseOk(Text, File);
   if (M.Kernels.empty()) {
     ADD_FAILURE() << "no kernel in:\n" << Text.str();
-    return Kernel();
+    return IRKernel();
   }
   return std::move(M.Kernels.front());
 }

@@ -36,7 +36,7 @@ Module parseOk(llvm::StringRef Text, llvm::StringRef File = "t.kiln");
 
 /// The first kernel of \p Text (parseOk); ADD_FAILURE and an empty kernel
 /// when there is none.
-Kernel parseOneKernel(llvm::StringRef Text, llvm::StringRef File = "t.kiln");
+IRKernel parseOneKernel(llvm::StringRef Text, llvm::StringRef File = "t.kiln");
 
 /// The parser's error for \p Text; ADD_FAILURE and "" when it parses.
 std::string parseError(llvm::StringRef Text, llvm::StringRef File = "t.kiln");

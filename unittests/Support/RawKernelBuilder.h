@@ -1,7 +1,7 @@
 //===- RawKernelBuilder.h - Raw test kernels for verifier tests -*- C++ -*-===//
 //
 // Part of the test-support library (unittests/Support). A small helper that
-// builds kiln::Kernel structures directly, giving each
+// builds kiln::IRKernel structures directly, giving each
 // operation its own source line so that diagnostics can be checked for their
 // locations and order. It builds whatever it is told, ill-formed included.
 //
@@ -40,7 +40,7 @@ public:
     Blocks.push_back(&K.Body);
   }
 
-  Kernel &kernel() { return K; }
+  IRKernel &kernel() { return K; }
 
   ValueId param(const std::string &Name, Type Ty) {
     ValueId Id = K.addValue({Name,
@@ -161,7 +161,7 @@ public:
   Operation &last() { return Blocks.back()->Ops.back(); }
 
 private:
-  Kernel K;
+  IRKernel K;
   std::vector<Block *> Blocks;
   uint32_t NextLine = 2;
 
@@ -192,7 +192,7 @@ private:
 
 /// The diagnostics of verifying \p K ("FILE:LINE:COL: error: MESSAGE"), empty
 /// when it verifies.
-inline std::vector<std::string> diagnose(const Kernel &K,
+inline std::vector<std::string> diagnose(const IRKernel &K,
                                          const DeviceLimits &Limits = {}) {
   std::vector<std::string> Out;
   llvm::Error E = verifyKernel(K, Limits, "t.kiln");

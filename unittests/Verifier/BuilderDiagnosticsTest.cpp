@@ -27,11 +27,11 @@ const Type F64 = Type::scalar(ScalarKind::F64);
 const Type I32 = Type::scalar(ScalarKind::I32);
 const Type U32 = Type::scalar(ScalarKind::U32);
 
-Kernel finishOk(KernelBuilder &B) {
-  llvm::Expected<Kernel> K = B.finish();
+IRKernel finishOk(KernelBuilder &B) {
+  llvm::Expected<IRKernel> K = B.finish();
   if (!K) {
     ADD_FAILURE() << llvm::toString(K.takeError());
-    return Kernel();
+    return IRKernel();
   }
   return std::move(*K);
 }
@@ -63,7 +63,7 @@ std::vector<std::string> strs(const std::vector<Diagnostic> &Diags) {
 
 /// verifyKernel with the default limits and an empty file name, as an
 /// embedder without a file would call it.
-std::vector<std::string> diagnose(const Kernel &K,
+std::vector<std::string> diagnose(const IRKernel &K,
                                   const DeviceLimits &Limits = {}) {
   return strs(takeDiagnostics(verifyKernel(K, Limits, "")));
 }
@@ -199,7 +199,7 @@ TEST(BuilderDiagnosticsTest, FieldsLeadBackToTheOperation) {
   B.beginFor(lit::u32(0), N);
   B.op(OpKind::Sqrt, {N}); // #1
   B.end();
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   std::vector<Diagnostic> Diags =
       takeDiagnostics(verifyKernel(K, DeviceLimits(), "mem.kiln"));
   ASSERT_EQ(Diags.size(), 1u);
@@ -231,7 +231,7 @@ TEST(BuilderDiagnosticsTest, SaturatingAndInverseHyperbolicOps) {
   B.op(OpKind::Rhypot, {X, H});
   B.op(OpKind::AddSat, {X, X}); // #7
   B.op(OpKind::Atanh, {N});     // #8
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   std::vector<Diagnostic> Diags =
       takeDiagnostics(verifyKernel(K, DeviceLimits(), "small.kiln"));
   ASSERT_EQ(Diags.size(), 2u);
@@ -298,7 +298,7 @@ TEST(BuilderDiagnosticsTest, OperationNumbers) {
   B.returnUnit(); // #4
   B.end();
   B.syncCube(); // #5
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   std::vector<std::string> Seen;
   forEachOperation(K, [&](const Operation &Op, unsigned Number) {
     Seen.push_back(std::to_string(Number) + " " + opName(Op.Kind).str());
@@ -319,7 +319,7 @@ TEST(BuilderDiagnosticsTest, ScalarLiteralsSplatInLineOperations) {
   Literal Half{Type::scalar(ScalarKind::F32), 0x3F000000}; // 0.5
   ValueId Y = B.op(OpKind::Mul, {X, Half});
   ValueId E = B.op(OpKind::Extract, {Y, Literal{U32, 2}});
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   EXPECT_EQ(K.value(Y).Ty, F4);
   // The literal became the line; an index stays a scalar.
   const Operation &Mul = K.Body.Ops[0];
@@ -337,7 +337,7 @@ TEST(BuilderDiagnosticsTest, SyncPlaneAndProductScans) {
   B.syncPlane();
   ValueId Exc = B.op(OpKind::PlaneExclusiveProd, {Inc});
   (void)Exc;
-  Kernel K = finishOk(B);
+  IRKernel K = finishOk(B);
   std::vector<std::string> Seen;
   forEachOperation(K, [&](const Operation &Op, unsigned Number) {
     Seen.push_back(opName(Op.Kind).str());

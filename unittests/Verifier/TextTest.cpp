@@ -179,7 +179,7 @@ TEST(TextTest, BuilderKernelsVerify) {
   B.beginIf(C);
   B.syncCube();
   B.end();
-  llvm::Expected<Kernel> K = B.finish();
+  llvm::Expected<IRKernel> K = B.finish();
   ASSERT_TRUE(static_cast<bool>(K)) << llvm::toString(K.takeError());
   EXPECT_THAT(diagnosticTexts(verifyKernel(*K, DeviceLimits(), "<builder>")),
               ElementsAre("<builder>: error: in kernel @saxpy, operation #7 "
@@ -191,7 +191,7 @@ TEST(TextTest, BuilderKernelsVerify) {
 /// Damages one random part of \p K: an operand's value or literal, an
 /// operation's kind, result, result type, regions or operands, a value's
 /// kind or type, the cube shape.
-void damage(Kernel &K, std::mt19937 &Rng) {
+void damage(IRKernel &K, std::mt19937 &Rng) {
   std::vector<Operation *> Ops;
   std::vector<Block *> Blocks{&K.Body};
   for (size_t B = 0; B < Blocks.size(); ++B)
@@ -263,7 +263,7 @@ TEST(TextTest, DamagedKernelsNeverCrashAndStayDeterministic) {
   std::mt19937 Rng(1234);
   unsigned Rejected = 0;
   for (int Round = 0; Round < 3000; ++Round) {
-    Kernel K = M->Kernels[0];
+    IRKernel K = M->Kernels[0];
     for (int D = 0, N = 1 + Round % 4; D < N; ++D)
       damage(K, Rng);
     std::vector<std::string> First =

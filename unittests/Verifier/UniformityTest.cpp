@@ -394,7 +394,7 @@ TEST(UniformityTest, WorkgroupUniformLoad) {
     B.syncCube();
     B.end();
     B.store(Out, B.builtin(OpKind::UnitPos), N);
-    llvm::Expected<Kernel> K = B.finish();
+    llvm::Expected<IRKernel> K = B.finish();
     ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
     UniformityInfo UI(*K);
     EXPECT_EQ(UI.isDivergent(N), Atomic);
@@ -413,7 +413,7 @@ TEST(UniformityTest, WorkgroupUniformLoad) {
   B.beginIf(B.op(OpKind::Lt, {U, lit::u32(3)}));
   B.workgroupUniformLoad(S, lit::u32(0));
   B.end();
-  llvm::Expected<Kernel> K = B.finish();
+  llvm::Expected<IRKernel> K = B.finish();
   ASSERT_TRUE(bool(K)) << llvm::toString(K.takeError());
   EXPECT_THAT(
       diagnose(*K),

@@ -43,7 +43,7 @@ namespace kiln {
 /// and the file it came from, for diagnostics. Both must outlive the
 /// compilation.
 struct CpuSource {
-  const Kernel &K;
+  const IRKernel &K;
   llvm::StringRef FileName;
 };
 

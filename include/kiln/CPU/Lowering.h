@@ -30,7 +30,7 @@ struct LoweredModule {
 /// example a scratch area too large to address). The steps are those of
 /// the lower stage of cpuPipeline() (Pipeline.h), in its order; \p Dumps,
 /// when given, is told the IR after each.
-llvm::Expected<LoweredModule> lowerKernel(const Kernel &K,
+llvm::Expected<LoweredModule> lowerKernel(const IRKernel &K,
                                           const CpuVariant &Variant,
                                           const DeviceLimits &Limits,
                                           llvm::LLVMContext &Ctx,

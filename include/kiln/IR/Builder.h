@@ -251,7 +251,7 @@ public:
                                   llvm::ArrayRef<Operand> Operands) const;
 
   /// The kernel, or the first misuse. Fails with constructs still open.
-  llvm::Expected<Kernel> finish();
+  llvm::Expected<IRKernel> finish();
 
 private:
   struct Frame;
@@ -267,7 +267,7 @@ private:
   void cmma(OpKind Kind, llvm::ArrayRef<Arg> Operands,
             MatrixLayout Layout = MatrixLayout::Undefined);
 
-  Kernel K;
+  IRKernel K;
   std::vector<std::unique_ptr<Frame>> Open;
   llvm::StringSet<> Names; ///< every name given out, kernel-wide
   std::string PendingName;

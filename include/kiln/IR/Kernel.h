@@ -65,7 +65,7 @@ struct Param {
 };
 
 /// A compute kernel: its name, cube shape, parameters and body.
-struct Kernel {
+struct IRKernel {
   std::string Name;                      ///< without the '@'
   std::array<uint32_t, 3> CubeDim = {1, 1, 1};
   uint8_t CubeDimRank = 1;               ///< how many dimensions were written (1..3)
@@ -97,6 +97,11 @@ struct Kernel {
   }
 };
 
+/// The name docs/LangRef.md §10 gives the builder's kernel. Kiln's own code
+/// says IRKernel, since kiln::api::Kernel (kiln/kiln.h) is the handle of a
+/// loaded kernel and one name for both reads ambiguously.
+using Kernel [[deprecated("kiln::Kernel is kiln::IRKernel")]] = IRKernel;
+
 /// Most cubes one cluster may hold (the product of cluster_dim): CUDA's
 /// portable limit (docs/LangRef.md §15).
 constexpr uint32_t MaxClusterCubes = 8;
@@ -109,18 +114,18 @@ constexpr uint32_t MaxClusterCubes = 8;
 ///
 /// Calls \p Fn on every operation of \p K in that order, with its number.
 void forEachOperation(
-    const Kernel &K,
+    const IRKernel &K,
     llvm::function_ref<void(const Operation &Op, unsigned Number)> Fn);
 /// The operation numbered \p Number, or null when there are fewer.
-const Operation *operationAt(const Kernel &K, unsigned Number);
+const Operation *operationAt(const IRKernel &K, unsigned Number);
 
 /// What one `.kiln` file holds.
 struct Module {
   std::string FileName; ///< used in diagnostics; "<builder>" when built in C++
-  std::vector<Kernel> Kernels;
+  std::vector<IRKernel> Kernels;
 
   /// The kernel named \p Name, or null.
-  const Kernel *findKernel(llvm::StringRef Name) const;
+  const IRKernel *findKernel(llvm::StringRef Name) const;
 };
 
 } // namespace kiln

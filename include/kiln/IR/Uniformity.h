@@ -39,7 +39,7 @@ namespace kiln {
 /// anyway. The results are deterministic.
 class UniformityInfo {
 public:
-  explicit UniformityInfo(const Kernel &K);
+  explicit UniformityInfo(const IRKernel &K);
 
   /// Why \p Id is divergent ("unit_pos.x", "the result of atomic_add at 7:9"),
   /// or null when it is uniform (or not a valid id). Covers plain values,

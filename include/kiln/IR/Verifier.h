@@ -20,7 +20,7 @@ namespace kiln {
 /// kernel and the operation instead (Diagnostic::KernelName, OpIndex, OpText):
 /// "FILE: error: in kernel @k, operation #7 (%3 = add %1, %2 : f32): MESSAGE".
 /// A kernel that passes can be lowered without further checks.
-llvm::Error verifyKernel(const Kernel &K, const DeviceLimits &Limits,
+llvm::Error verifyKernel(const IRKernel &K, const DeviceLimits &Limits,
                          llvm::StringRef FileName);
 
 /// verifyKernel on every kernel of \p M, plus: kernel names are unique.

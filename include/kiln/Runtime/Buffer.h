@@ -17,7 +17,7 @@ namespace kiln {
 /// elements of one IR type (a scalar or a line; lines are packed, so a
 /// `vec<3 x f32>` element is 12 bytes). Move-only; a moved-from buffer is
 /// empty (null data, count 0).
-class Buffer {
+class HostBuffer {
 public:
   static constexpr size_t Alignment = 64;
 
@@ -25,14 +25,14 @@ public:
   /// of 0 gives a valid buffer with no elements (and a non-null address).
   /// Fails, without allocating, when the size overflows, exceeds the host's
   /// physical memory, or the memory cannot be had.
-  static llvm::Expected<Buffer> create(Type ElementType, uint64_t Count);
+  static llvm::Expected<HostBuffer> create(Type ElementType, uint64_t Count);
 
-  Buffer() = default;
-  Buffer(Buffer &&Other) noexcept;
-  Buffer &operator=(Buffer &&Other) noexcept;
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-  ~Buffer();
+  HostBuffer() = default;
+  HostBuffer(HostBuffer &&Other) noexcept;
+  HostBuffer &operator=(HostBuffer &&Other) noexcept;
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+  ~HostBuffer();
 
   Type elementType() const { return ElemTy; }
   uint64_t count() const { return Count; }

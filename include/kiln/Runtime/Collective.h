@@ -19,10 +19,10 @@
 namespace kiln {
 
 /// How an all-reduce combines its members' elements.
-enum class ReduceOp : uint8_t { Sum, Max, Min };
+enum class AllReduceOp : uint8_t { Sum, Max, Min };
 
 /// "sum", "max", "min".
-const char *reduceOpName(ReduceOp Op);
+const char *reduceOpName(AllReduceOp Op);
 
 /// Whether an all-reduce takes elements of \p Ty: a signed or unsigned
 /// integer, f16, bf16, f32 or f64, or a line of them (lane by lane).
@@ -35,7 +35,7 @@ bool isReducible(Type Ty);
 /// wrap); max and min of floats give NaN when any member holds one, and
 /// order -0 below +0.
 void allReduceInPlace(llvm::ArrayRef<void *> Buffers, uint64_t Count, Type Ty,
-                      ReduceOp Op);
+                      AllReduceOp Op);
 
 } // namespace kiln
 

@@ -1,10 +1,10 @@
 //===- Device.h - The CPU device: compile, load and launch kernels -*- C++ -*-===//
 //
-// The facade a GPU runtime uses: a Device turns kernels into LoadedKernels
-// through a KernelLoader over the CPU backend (kiln/CPU/CpuBackend.h): from
-// its in-memory map, from the persistent store, or by compiling them (alone,
-// or as one parallel batch), and launches them on its executor. No LLVM
-// type appears here; errors are llvm::Error values.
+// The facade a GPU runtime uses: a RuntimeDevice turns kernels into
+// LoadedKernels through a KernelLoader over the CPU backend
+// (kiln/CPU/CpuBackend.h): from its in-memory map, from the persistent store,
+// or by compiling them (alone, or as one parallel batch), and launches them on
+// its executor. No LLVM type appears here; errors are llvm::Error values.
 //
 // Thread safety: every member may be called from several threads at once.
 // getKernel() and getKernels() serve memory hits without waiting for another
@@ -92,7 +92,7 @@ struct DeviceOptions {
 };
 
 /// Where getKernel() found its kernel.
-enum class KernelOrigin {
+enum class KernelProvenance {
   Memory,   ///< the device's in-memory map
   Store,    ///< loaded from the persistent store: nothing compiled
   Compiled, ///< compiled (and linked) by this call
@@ -102,7 +102,7 @@ enum class KernelOrigin {
 /// How getKernel() got its kernel, and what each phase cost (seconds; zero
 /// for a phase that did not run).
 struct KernelStats {
-  KernelOrigin Origin = KernelOrigin::Failed;
+  KernelProvenance Origin = KernelProvenance::Failed;
   bool Memoized = false; ///< Origin == Memory
   bool StoreHit = false; ///< Origin == Store
   /// A store hit answered by the remote tier (then written locally).
@@ -128,7 +128,7 @@ struct KernelStats {
 /// compilation), its variant, the file named in its diagnostics, and the
 /// runtime's own id for it (empty: kernelIdFromIR).
 struct KernelRequest {
-  const Kernel *K = nullptr;
+  const IRKernel *K = nullptr;
   CpuVariant Variant{};
   std::string FileName;
   std::string Id;
@@ -146,10 +146,13 @@ struct KernelBatchOptions {
   std::function<void(size_t Done, size_t Total)> Progress;
 };
 
-class Device {
+/// The CPU device of the runtime layer. The public kiln::api::Device
+/// (kiln/kiln.h) owns one and adds streams, events and buffer handles.
+class RuntimeDevice {
 public:
   /// Fails for options validateOptions refuses or a host without a JIT.
-  static llvm::Expected<std::unique_ptr<Device>> create(DeviceOptions Opts = {});
+  static llvm::Expected<std::unique_ptr<RuntimeDevice>>
+  create(DeviceOptions Opts = {});
 
   /// The checks create() makes of \p Opts before anything else, each error
   /// carrying std::errc::invalid_argument: an OptLevel above 3, Threads or
@@ -158,7 +161,7 @@ public:
   /// instruction-set feature the host lacks (checkRunsOnHost in
   /// kiln/CPU/CodeGen.h: the device runs what it compiles here).
   static llvm::Error validateOptions(const DeviceOptions &Opts);
-  ~Device();
+  ~RuntimeDevice();
 
   const DeviceOptions &options() const;
 
@@ -168,14 +171,14 @@ public:
   /// and keeps it in the store; later calls return the same LoadedKernel
   /// until it is unloaded (unloadKernel). A kernel that does not
   /// verify is a DiagnosticError. \p Stats, when given, says what happened.
-  llvm::Expected<LoadedKernel> getKernel(const Kernel &K,
+  llvm::Expected<LoadedKernel> getKernel(const IRKernel &K,
                                          const CpuVariant &Variant = {},
                                          KernelStats *Stats = nullptr);
 
   /// The same, with the runtime's own id \p KernelId for \p K (docs/LangRef.md
   /// §9.1: the id must change whenever the kernel does; the IR hash still
   /// guards the store against a reused id). An empty id is an error.
-  llvm::Expected<LoadedKernel> getKernel(const Kernel &K,
+  llvm::Expected<LoadedKernel> getKernel(const IRKernel &K,
                                          llvm::StringRef KernelId,
                                          const CpuVariant &Variant,
                                          KernelStats *Stats = nullptr);
@@ -193,7 +196,7 @@ public:
   /// the IR, with IR hash \p IRHash, for \p Variant): the next getKernel
   /// serves it from the store or compiles it. Copies of its LoadedKernel
   /// keep its code alive. Whether it was loaded.
-  bool unloadKernel(const Kernel &K, llvm::StringRef KernelId,
+  bool unloadKernel(const IRKernel &K, llvm::StringRef KernelId,
                     uint64_t IRHash, const CpuVariant &Variant);
   /// Kernels (id and variant pairs) held in memory.
   size_t loadedCount() const;
@@ -229,7 +232,7 @@ public:
 
 private:
   struct Impl;
-  explicit Device(std::unique_ptr<Impl> P);
+  explicit RuntimeDevice(std::unique_ptr<Impl> P);
   std::unique_ptr<Impl> P;
 };
 

@@ -56,7 +56,7 @@ public:
 
   /// Binds \p B whole; \p Access says what the kernel may do with it (a
   /// read-only binding is refused for a parameter the kernel writes).
-  static ArgBinding buffer(Buffer &B,
+  static ArgBinding buffer(HostBuffer &B,
                            AccessKind Access = AccessKind::ReadWrite);
   /// Binds memory the embedder owns: \p Count elements of \p ElementType at
   /// \p Data.

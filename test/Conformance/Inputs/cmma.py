@@ -7,7 +7,8 @@ row and col layouts, strides wider than the fragment, offsets, line-typed
 buffers, shared memory, several planes per cube and cubes per grid, units
 that return first, and partly out-of-bounds windows; runs them with kiln-run
 in the bounds-checked and the unchecked variant and compares every output
-element with a reference computed here from the same inputs:
+element with a reference computed here (and in mmaref.py) from the same
+inputs:
 
 - a fragment element (r, c) of a window at scalar offset o with stride s is
   memory scalar o + r*s + c (row layout) or o + c*s + r (col layout);
@@ -28,56 +29,8 @@ from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(__file__))
 import kconf as K  # noqa: E402
-
-F32 = "f32"
-SENTINEL = {"f32": 0x7F7FFFF0, "f16": 0x7BFE, "bf16": 0x7F70}
-
-
-def fx(b, t):
-    return K.bits_to_fraction(b, t)
-
-
-def rnd(x, t):
-    return K.round_to_bits(x, t)
-
-
-def rand_val(rng, t, lo=-2.0, hi=2.0):
-    """A random nonzero value of type t (no zeros: the exact reference has no
-    sign of zero)."""
-    while True:
-        b = rnd(rng.uniform(lo, hi), t)
-        if fx(b, t) != 0:
-            return b
-
-
-def window_index(layout, off, stride, r, c):
-    return off + (r * stride + c if layout == "row" else c * stride + r)
-
-
-def read_window(mem, layout, off, stride, rows, cols):
-    return [[mem[window_index(layout, off, stride, r, c)] for c in range(cols)]
-            for r in range(rows)]
-
-
-def mma_ref(a, b, c, ta, tc, td, m, n, k):
-    """D = A x B + C with the fused, in-order f32 accumulation."""
-    d = []
-    for i in range(m):
-        row = []
-        for j in range(n):
-            acc = rnd(fx(c[i][j], tc), F32)
-            for kk in range(k):
-                acc = rnd(fx(a[i][kk], ta) * fx(b[kk][j], ta) + fx(acc, F32), F32)
-            row.append(rnd(fx(acc, F32), td))
-        d.append(row)
-    return d
-
-
-def span(layout, off, stride, rows, cols):
-    """Scalars a window reaches: one past its last element."""
-    lines, length = (rows, cols) if layout == "row" else (cols, rows)
-    return off + (lines - 1) * stride + length
-
+from mmaref import (F32, SENTINEL, fx, rnd, rand_val, mma_ref,  # noqa: E402
+                    mma_kernel, mma_case_buffers, run_mma_case)
 
 # ---------------------------------------------------------------------------
 # One fragment multiply in one plane: every shape, type and layout.
@@ -102,58 +55,16 @@ MMA_CASES = [
 ]
 
 
-def mma_kernel(idx, case):
-    m, n, k, ta, tc, td, la, lb, lc, ld, same = case
-    shape = "%dx%dx%d" % (m, n, k)
-    d = "%fc" if same else "%fd"
-    decl_d = "" if same else "  %%fd = fragment matrix<accumulator, %s, %s>\n" % (shape, td)
-    return ("kernel @mma%d cube_dim(32) (%%a: buffer<%s, read>, %%b: buffer<%s, read>, "
-            "%%c: buffer<%s, read>, %%d: buffer<%s, read_write>, %%oa: u32, %%ob: u32, "
-            "%%oc: u32, %%od: u32, %%sa: u32, %%sb: u32, %%sc: u32, %%sd: u32) {\n"
-            "  %%fa = fragment matrix<a, %s, %s, %s>\n"
-            "  %%fb = fragment matrix<b, %s, %s, %s>\n"
-            "  %%fc = fragment matrix<accumulator, %s, %s>\n%s"
-            "  cmma_load %%fa, %%a[%%oa], %%sa\n"
-            "  cmma_load %%fb, %%b[%%ob], %%sb\n"
-            "  cmma_load %%fc, %%c[%%oc], %%sc, %s\n"
-            "  cmma_mma %s, %%fa, %%fb, %%fc\n"
-            "  cmma_store %%d[%%od], %s, %%sd, %s\n"
-            "}\n" % (idx, ta, ta, tc, td if not same else tc, shape, ta, la, shape, ta, lb,
-                     shape, tc, decl_d, lc, d, d, ld))
-
-
 def check_mma(kf, chk, rng):
     for idx, case in enumerate(MMA_CASES):
-        m, n, k, ta, tc, td, la, lb, lc, ld, same = case
-        if same:
-            td = tc
+        m, n, k, ta, tc, _, la, lb, lc, ld, _ = case
         # Offsets and strides wider than the fragment (padding between lines).
-        oa, ob, oc, od = 3, 5, 1, 7
-        sa = (k if la == "row" else m) + 2
-        sb = (n if lb == "row" else k) + 3
-        sc = (n if lc == "row" else m) + 1
-        sd = (n if ld == "row" else m) + 4
-        a_mem = [rand_val(rng, ta) for _ in range(span(la, oa, sa, m, k))]
-        b_mem = [rand_val(rng, ta) for _ in range(span(lb, ob, sb, k, n))]
-        c_mem = [rand_val(rng, tc, -8, 8) for _ in range(span(lc, oc, sc, m, n))]
-        d_len = span(ld, od, sd, m, n) + 3
-        d_mem = [SENTINEL[td]] * d_len
-        res = K.run(kf, "mma%d" % idx, "1",
-                    {"a": K.Buf(ta, a_mem), "b": K.Buf(ta, b_mem), "c": K.Buf(tc, c_mem),
-                     "d": K.Buf(td, d_mem), "oa": str(oa), "ob": str(ob), "oc": str(oc),
-                     "od": str(od), "sa": str(sa), "sb": str(sb), "sc": str(sc),
-                     "sd": str(sd)}, ["d"])
-        want_d = mma_ref(read_window(a_mem, la, oa, sa, m, k),
-                         read_window(b_mem, lb, ob, sb, k, n),
-                         read_window(c_mem, lc, oc, sc, m, n), ta, tc, td, m, n, k)
-        want = list(d_mem)
-        for i in range(m):
-            for j in range(n):
-                want[window_index(ld, od, sd, i, j)] = want_d[i][j]
-        label = "mma%d %dx%dx%d %s->%s/%s %s%s%s%s" % (idx, m, n, k, ta, tc, td, la, lb, lc,
+        c = mma_case_buffers(case, rng, offsets=(3, 5, 1, 7), pads=(2, 3, 1, 4), d_tail=3)
+        got = run_mma_case(kf, "mma%d" % idx, c)
+        label = "mma%d %dx%dx%d %s->%s/%s %s%s%s%s" % (idx, m, n, k, ta, tc, c.td, la, lb, lc,
                                                        ld)
-        for e in range(d_len):
-            chk.eq("%s d[%d]" % (label, e), res["d"][e], want[e])
+        for e in range(len(c.d_mem)):
+            chk.eq("%s d[%d]" % (label, e), got[e], c.want[e])
 
 
 # ---------------------------------------------------------------------------
@@ -505,7 +416,7 @@ def main():
     with open(kf, "w") as f:
         f.write("// Generated by test/Conformance/Inputs/cmma.py\n")
         for idx, case in enumerate(MMA_CASES):
-            f.write(mma_kernel(idx, case) + "\n")
+            f.write(mma_kernel("mma%d" % idx, case, 32, cube=False) + "\n")
         f.write(CUBECL_KERNELS + MATMUL_KERNELS + PLANE_KERNELS + BOUNDS_KERNEL)
     K.roundtrip(kf)
     chk = K.Checker("cmma")

@@ -9,7 +9,7 @@ cmma_set) and kernels that load with cmma_ldmatrix; runs them with kiln-run
 in the bounds-checked and the unchecked variant and compares every output
 element with a reference computed here:
 
-- cube fragments multiply as plane fragments do (cmma.py's mma_ref: for each
+- cube fragments multiply as plane fragments do (mmaref.py's mma_ref: for each
   (i, j), acc = C[i][j], then one f32 fused multiply-add per k in order,
   rounded once to D's element type), whatever the shape;
 - the per-unit layout, written here from LangRef §5.6: a cube fragment's
@@ -33,8 +33,8 @@ from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(__file__))
 import kconf as K  # noqa: E402
-from cmma import (F32, SENTINEL, fx, rnd, rand_val, mma_ref, read_window,  # noqa: E402
-                  window_index, span)
+from mmaref import (F32, SENTINEL, fx, rnd, rand_val,  # noqa: E402
+                    mma_kernel, mma_case_buffers, run_mma_case)
 
 
 def position(use, rows, cols, units, cube, t, n):
@@ -192,72 +192,24 @@ CUBE_MMA_CASES = [
 ]
 
 
-def cube_mma_kernel(idx, case):
-    units, m, n, k, ta, tc, td, la, lb, lc, ld, same = case
-    shape = "%dx%dx%d" % (m, n, k)
-    d = "%fc" if same else "%fd"
-    decl_d = "" if same else "  %%fd = fragment matrix<accumulator, %s, %s, cube>\n" % (shape, td)
-    return ("kernel @cube_mma%d cube_dim(%d) (%%a: buffer<%s, read>, %%b: buffer<%s, read>, "
-            "%%c: buffer<%s, read>, %%d: buffer<%s, read_write>, %%oa: u32, %%ob: u32, "
-            "%%oc: u32, %%od: u32, %%sa: u32, %%sb: u32, %%sc: u32, %%sd: u32) {\n"
-            "  %%fa = fragment matrix<a, %s, %s, %s, cube>\n"
-            "  %%fb = fragment matrix<b, %s, %s, %s, cube>\n"
-            "  %%fc = fragment matrix<accumulator, %s, %s, cube>\n%s"
-            "  cmma_load %%fa, %%a[%%oa], %%sa\n"
-            "  cmma_load %%fb, %%b[%%ob], %%sb\n"
-            "  cmma_load %%fc, %%c[%%oc], %%sc, %s\n"
-            "  cmma_mma %s, %%fa, %%fb, %%fc\n"
-            "  cmma_store %%d[%%od], %s, %%sd, %s\n"
-            "}\n" % (idx, units, ta, ta, tc, td if not same else tc, shape, ta, la, shape,
-                     ta, lb, shape, tc, decl_d, lc, d, d, ld))
-
-
 _CUBE_MMA_INPUTS = {}
 
 
 def cube_mma_inputs(idx, case, rng):
-    """The inputs and the expected output of case idx, made once and used in
+    """The buffers and the expected output of case idx, made once and used in
     both variants (the exact reference is the slow part)."""
-    if idx in _CUBE_MMA_INPUTS:
-        return _CUBE_MMA_INPUTS[idx]
-    units, m, n, k, ta, tc, td, la, lb, lc, ld, same = case
-    if same:
-        td = tc
-    oa, ob, oc, od = 5, 2, 3, 1
-    sa = (k if la == "row" else m) + 3
-    sb = (n if lb == "row" else k) + 1
-    sc = (n if lc == "row" else m) + 2
-    sd = (n if ld == "row" else m) + 5
-    a_mem = [rand_val(rng, ta) for _ in range(span(la, oa, sa, m, k))]
-    b_mem = [rand_val(rng, ta) for _ in range(span(lb, ob, sb, k, n))]
-    c_mem = [rand_val(rng, tc, -8, 8) for _ in range(span(lc, oc, sc, m, n))]
-    d_len = span(ld, od, sd, m, n) + 2
-    d_mem = [SENTINEL[td]] * d_len
-    want_d = mma_ref(read_window(a_mem, la, oa, sa, m, k),
-                     read_window(b_mem, lb, ob, sb, k, n),
-                     read_window(c_mem, lc, oc, sc, m, n), ta, tc, td, m, n, k)
-    want = list(d_mem)
-    for i in range(m):
-        for j in range(n):
-            want[window_index(ld, od, sd, i, j)] = want_d[i][j]
-    _CUBE_MMA_INPUTS[idx] = (td, (oa, ob, oc, od), (sa, sb, sc, sd), a_mem, b_mem, c_mem,
-                             d_mem, want)
+    if idx not in _CUBE_MMA_INPUTS:
+        _CUBE_MMA_INPUTS[idx] = mma_case_buffers(case[1:], rng, offsets=(5, 2, 3, 1),
+                                                 pads=(3, 1, 2, 5), d_tail=2)
     return _CUBE_MMA_INPUTS[idx]
 
 
 def check_cube_mma(kf, chk, rng):
     for idx, case in enumerate(CUBE_MMA_CASES):
-        units, m, n, k, ta, tc, _, la, lb, lc, ld, same = case
-        td, (oa, ob, oc, od), (sa, sb, sc, sd), a_mem, b_mem, c_mem, d_mem, want = \
-            cube_mma_inputs(idx, case, rng)
-        d_len = len(d_mem)
-        res = K.run(kf, "cube_mma%d" % idx, "1",
-                    {"a": K.Buf(ta, a_mem), "b": K.Buf(ta, b_mem), "c": K.Buf(tc, c_mem),
-                     "d": K.Buf(td, d_mem), "oa": str(oa), "ob": str(ob), "oc": str(oc),
-                     "od": str(od), "sa": str(sa), "sb": str(sb), "sc": str(sc),
-                     "sd": str(sd)}, ["d"])
-        for e in range(d_len):
-            chk.eq("cube_mma%d d[%d]" % (idx, e), res["d"][e], want[e])
+        c = cube_mma_inputs(idx, case, rng)
+        got = run_mma_case(kf, "cube_mma%d" % idx, c)
+        for e in range(len(c.d_mem)):
+            chk.eq("cube_mma%d d[%d]" % (idx, e), got[e], c.want[e])
 
 
 CAST_KERNEL = """
@@ -671,7 +623,7 @@ def main():
         for units, m, n, k in ELEMWISE_CONFIGS:
             f.write(elemwise_kernel("elemwise_%d" % units, units, m, n, k))
         for idx, case in enumerate(CUBE_MMA_CASES):
-            f.write(cube_mma_kernel(idx, case))
+            f.write(mma_kernel("cube_mma%d" % idx, case[1:], case[0], cube=True))
         f.write(CAST_KERNEL)
         for idx, lt in enumerate(LAYOUT_TYPES):
             f.write(layout_kernel(idx, lt, layout_units(lt)))
