@@ -11,6 +11,7 @@
 #include "JamUnitLoops.h"
 #include "ScalarFallbackLoops.h"
 #include "SerialProductScans.h"
+#include "SignallingNaNMinMax.h"
 #include "StreamingUnroll.h"
 #include "UniformGathers.h"
 #include "UnitLoopSwitches.h"
@@ -340,6 +341,9 @@ void addKilnPasses(FunctionPassManager &FPM, ExtensionPoint At,
       break;
     case PipelineStepId::UniformGathers:
       FPM.addPass(UniformGathersPass());
+      break;
+    case PipelineStepId::SignallingNaNMinMax:
+      FPM.addPass(SignallingNaNMinMaxPass(TM));
       break;
     default:
       llvm_unreachable("not a pass inside LLVM's pipeline");

@@ -6,7 +6,8 @@
 // completing a CPU and feature request before LLVM sees it (what LLVM would
 // abort on), the vector math library and the shared library that holds it,
 // whether f32 `exp` is inlined, which operations are microcoded (the
-// lowering's cost decisions), the code generation passes left out, the
+// lowering's cost decisions), how its minNum instructions treat a
+// signalling NaN, the code generation passes left out, the
 // attributes every kernel function carries (SVE's vector length), and the
 // name of the architecture in the store's namespaces. Vector widths per
 // type come from LLVM's TargetTransformInfo of the TargetMachine, which the
@@ -98,6 +99,12 @@ public:
   /// (BlendScratchStores.h).
   virtual bool maskedStoresAreMicrocoded(const llvm::TargetMachine &TM,
                                          const llvm::Function &F) const = 0;
+
+  /// Whether the instructions LLVM selects for `llvm.minnum`/`llvm.maxnum`
+  /// and the fmin/fmax reductions give a quiet NaN for a signalling NaN
+  /// operand (IEEE 754-2008's minNum, AArch64's fminnm) where LLVM's and
+  /// LangRef's minNum give the other operand (SignallingNaNMinMax.h).
+  virtual bool minMaxQuietsSignallingNaN() const = 0;
 
   /// Code generation passes (by their legacy pass name) left out of every
   /// function (CodeGen.cpp's CodeGenerationGate).

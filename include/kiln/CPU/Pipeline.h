@@ -61,6 +61,7 @@ enum class PipelineStepId {
   BlendScratchStores,
   ExpandBlockCopies,
   UniformGathers,
+  SignallingNaNMinMax,
   CodeGenGate,
   LLVMCodeGen,
 };
