@@ -117,7 +117,8 @@ public:
                               const llvm::TargetMachine &TM) const = 0;
 };
 
-/// The implementations (TargetX86.cpp, TargetAArch64.cpp).
+/// The implementations (TargetX86.cpp, TargetAArch64.cpp); only those of
+/// the instruction sets in KILN_TARGETS are built.
 const TargetArch &x86TargetArch();
 const TargetArch &aarch64TargetArch();
 
@@ -131,9 +132,13 @@ const TargetArch &targetArchOf(const llvm::TargetMachine &TM);
 /// Registers \p Arch's LLVM target once per process (thread-safe).
 void initializeTargetOf(const TargetArch &Arch);
 
-/// "x86-64 (x86_64-*), aarch64 (aarch64-*)": the architectures Kiln
-/// generates code for, for error messages.
+/// "x86-64 (x86_64-*) and aarch64 (aarch64-*)": the architectures this
+/// build generates code for (KILN_TARGETS), for error messages.
 std::string supportedArchitectures();
+
+/// The KILN_TARGETS name ("AArch64") of \p TT's architecture when Kiln
+/// knows it but this build left it out; "" otherwise.
+std::string targetLeftOutOfBuild(const llvm::Triple &TT);
 
 /// An error with std::errc::invalid_argument (a bad option).
 llvm::Error targetOptionError(const llvm::Twine &Msg);
