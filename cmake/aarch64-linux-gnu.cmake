@@ -1,7 +1,7 @@
 # Cross-compiling Kiln for aarch64-linux-gnu with clang-19 against a sysroot
 # of Debian's own arm64 packages (utils/cross-aarch64.sh makes it and passes
 # -DKILN_SYSROOT=...; docs/Portability.md). Programs built here run under
-# qemu-aarch64-static: CMake's emulator runs the GoogleTest discovery, and
+# qemu-aarch64-static (or KILN_QEMU): CMake's emulator runs the GoogleTest discovery, and
 # the lit suite calls Kiln's tools through wrappers (test/CMakeLists.txt).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
@@ -39,7 +39,12 @@ set(ENV{PKG_CONFIG_LIBDIR}
 if(NOT KILN_QEMU_CPU)
   set(KILN_QEMU_CPU max)
 endif()
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -L ${KILN_SYSROOT}
+# KILN_QEMU: the emulator (Debian's qemu-user-static or qemu-user).
+if(NOT KILN_QEMU)
+  set(KILN_QEMU qemu-aarch64-static)
+endif()
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES KILN_QEMU KILN_QEMU_CPU)
+set(CMAKE_CROSSCOMPILING_EMULATOR ${KILN_QEMU} -L ${KILN_SYSROOT}
   -cpu ${KILN_QEMU_CPU})
 
 # The build machine's own linker is x86-64's only: lld links every target.

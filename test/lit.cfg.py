@@ -90,6 +90,11 @@ elif target_arch in ("arm64", "aarch64"):
     target_arch = "aarch64"
 config.available_features.add("target-" + target_arch)
 config.environment["KILN_TEST_TARGET_ARCH"] = target_arch
+# The instruction sets this build generates code for (KILN_TARGETS):
+# codegen-x86, codegen-aarch64. Cross-compilation tests need both.
+for t in getattr(config, "kiln_targets", "X86;AArch64").split(";"):
+    if t:
+        config.available_features.add("codegen-" + t.lower())
 # The other architecture Kiln generates code for (cross-compilation tests).
 config.substitutions.append(("%foreign_triple", "aarch64-linux-gnu"
                              if target_arch == "x86_64" else "x86_64-linux-gnu"))

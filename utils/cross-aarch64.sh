@@ -2,7 +2,7 @@
 # Builds Kiln for aarch64-linux-gnu on an x86-64 Debian machine and runs its
 # tests under user-mode emulation (docs/Portability.md).
 #
-#   utils/cross-aarch64.sh [all|sysroot|build|test|ci]
+#   utils/cross-aarch64.sh [all|sysroot|build|test|conformance|ci]
 #
 #   sysroot  fetches Debian's own arm64 packages (LLVM 19, TBB, fmt, zstd,
 #            hiredis, OpenSSL, GoogleTest, glibc, libstdc++) with
@@ -10,20 +10,28 @@
 #            build-aarch64-sysroot/ (no chroot, no binfmt). Needs the arm64
 #            architecture in dpkg (`dpkg --add-architecture arm64 &&
 #            apt-get update`, done here when run as root) and
-#            qemu-user-static.
+#            qemu-user-static (or qemu-user).
 #   build    configures build-aarch64/ with clang-19's cross target against
 #            that sysroot (cmake/aarch64-linux-gnu.cmake) and builds the
 #            library, the tools and the GoogleTest binaries.
 #   test     runs every GoogleTest binary and the whole lit suite, each
-#            aarch64 program under `qemu-aarch64-static -L SYSROOT`.
+#            aarch64 program under `qemu-aarch64-static -L SYSROOT`, with a
+#            time limit per binary and per lit test (a test that runs past
+#            it fails as TIMEOUT; the others still run).
 #   all      the three in turn (the default): the whole run.
+#   conformance  the conformance suite alone (test/Conformance, both
+#            variants of each test), on what `build` made.
 #   ci       what .ci/run asks for: the sysroot, the library, the tools and a
 #            handful of conformance tests; skips with a message (exit 0)
 #            when the packages cannot be fetched.
 #
 # Environment: KILN_AARCH64_SYSROOT, KILN_AARCH64_BUILD (folders),
 # KILN_AARCH64_JOBS (ninja -j, default 2), KILN_AARCH64_CPU (the CPU qemu
-# emulates, default max: NEON and SVE).
+# emulates, default max: NEON and SVE), KILN_QEMU (the emulator: by default
+# qemu-aarch64-static, else Debian qemu-user's qemu-aarch64),
+# KILN_AARCH64_TEST_TIMEOUT (seconds a lit test may run, default 1800) and
+# KILN_AARCH64_GTEST_TIMEOUT (seconds a GoogleTest binary may run, default
+# 3600), KILN_AARCH64_LIT_JOBS (lit -j, default KILN_AARCH64_JOBS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -31,6 +39,10 @@ sysroot=${KILN_AARCH64_SYSROOT:-$repo/build-aarch64-sysroot}
 build=${KILN_AARCH64_BUILD:-$repo/build-aarch64}
 jobs=${KILN_AARCH64_JOBS:-2}
 qemu_cpu=${KILN_AARCH64_CPU:-max}
+qemu=${KILN_QEMU:-$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)}
+test_timeout=${KILN_AARCH64_TEST_TIMEOUT:-1800}
+gtest_timeout=${KILN_AARCH64_GTEST_TIMEOUT:-3600}
+lit_jobs=${KILN_AARCH64_LIT_JOBS:-$jobs}
 step=${1:-all}
 
 # The arm64 packages the build links or runs against. Their dependencies
@@ -87,8 +99,8 @@ make_sysroot() {
 }
 
 need_qemu() {
-  command -v qemu-aarch64-static >/dev/null ||
-    die "qemu-aarch64-static is missing: apt-get install qemu-user-static"
+  [[ -n $qemu ]] && command -v "$qemu" >/dev/null ||
+    die "qemu-aarch64-static is missing: apt-get install qemu-user-static (or qemu-user)"
 }
 
 configure() {
@@ -97,7 +109,8 @@ configure() {
   need_qemu
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_TOOLCHAIN_FILE="$repo/cmake/aarch64-linux-gnu.cmake" \
-    -DKILN_SYSROOT="$sysroot" -DKILN_QEMU_CPU="$qemu_cpu" \
+    -DKILN_SYSROOT="$sysroot" -DKILN_QEMU="$(command -v "$qemu")" \
+    -DKILN_QEMU_CPU="$qemu_cpu" \
     -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_SHARED=OFF \
     -DCMAKE_C_COMPILER_LAUNCHER="$(command -v ccache || true)" \
     -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)"
@@ -116,9 +129,10 @@ gtest_binaries() {
 run_gtests() {
   local failed=0 passed=0 b
   for b in $(gtest_binaries); do
-    echo "== cross-aarch64: $(basename "$b") under qemu-aarch64-static -cpu $qemu_cpu"
+    echo "== cross-aarch64: $(basename "$b") under $(basename "$qemu") -cpu $qemu_cpu"
     if (cd "$build" && KILN_CACHE_DIR="$build/test-cache" \
-        qemu-aarch64-static -L "$sysroot" -cpu "$qemu_cpu" "$b" --gtest_brief=1); then
+        timeout "$gtest_timeout" nice -n 19 "$qemu" -L "$sysroot" -cpu "$qemu_cpu" \
+        "$b" --gtest_brief=1); then
       passed=$((passed + 1))
     else
       failed=$((failed + 1))
@@ -129,8 +143,20 @@ run_gtests() {
   [[ $failed == 0 ]]
 }
 
+# lit's --timeout needs psutil (Debian's python3-psutil): the first Python
+# that has it runs lit.
 run_lit() {
-  python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv "$build/test" "$@"
+  local limit=() py=python3 p
+  for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import psutil' 2>/dev/null; then
+      py=$p limit=(--timeout "$test_timeout")
+      break
+    fi
+  done
+  ((${#limit[@]})) ||
+    echo "cross-aarch64: python3-psutil is missing: lit tests run without a time limit"
+  nice -n 19 "$py" /usr/lib/llvm-19/build/utils/lit/lit.py -sv -j "$lit_jobs" \
+    "${limit[@]}" "$build/test" "$@"
 }
 
 case $step in
@@ -151,6 +177,9 @@ case $step in
     run_gtests || rc=1
     run_lit || rc=1
     exit $rc ;;
+  conformance)
+    need_qemu
+    run_lit --filter 'Conformance/' ;;
   ci)
     if ! make_sysroot; then
       echo "cross-aarch64: SKIPPED: the arm64 packages could not be fetched (offline?)"
@@ -160,5 +189,5 @@ case $step in
     # A handful of conformance tests: integer and float operations, plane
     # operations, atomics, barriers and scratch, each in both variants.
     run_lit --filter 'Conformance/(elementwise|atomics|plane|reduce|scratch|control)\.kiln' ;;
-  *) die "unknown step '$step' (all, sysroot, build, test or ci)" ;;
+  *) die "unknown step '$step' (all, sysroot, build, test, conformance or ci)" ;;
 esac

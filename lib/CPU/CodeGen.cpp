@@ -11,6 +11,7 @@
 #include "JamUnitLoops.h"
 #include "ScalarFallbackLoops.h"
 #include "SerialProductScans.h"
+#include "SignallingNaNMinMax.h"
 #include "StreamingUnroll.h"
 #include "UniformGathers.h"
 #include "UnitLoopSwitches.h"
@@ -81,6 +82,12 @@ resolveTriple(const CodeGenOptions &Opts) {
                        "': Kiln generates code for " +
                        supportedArchitectures());
   const TargetArch *Arch = targetArchFor(TT);
+  std::string LeftOut = targetLeftOutOfBuild(TT);
+  if (!Arch && !LeftOut.empty())
+    return optionError("this Kiln was built without code generation for '" +
+                       Name + "' (KILN_TARGETS leaves out " + LeftOut +
+                       "): it generates code for " +
+                       supportedArchitectures());
   if (!Arch)
     return optionError("Kiln cannot generate code for '" + Name +
                        "': it generates code for " +
@@ -88,6 +95,13 @@ resolveTriple(const CodeGenOptions &Opts) {
   return std::make_pair(Name, Arch);
 }
 
+} // namespace
+
+bool kiln::generatesCodeFor(StringRef TripleName) {
+  return targetArchFor(Triple(Triple::normalize(TripleName))) != nullptr;
+}
+
+namespace {
 /// Whether \p R is for the host's architecture (its code may run here).
 bool forHostArch(const ResolvedTarget &R) {
   return Triple(R.Triple).getArch() == Triple(hostInfo().Triple).getArch();
@@ -340,6 +354,9 @@ void addKilnPasses(FunctionPassManager &FPM, ExtensionPoint At,
       break;
     case PipelineStepId::UniformGathers:
       FPM.addPass(UniformGathersPass());
+      break;
+    case PipelineStepId::SignallingNaNMinMax:
+      FPM.addPass(SignallingNaNMinMaxPass(TM));
       break;
     default:
       llvm_unreachable("not a pass inside LLVM's pipeline");

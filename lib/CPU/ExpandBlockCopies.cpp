@@ -46,9 +46,13 @@ void expand(MemIntrinsic &Intrinsic, uint64_t Length, uint64_t VectorBytes) {
   BasicBlock *Loop = BasicBlock::Create(Ctx, "block.copy", F, Exit);
   Pre->getTerminator()->setSuccessor(0, Loop);
 
+  // A fill value that is not a constant is splatted once, before the loop:
+  // in the loop the splat's instructions would come before its phi.
+  Value *Splat = nullptr;
+  if (Fill)
+    Splat = IRBuilder<>(Pre->getTerminator())
+                .CreateVectorSplat(VectorBytes, Fill->getValue());
   IRBuilder<> B(Loop);
-  Value *Splat = Fill ? B.CreateVectorSplat(VectorBytes, Fill->getValue())
-                      : nullptr;
   PHINode *Offset = B.CreatePHI(I64, 2, "block.offset");
   Offset->addIncoming(ConstantInt::get(I64, 0), Pre);
   // Offsets are multiples of VectorBytes: each move is as aligned as the

@@ -107,6 +107,10 @@ constexpr PipelineStep Steps[] = {
      2, false, Shows::LLVMIR, "UniformGathers.h",
      "masked gathers from one address as one scalar load, broadcast; "
      "scatters to one address as one store"},
+    {Id::SignallingNaNMinMax, "signalling-nan-min-max", Stage::Optimize,
+     EP::OptimizerLast, 0, false, Shows::LLVMIR, "SignallingNaNMinMax.h",
+     "where the target's minNum instructions quiet a signalling NaN "
+     "(AArch64): a NaN operand of min/max is the other operand first"},
     // emitObject / emitAssembly (CodeGen.cpp)
     {Id::CodeGenGate, "codegen-gate", Stage::CodeGen, EP::None, 0, false,
      Shows::Gate, "CodeGen.cpp",

@@ -158,6 +158,10 @@ public:
     return false;
   }
 
+  // fminnm, fmaxnm, fminnmv and fmaxnmv (NEON, SVE and scalar) return the
+  // default quiet NaN when an operand is a signalling NaN.
+  bool minMaxQuietsSignallingNaN() const override { return true; }
+
   bool leavesOutPass(StringRef) const override { return false; }
 
   void annotateModule(Module &M, const TargetMachine &TM) const override {

@@ -2,7 +2,10 @@
 
 #include "TargetArch.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <iterator>
 
 #include <mutex>
 
@@ -11,16 +14,35 @@ using namespace llvm;
 
 TargetArch::~TargetArch() = default;
 
-static const TargetArch *const *allArchs() {
-  static const TargetArch *const Archs[] = {&x86TargetArch(),
-                                            &aarch64TargetArch(), nullptr};
+/// The instruction sets this build generates code for (KILN_TARGETS), the
+/// host's first: TargetArchs.def, which cmake/Targets.cmake writes, holds
+/// one KILN_TARGET_ARCH(getter) a line.
+static ArrayRef<const TargetArch *> builtArchs() {
+  static const TargetArch *const Archs[] = {
+#define KILN_TARGET_ARCH(Getter) &Getter(),
+#include "TargetArchs.def"
+#undef KILN_TARGET_ARCH
+  };
   return Archs;
 }
 
+namespace {
+/// Every instruction set Kiln knows, built or not: how a triple names it,
+/// how errors name it, and its name in KILN_TARGETS.
+struct KnownArch {
+  Triple::ArchType Arch;
+  const char *Name, *TriplePattern, *BuildName;
+};
+constexpr KnownArch KnownArchs[] = {
+    {Triple::x86_64, "x86-64", "x86_64-*", "X86"},
+    {Triple::aarch64, "aarch64", "aarch64-*", "AArch64"},
+};
+} // namespace
+
 const TargetArch *kiln::targetArchFor(const Triple &TT) {
-  for (const TargetArch *const *A = allArchs(); *A; ++A)
-    if ((*A)->matches(TT))
-      return *A;
+  for (const TargetArch *A : builtArchs())
+    if (A->matches(TT))
+      return A;
   return nullptr;
 }
 
@@ -28,17 +50,35 @@ const TargetArch &kiln::targetArchOf(const TargetMachine &TM) {
   const TargetArch *A = targetArchFor(TM.getTargetTriple());
   // createTargetMachine refuses every other triple.
   assert(A && "a TargetMachine for an architecture Kiln does not support");
-  return A ? *A : x86TargetArch();
+  return A ? *A : *builtArchs().front();
 }
 
 void kiln::initializeTargetOf(const TargetArch &Arch) {
-  static std::once_flag X86Once, AArch64Once;
-  std::call_once(&Arch == &x86TargetArch() ? X86Once : AArch64Once,
-                 [&] { Arch.initializeLLVMTarget(); });
+  static std::once_flag Once[std::size(KnownArchs)];
+  ArrayRef<const TargetArch *> Archs = builtArchs();
+  size_t I = llvm::find(Archs, &Arch) - Archs.begin();
+  assert(I < Archs.size() && "a TargetArch this build does not have");
+  std::call_once(Once[I], [&] { Arch.initializeLLVMTarget(); });
 }
 
 std::string kiln::supportedArchitectures() {
-  return "x86-64 (x86_64-*) and aarch64 (aarch64-*)";
+  std::vector<std::string> Names;
+  for (const KnownArch &K : KnownArchs)
+    if (targetArchFor(Triple(Triple::getArchTypeName(K.Arch), "", "")))
+      Names.push_back(std::string(K.Name) + " (" + K.TriplePattern + ")");
+  std::string S;
+  for (size_t I = 0; I < Names.size(); ++I)
+    S += (I == 0 ? "" : I + 1 == Names.size() ? " and " : ", ") + Names[I];
+  return S;
+}
+
+std::string kiln::targetLeftOutOfBuild(const Triple &TT) {
+  if (targetArchFor(TT))
+    return std::string();
+  for (const KnownArch &K : KnownArchs)
+    if (TT.getArch() == K.Arch)
+      return K.BuildName;
+  return std::string();
 }
 
 Error kiln::targetOptionError(const Twine &Msg) {

@@ -6,7 +6,8 @@
 // completing a CPU and feature request before LLVM sees it (what LLVM would
 // abort on), the vector math library and the shared library that holds it,
 // whether f32 `exp` is inlined, which operations are microcoded (the
-// lowering's cost decisions), the code generation passes left out, the
+// lowering's cost decisions), how its minNum instructions treat a
+// signalling NaN, the code generation passes left out, the
 // attributes every kernel function carries (SVE's vector length), and the
 // name of the architecture in the store's namespaces. Vector widths per
 // type come from LLVM's TargetTransformInfo of the TargetMachine, which the
@@ -99,6 +100,12 @@ public:
   virtual bool maskedStoresAreMicrocoded(const llvm::TargetMachine &TM,
                                          const llvm::Function &F) const = 0;
 
+  /// Whether the instructions LLVM selects for `llvm.minnum`/`llvm.maxnum`
+  /// and the fmin/fmax reductions give a quiet NaN for a signalling NaN
+  /// operand (IEEE 754-2008's minNum, AArch64's fminnm) where LLVM's and
+  /// LangRef's minNum give the other operand (SignallingNaNMinMax.h).
+  virtual bool minMaxQuietsSignallingNaN() const = 0;
+
   /// Code generation passes (by their legacy pass name) left out of every
   /// function (CodeGen.cpp's CodeGenerationGate).
   virtual bool leavesOutPass(llvm::StringRef PassName) const = 0;
@@ -110,7 +117,8 @@ public:
                               const llvm::TargetMachine &TM) const = 0;
 };
 
-/// The implementations (TargetX86.cpp, TargetAArch64.cpp).
+/// The implementations (TargetX86.cpp, TargetAArch64.cpp); only those of
+/// the instruction sets in KILN_TARGETS are built.
 const TargetArch &x86TargetArch();
 const TargetArch &aarch64TargetArch();
 
@@ -124,9 +132,13 @@ const TargetArch &targetArchOf(const llvm::TargetMachine &TM);
 /// Registers \p Arch's LLVM target once per process (thread-safe).
 void initializeTargetOf(const TargetArch &Arch);
 
-/// "x86-64 (x86_64-*), aarch64 (aarch64-*)": the architectures Kiln
-/// generates code for, for error messages.
+/// "x86-64 (x86_64-*) and aarch64 (aarch64-*)": the architectures this
+/// build generates code for (KILN_TARGETS), for error messages.
 std::string supportedArchitectures();
+
+/// The KILN_TARGETS name ("AArch64") of \p TT's architecture when Kiln
+/// knows it but this build left it out; "" otherwise.
+std::string targetLeftOutOfBuild(const llvm::Triple &TT);
 
 /// An error with std::errc::invalid_argument (a bad option).
 llvm::Error targetOptionError(const llvm::Twine &Msg);

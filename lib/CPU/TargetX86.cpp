@@ -141,6 +141,11 @@ public:
     return Expensive;
   }
 
+  // x86 has no minNum instruction: LLVM expands llvm.minnum into minps and
+  // a select on the first operand being NaN, and minps returns its second
+  // operand whenever either is a NaN, signalling or quiet.
+  bool minMaxQuietsSignallingNaN() const override { return false; }
+
   bool leavesOutPass(StringRef PassName) const override {
     // With AVX-512 domain reassignment looks for integer logic it could
     // move into mask registers, which costs compile time, while the

@@ -55,6 +55,12 @@ Foreign foreignArch() {
   return {"aarch64-unknown-linux-gnu", "neoverse-v1"};
 }
 
+/// Skips the test in a build that generates no code for the other
+/// architecture (KILN_TARGETS=host).
+#define SKIP_WITHOUT_FOREIGN_TARGET()                                          \
+  if (!generatesCodeFor(foreignArch().Triple))                                 \
+  GTEST_SKIP() << "this build generates no code for " << foreignArch().Triple
+
 /// The ELF machine (e_machine) of \p Obj, 0 when it is not ELF.
 unsigned elfMachine(llvm::ArrayRef<char> Obj) {
   if (Obj.size() < 20 || Obj[0] != 0x7f || Obj[1] != 'E')
@@ -69,6 +75,7 @@ std::string errorOf(const CodeGenOptions &O) {
 }
 
 TEST(CrossArch, ObjectsForEitherArchitectureFromAnyHost) {
+  SKIP_WITHOUT_FOREIGN_TARGET();
   Module M = test::parseOk(Source, "k.kiln");
   const IRKernel &K = *M.findKernel("saxpy");
   struct Case {
@@ -101,6 +108,7 @@ TEST(CrossArch, ObjectsForEitherArchitectureFromAnyHost) {
 TEST(CrossArch, SVEWithTheCPUsVectorLengthWhenCrossCompiling) {
   if (llvm::Triple(hostInfo().Triple).isAArch64())
     GTEST_SKIP() << "on AArch64 the machine's own vector length is used";
+  SKIP_WITHOUT_FOREIGN_TARGET();
   Module M = test::parseOk(Source, "k.kiln");
   CodeGenOptions O;
   O.Triple = "aarch64-linux-gnu";
@@ -135,6 +143,7 @@ TEST(CrossArch, SVEWithTheCPUsVectorLengthWhenCrossCompiling) {
 }
 
 TEST(CrossArch, BadTargetRequestsAreClearErrors) {
+  SKIP_WITHOUT_FOREIGN_TARGET();
   CodeGenOptions O;
   O.Triple = "nonsense-triple";
   EXPECT_NE(errorOf(O).find("unknown target triple 'nonsense-triple'"),
@@ -175,7 +184,24 @@ TEST(CrossArch, BadTargetRequestsAreClearErrors) {
       << Msg;
 }
 
+TEST(CrossArch, AnArchitectureLeftOutOfTheBuildIsAClearError) {
+  EXPECT_TRUE(generatesCodeFor(hostInfo().Triple));
+  if (generatesCodeFor(foreignArch().Triple))
+    GTEST_SKIP() << "this build generates code for both architectures";
+  CodeGenOptions O;
+  O.Triple = foreignArch().Triple;
+  std::string Msg = errorOf(O);
+  EXPECT_NE(Msg.find("this Kiln was built without code generation for '" +
+                     foreignArch().Triple + "' (KILN_TARGETS leaves out "),
+            std::string::npos)
+      << Msg;
+  auto TM = createTargetMachine(O);
+  ASSERT_FALSE(!!TM);
+  EXPECT_EQ(llvm::toString(TM.takeError()), Msg);
+}
+
 TEST(CrossArch, ABundleFromAnotherArchitectureIsNotTakenForThisOnes) {
+  SKIP_WITHOUT_FOREIGN_TARGET();
   Module M = test::parseOk(Source, "k.kiln");
   const IRKernel &K = *M.findKernel("saxpy");
   CpuTarget::Id Id{KernelId(kernelIdFromIR(K), hashKernel(K)), CpuVariant()};

@@ -119,4 +119,26 @@ TEST(ExpandBlockCopies, SSEVectors) {
   runAndCheck(O, 16);
 }
 
+// A fill with a byte known only at run time (a parameter, a flag computed
+// in the kernel) is splatted once before the loop: in the loop the splat's
+// instructions would come before the loop's phi, which the verifier refuses
+// (runFunctionPass verifies the module). With 16-byte vectors (x86-64-v2)
+// more fills are long enough to be expanded.
+TEST(ExpandBlockCopies, FillWithAValueKnownAtRunTime) {
+  const char *IR = R"(
+define void @f(ptr %p, i8 %v) {
+entry:
+  call void @llvm.memset.p0.i64(ptr align 16 %p, i8 %v, i64 1000, i1 false)
+  ret void
+}
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+)";
+  std::string Out = runOnParsedIR(IR, ExpandBlockCopiesPass(), "x86-64-v2");
+  EXPECT_EQ(countOf(Out, "call void @llvm.memset.p0"), 0u) << Out;
+  EXPECT_EQ(countOf(Out, "store <16 x i8> %"), 1u) << "no fill loop\n" << Out;
+  size_t Splat = Out.find("shufflevector"), Loop = Out.find("block.copy:");
+  ASSERT_NE(Splat, std::string::npos) << Out;
+  EXPECT_LT(Splat, Loop) << "the splat is not before the loop\n" << Out;
+}
+
 } // namespace

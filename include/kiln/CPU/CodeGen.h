@@ -58,6 +58,11 @@ struct CodeGenOptions {
 /// errors carry std::errc::invalid_argument.
 llvm::Error checkTargetOptions(const CodeGenOptions &Opts);
 
+/// Whether this build generates code for \p Triple's architecture: the
+/// host's always, the other one where the build's KILN_TARGETS has it
+/// (docs/Portability.md). checkTargetOptions says why not.
+bool generatesCodeFor(llvm::StringRef Triple);
+
 /// checkTargetOptions, then whether code compiled with \p Opts can run on
 /// this machine: another architecture's triple is an error, and so is an
 /// instruction-set feature the options turn on (directly,

@@ -62,6 +62,7 @@ enum class PipelineStepId {
   BlendScratchStores,
   ExpandBlockCopies,
   UniformGathers,
+  SignallingNaNMinMax,
   CodeGenGate,
   LLVMCodeGen,
 };
