@@ -7,6 +7,7 @@
 #include "ForwardVars.h"
 
 #include "Rematerialization.h"
+#include "Segmentation.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -32,46 +33,12 @@ struct KnownValue {
 };
 using KnownMap = llvm::DenseMap<ValueId, KnownValue>;
 
-bool isPureArithmetic(OpClass Class) {
-  switch (Class) {
-  case OpClass::UnaryNumeric:
-  case OpClass::BinaryNumeric:
-  case OpClass::TernaryNumeric:
-  case OpClass::BinaryInt:
-  case OpClass::UnaryInt:
-  case OpClass::Compare:
-  case OpClass::BinaryBool:
-  case OpClass::UnaryBool:
-  case OpClass::Cast:
-  case OpClass::Select:
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool isUnitVaryingBuiltin(OpKind Kind) {
-  return Kind == OpKind::UnitPos || Kind == OpKind::AbsolutePos ||
-         Kind == OpKind::UnitPosPlane || Kind == OpKind::PlanePos;
-}
-
-/// A barrier or plane operation: the unit loop ends there (Segmentation.h).
+/// A barrier or plane operation: the unit loop ends there (Segmentation.h;
+/// any wait on a barrier object counts, which may cut more than it does).
 bool splitsAlone(const Operation &Op) {
-  switch (Op.opClass()) {
-  case OpClass::Barrier:
-  case OpClass::PlaneReduce:
-  case OpClass::PlaneBool:
-  case OpClass::PlaneLane:
-  case OpClass::PlaneElect:
-  case OpClass::PlaneBallot:
-  case OpClass::Cmma:
-  case OpClass::BarrierWait:
-    return true;
-  case OpClass::BarrierDecl:
-    return Op.Kind == OpKind::BarrierCube;
-  default:
-    return false;
-  }
+  OpClass Class = Op.opClass();
+  return isBarrierOrPlaneOp(Class) || Class == OpClass::BarrierWait ||
+         Op.Kind == OpKind::BarrierCube;
 }
 
 bool containsSplit(const Operation &Op) {

@@ -11,9 +11,7 @@
 using namespace kiln;
 using namespace kiln::lowering;
 
-/// Whether operations of \p Class compute their result from their operands
-/// alone (no memory, no math library call, no per-unit or plane state).
-static bool isPureArithmetic(OpClass Class) {
+bool kiln::lowering::isPureArithmetic(OpClass Class) {
   switch (Class) {
   case OpClass::UnaryNumeric:
   case OpClass::BinaryNumeric:
@@ -31,9 +29,8 @@ static bool isPureArithmetic(OpClass Class) {
   }
 }
 
-/// Whether builtin \p Op differs between the units of a cube.
-static bool isUnitVaryingBuiltin(const Operation &Op) {
-  switch (Op.Kind) {
+bool kiln::lowering::isUnitVaryingBuiltin(OpKind Kind) {
+  switch (Kind) {
   case OpKind::UnitPos:
   case OpKind::AbsolutePos:
   case OpKind::UnitPosPlane:
@@ -50,7 +47,7 @@ kiln::lowering::rematCost(const Operation &Op, const IRKernel &K,
   OpClass Class = Op.opClass();
   if (Class == OpClass::Builtin || Class == OpClass::BuiltinXYZ) {
     RematCost C;
-    C.Uniform = !isUnitVaryingBuiltin(Op);
+    C.Uniform = !isUnitVaryingBuiltin(Op.Kind);
     return C;
   }
   if (Class == OpClass::Const)

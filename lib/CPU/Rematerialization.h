@@ -31,6 +31,12 @@ constexpr unsigned MaxRematDepth = 4;
 /// recompute.
 constexpr unsigned MaxUniformRematDepth = 24;
 
+/// Whether operations of \p Class compute their result from their operands
+/// alone (no memory, no math library call, no per-unit or plane state).
+bool isPureArithmetic(OpClass Class);
+/// Whether builtin \p Kind differs between the units of a cube.
+bool isUnitVaryingBuiltin(OpKind Kind);
+
 /// What recomputing a value costs.
 struct RematCost {
   unsigned Depth = 0;        ///< longest chain of any operations

@@ -79,8 +79,8 @@ bool Segmentation::computeSplit(const Operation &Op) {
   return Inner;
 }
 
-bool Segmentation::isSplit(const Operation &Op) const {
-  switch (Op.opClass()) {
+bool kiln::lowering::isBarrierOrPlaneOp(OpClass Class) {
+  switch (Class) {
   case OpClass::Barrier:
   case OpClass::PlaneReduce:
   case OpClass::PlaneBool:
@@ -89,6 +89,15 @@ bool Segmentation::isSplit(const Operation &Op) const {
   case OpClass::PlaneBallot:
   case OpClass::Cmma:
     return true;
+  default:
+    return false;
+  }
+}
+
+bool Segmentation::isSplit(const Operation &Op) const {
+  if (isBarrierOrPlaneOp(Op.opClass()))
+    return true;
+  switch (Op.opClass()) {
   case OpClass::BarrierDecl:
     return Op.Kind == OpKind::BarrierCube;
   case OpClass::BarrierWait:

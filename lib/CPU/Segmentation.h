@@ -29,6 +29,11 @@ class UniformityInfo;
 
 namespace kiln::lowering {
 
+/// A barrier, a plane operation or a plane-collective matrix operation:
+/// always a split, whatever surrounds it (Segmentation::isSplit adds the
+/// constructs holding one and the waits on a cube's barrier object).
+bool isBarrierOrPlaneOp(OpClass Class);
+
 /// The cuts of one kernel: which operations are splits, which per-unit
 /// `for` loops run interchanged, and whether units need "returned" flags.
 class Segmentation {
