@@ -6,6 +6,7 @@
 
 #include "CubeGuard.h"
 
+#include "Segmentation.h"
 #include "UnitRange.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -98,6 +99,10 @@ private:
     OpClass Class = Op.opClass();
     if (isPureValueOp(Class))
       return false;
+    // Barriers and plane operations stay inside the cube; matrix
+    // operations may store to a buffer.
+    if (isBarrierOrPlaneOp(Class))
+      return Class == OpClass::Cmma;
     switch (Class) {
     case OpClass::Load:
     case OpClass::VarDecl:
@@ -106,12 +111,6 @@ private:
     case OpClass::Get:
     case OpClass::Set:
     case OpClass::AtomicLoad:
-    case OpClass::Barrier:
-    case OpClass::PlaneReduce:
-    case OpClass::PlaneBool:
-    case OpClass::PlaneLane:
-    case OpClass::PlaneElect:
-    case OpClass::PlaneBallot:
     case OpClass::BarrierDecl:
     case OpClass::BarrierArrive:
     case OpClass::BarrierExpectTx:
