@@ -42,6 +42,7 @@ from fractions import Fraction
 sys.path.insert(0, os.path.dirname(__file__))
 import kconf as K  # noqa: E402
 import minifloat as MF  # noqa: E402
+from mmaref import fill_by_element  # noqa: E402
 
 F32 = "f32"
 SENTINEL = 0x7F7FFFF0
@@ -313,17 +314,6 @@ MANUAL_CASES = [("f8e5m2", "f8e5m2", F32), ("f8e4m3", "f8e4m3", F32),
 def manual_kernel(idx, ta, tb, tc):
     m, n, k = 16, 8, 32
 
-    def fill(frag, mem, t, stride):
-        return """  %%n_%(f)s = cmma_count %%%(f)s : u32
-  for %%i_%(f)s = 0:u32 to %%n_%(f)s step 1:u32 {
-    %%r_%(f)s = cmma_row %%%(f)s, %%lane, %%i_%(f)s : u32
-    %%c_%(f)s = cmma_col %%%(f)s, %%lane, %%i_%(f)s : u32
-    %%o_%(f)s = mul %%r_%(f)s, %(s)d:u32 : u32
-    %%x_%(f)s = add %%o_%(f)s, %%c_%(f)s : u32
-    %%v_%(f)s = load %%%(m)s[%%x_%(f)s] : %(t)s
-    cmma_set %%%(f)s, %%i_%(f)s, %%v_%(f)s
-  }
-""" % {"f": frag, "m": mem, "t": t, "s": stride}
     return ("""
 kernel @manual%d cube_dim(32) (%%a: buffer<%s, read>, %%b: buffer<%s, read>,
                             %%c: buffer<%s, read>, %%out: buffer<%s, write>) {
@@ -331,8 +321,8 @@ kernel @manual%d cube_dim(32) (%%a: buffer<%s, read>, %%b: buffer<%s, read>,
   %%fb = fragment matrix<b, 16x8x32, %s, row>
   %%fc = fragment matrix<accumulator, 16x8x32, %s>
   %%lane = unit_pos_plane : u32
-""" % (idx, ta, tb, tc, tc, ta, tb, tc) + fill("fa", "a", ta, k) + fill("fb", "b", tb, n) +
-        fill("fc", "c", tc, n) + """  cmma_mma %%fc, %%fa, %%fb, %%fc
+""" % (idx, ta, tb, tc, tc, ta, tb, tc) + fill_by_element("fa", "a", ta, k) + fill_by_element("fb", "b", tb, n) +
+        fill_by_element("fc", "c", tc, n) + """  cmma_mma %%fc, %%fa, %%fb, %%fc
   %%nd = cmma_count %%fc : u32
   for %%i = 0:u32 to %%nd step 1:u32 {
     %%r = cmma_row %%fc, %%lane, %%i : u32

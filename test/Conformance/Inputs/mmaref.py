@@ -143,3 +143,20 @@ def run_mma_case(kf, kernel, c):
                  "oa": str(oa), "ob": str(ob), "oc": str(oc), "od": str(od),
                  "sa": str(sa), "sb": str(sb), "sc": str(sc), "sd": str(sd)}, ["d"])
     return res["d"]
+
+
+def fill_by_element(frag, mem, t, stride):
+    """Kiln IR that fills fragment %FRAG element by element from the
+    row-major matrix %MEM (row stride STRIDE, type T): each unit sets its own
+    elements (cmma_count, cmma_row, cmma_col, cmma_set), in the kernel's
+    %lane."""
+    return """  %%n_%(f)s = cmma_count %%%(f)s : u32
+  for %%i_%(f)s = 0:u32 to %%n_%(f)s step 1:u32 {
+    %%r_%(f)s = cmma_row %%%(f)s, %%lane, %%i_%(f)s : u32
+    %%c_%(f)s = cmma_col %%%(f)s, %%lane, %%i_%(f)s : u32
+    %%o_%(f)s = mul %%r_%(f)s, %(s)d:u32 : u32
+    %%x_%(f)s = add %%o_%(f)s, %%c_%(f)s : u32
+    %%v_%(f)s = load %%%(m)s[%%x_%(f)s] : %(t)s
+    cmma_set %%%(f)s, %%i_%(f)s, %%v_%(f)s
+  }
+""" % {"f": frag, "m": mem, "t": t, "s": stride}
