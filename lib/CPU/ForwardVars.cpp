@@ -339,7 +339,22 @@ private:
 
 } // namespace
 
+/// Whether \p B (nested blocks too) reads a variable.
+static bool readsVar(const Block &B) {
+  for (const Operation &Op : B.Ops) {
+    if (Op.Kind == OpKind::Get)
+      return true;
+    for (const Block &R : Op.Regions)
+      if (readsVar(R))
+        return true;
+  }
+  return false;
+}
+
 std::optional<IRKernel> kiln::lowering::forwardVars(const IRKernel &K) {
+  // Most kernels read no variable: no copy for them.
+  if (!readsVar(K.Body))
+    return std::nullopt;
   IRKernel Copy = K;
   if (!Forwarder(Copy).run())
     return std::nullopt;
