@@ -57,6 +57,9 @@ bool EventState::whenComplete(std::function<void()> Resume) {
 /// Spins for up to this long before sleeping: a launch that ends within it
 /// is seen without a wake-up through the kernel.
 static constexpr std::chrono::microseconds SpinBeforeSleep{50};
+/// How often a host thread asleep in a stream's synchronize() wakes to
+/// help a launch that started meanwhile.
+static constexpr std::chrono::microseconds HelpPoll{200};
 
 template <typename Pred>
 static bool spinUntil(Pred Done,
@@ -399,10 +402,36 @@ Status StreamState::synchronize() {
   };
   if (!Done())
     drainHere(Target);
-  if (!spinUntil(Done)) {
+  // While another thread drains the stream, this one helps the device's
+  // launches run their cubes; with none to help for SpinBeforeSleep, it
+  // sleeps, waking every HelpPoll to look again (a long launch that starts
+  // later still gets its help).
+  // The device may be closing (or closed: Dev is null): help only while it
+  // is certainly open, and never wait for its lock.
+  auto Help = [&] {
+    std::shared_lock<std::shared_mutex> Alive(Device->Life, std::try_to_lock);
+    return Alive.owns_lock() && Device->Dev &&
+           Device->Dev->executor().helpWithCubes(Done);
+  };
+  unsigned Spins = 0;
+  while (!Done()) {
+    bool Helped = false;
+    if (spinUntil([&] {
+          if (Done())
+            return true;
+          if ((++Spins & 7) == 0 && Help())
+            Helped = true;
+          return Helped;
+        }))
+      if (Helped) {
+        Helped = false;
+        continue;
+      }
+    if (Done())
+      break;
     std::unique_lock<std::mutex> L(M);
     Sleepers.fetch_add(1);
-    Progress.wait(L, Done);
+    Progress.wait_for(L, HelpPoll, Done);
     Sleepers.fetch_sub(1);
   }
   std::lock_guard<std::mutex> L(M);

@@ -8,14 +8,13 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
 #include <tbb/info.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -23,6 +22,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -666,6 +666,96 @@ struct Scratch {
 };
 } // namespace
 
+namespace {
+/// The cubes of one parallel launch, handed out in ranges of Grain to each
+/// thread that takes part: the launching thread, the arena's workers (one
+/// task each), and host threads that wait for the launch's stream
+/// (Executor::helpWithCubes). Unlike a TBB range, a thread outside the
+/// arena can take part, so a host thread that waits is one more core at
+/// work, as the master thread of an OpenMP loop is; without it, a launch
+/// queued on a stream runs on the arena's workers alone, one core short of
+/// the device (the whole device on 2 cores: TBB runs one worker there).
+///
+/// The cubes are cut into one contiguous block per thread, as OpenMP's
+/// static schedule cuts a loop: a thread starts on its home block (by its
+/// arena slot, so the same thread gets the same cubes launch after launch,
+/// and finds their data in its own cache), takes its ranges from the
+/// front, and when its block is empty takes ranges from the back of the
+/// others' (uneven cubes stay balanced).
+/// The home block a helper from outside the arena asks for.
+constexpr unsigned NotInArena = ~0u;
+
+struct CubeDispenser {
+  /// What one thread runs: its ranges, from take() until it gives false.
+  using Participation = llvm::function_ref<void(
+      CubeDispenser &, unsigned Home, llvm::function_ref<bool()> Enough)>;
+  static constexpr unsigned MaxBlocks = 64;
+
+  uint32_t Grain = 1;
+  unsigned MaxParticipants = 1;
+  unsigned Blocks = 1;
+  Participation Participate;
+  /// Per block, its cubes not handed out yet: [low 32 bits, high 32 bits).
+  std::array<std::atomic<uint64_t>, MaxBlocks> Cursors;
+  std::atomic<unsigned> Participants{0};
+
+  CubeDispenser(uint32_t Total, uint32_t Grain, unsigned Threads,
+                Participation Participate)
+      : Grain(Grain), MaxParticipants(Threads),
+        Blocks(std::clamp(Threads, 1u, MaxBlocks)), Participate(Participate) {
+    for (unsigned B = 0; B < Blocks; ++B) {
+      uint64_t Lo = uint64_t(Total) * B / Blocks;
+      uint64_t Hi = uint64_t(Total) * (B + 1) / Blocks;
+      Cursors[B].store(Lo | (Hi << 32), std::memory_order_relaxed);
+    }
+  }
+
+  /// Counts the calling thread in, unless MaxParticipants already are.
+  bool join() {
+    unsigned N = Participants.load(std::memory_order_relaxed);
+    do {
+      if (N >= MaxParticipants)
+        return false;
+    } while (!Participants.compare_exchange_weak(N, N + 1,
+                                                 std::memory_order_acq_rel));
+    return true;
+  }
+  void leave() { Participants.fetch_sub(1, std::memory_order_acq_rel); }
+  bool exhausted() const {
+    for (unsigned B = 0; B < Blocks; ++B) {
+      uint64_t V = Cursors[B].load(std::memory_order_relaxed);
+      if (uint32_t(V) < uint32_t(V >> 32))
+        return false;
+    }
+    return true;
+  }
+  /// The next range [Begin, End) for the thread of home block \p Home, or
+  /// false when every cube is handed out.
+  bool take(unsigned Home, uint32_t &Begin, uint32_t &End) {
+    for (unsigned K = 0; K < Blocks; ++K) {
+      std::atomic<uint64_t> &Cursor = Cursors[(Home + K) % Blocks];
+      uint64_t V = Cursor.load(std::memory_order_relaxed);
+      for (;;) {
+        uint32_t Lo = uint32_t(V), Hi = uint32_t(V >> 32);
+        if (Lo >= Hi)
+          break;
+        uint32_t Size = std::min(Grain, Hi - Lo);
+        // Its own block from the front, the others' from the back.
+        uint32_t NewLo = K == 0 ? Lo + Size : Lo;
+        uint32_t NewHi = K == 0 ? Hi : Hi - Size;
+        if (Cursor.compare_exchange_weak(V, NewLo | (uint64_t(NewHi) << 32),
+                                         std::memory_order_relaxed)) {
+          Begin = K == 0 ? Lo : NewHi;
+          End = K == 0 ? NewLo : Hi;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+};
+} // namespace
+
 /// What the keep-warm tasks share with their executor.
 struct KeepWarmControl {
   std::atomic<uint64_t> Activity{0}; ///< bumped by every launch and task
@@ -697,6 +787,12 @@ struct Executor::Impl {
   std::mutex DebugLock;
   std::shared_ptr<const DebugPrintHandler> DebugHandler;
   std::atomic<uint64_t> DebugLimit{DefaultDebugPrintLimit};
+
+  /// The parallel launches under way, which waiting host threads may help
+  /// (helpWithCubes); Helpable counts them so that a look costs one load.
+  std::mutex HelpLock;
+  llvm::SmallVector<CubeDispenser *, 4> Dispensers;
+  std::atomic<unsigned> Helpable{0};
 
   /// Least work per thread, in picoseconds (0: use every thread).
   uint64_t MinPicosPerThread = 0;
@@ -785,6 +881,35 @@ struct Executor::Impl {
       return grow(Slots[Slot], Bytes);
     return grow(Inline.local(), Bytes); // not expected: stay correct anyway
   }
+
+  /// Lets waiting host threads take part in \p D's launch.
+  void publishDispenser(CubeDispenser &D) {
+    std::lock_guard<std::mutex> L(HelpLock);
+    Dispensers.push_back(&D);
+    Helpable.fetch_add(1, std::memory_order_release);
+  }
+  /// Takes \p D back and waits for the helpers still in it (the launching
+  /// thread is the one participant left): no thread joins it after.
+  void withdrawDispenser(CubeDispenser &D) {
+    {
+      std::lock_guard<std::mutex> L(HelpLock);
+      Dispensers.erase(std::find(Dispensers.begin(), Dispensers.end(), &D));
+      Helpable.fetch_sub(1, std::memory_order_release);
+    }
+    for (unsigned N = 0; D.Participants.load(std::memory_order_acquire) > 1;
+         ++N) {
+      if (N < 1024) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+      } else {
+        std::this_thread::yield();
+      }
+    }
+    D.leave();
+  }
 };
 
 /// The executor whose enqueued task this thread is running, if any.
@@ -809,6 +934,27 @@ uint64_t Executor::privatizedLaunches() const {
 }
 
 Watchdog &Executor::watchdog() { return P->Dog; }
+
+bool Executor::helpWithCubes(llvm::function_ref<bool()> Enough) {
+  if (P->Helpable.load(std::memory_order_acquire) == 0)
+    return false;
+  CubeDispenser *D = nullptr;
+  {
+    std::lock_guard<std::mutex> L(P->HelpLock);
+    for (CubeDispenser *Each : P->Dispensers)
+      if (!Each->exhausted() && Each->join()) {
+        D = Each;
+        break;
+      }
+  }
+  if (!D)
+    return false;
+  // Enough is checked before each range: a helper leaves once what it waits
+  // for is done, after the range it had taken.
+  D->Participate(*D, NotInArena, Enough);
+  D->leave();
+  return true;
+}
 
 /// The error of a launch that \p Stop ended.
 static Error stoppedError(const CubeMetadata &M, const LaunchStop &Stop) {
@@ -999,8 +1145,8 @@ Error Executor::launch(const LoadedKernel &Kernel,
   std::vector<void *> SlotCopies(Plan ? P->Slots.size() : 0, nullptr);
   std::vector<void *> OtherCopies;
   std::mutex OtherCopiesMutex;
-  auto CopiesFor = [&]() -> void * {
-    int Slot = tbb::this_task_arena::current_thread_index();
+  auto CopiesFor = [&](bool InArena) -> void * {
+    int Slot = InArena ? tbb::this_task_arena::current_thread_index() : -1;
     if (Slot >= 0 && static_cast<size_t>(Slot) < SlotCopies.size()) {
       void *&C = SlotCopies[Slot];
       if (!C)
@@ -1014,29 +1160,57 @@ Error Executor::launch(const LoadedKernel &Kernel,
     }
     return C;
   };
+  // Each thread that takes part gets its scratch (and copies) once, then
+  // runs ranges until none is left.
+  // The home block of a thread in the arena is its slot's; a helper from
+  // outside (Executor::helpWithCubes) gets NotInArena.
+  auto Participate = [&](CubeDispenser &D, unsigned Home,
+                         llvm::function_ref<bool()> Enough) {
+    bool InArena = Home != NotInArena;
+    if (Stop && Stop->stopped())
+      return; // the ranges not started yet
+    void *S = InArena ? P->slotScratch(ScratchBytes)
+                      : P->grow(P->Inline.local(), ScratchBytes);
+    if (!S) {
+      OutOfMemory = true;
+      return;
+    }
+    if (Plan) {
+      void *C = CopiesFor(InArena);
+      if (!C) {
+        OutOfMemory = true;
+        return;
+      }
+      Plan.publish(S, C);
+    }
+    uint32_t Begin, End;
+    auto T0 = Clock::now();
+    if (!InArena)
+      Home = 0; // the master's slot: the host's own when it launches
+    while (!(Stop && Stop->stopped()) && !(Enough && Enough()) &&
+           D.take(Home, Begin, End))
+      Run(Begin, End, S);
+    BusyPicos.fetch_add(Picos(Clock::now() - T0), std::memory_order_relaxed);
+  };
+  CubeDispenser Dispenser(Total, Grain, Threads, Participate);
+  auto Slot = [] {
+    return static_cast<unsigned>(
+        std::max(0, tbb::this_task_arena::current_thread_index()));
+  };
   auto RunCubes = [&] {
-    tbb::parallel_for(tbb::blocked_range<uint32_t>(0, Total, Grain),
-                      [&](const tbb::blocked_range<uint32_t> &R) {
-                        if (Stop && Stop->stopped())
-                          return; // the ranges not started yet
-                        void *S = P->slotScratch(ScratchBytes);
-                        if (!S) {
-                          OutOfMemory = true;
-                          return;
-                        }
-                        if (Plan) {
-                          void *C = CopiesFor();
-                          if (!C) {
-                            OutOfMemory = true;
-                            return;
-                          }
-                          Plan.publish(S, C);
-                        }
-                        auto T0 = Clock::now();
-                        Run(R.begin(), R.end(), S);
-                        BusyPicos.fetch_add(Picos(Clock::now() - T0),
-                                            std::memory_order_relaxed);
-                      });
+    Dispenser.join(); // the launching thread: the first, never refused
+    P->publishDispenser(Dispenser);
+    tbb::task_group Workers;
+    for (unsigned I = 1; I < Threads; ++I)
+      Workers.run([&] {
+        if (Dispenser.exhausted() || !Dispenser.join())
+          return;
+        Participate(Dispenser, Slot(), nullptr);
+        Dispenser.leave();
+      });
+    Participate(Dispenser, Slot(), nullptr);
+    Workers.wait();
+    P->withdrawDispenser(Dispenser);
   };
   // Isolated in any case: the thread waiting for these cubes must not take
   // a keep-warm task (it would spin until the next launch) or, from a

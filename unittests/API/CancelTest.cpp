@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -72,7 +73,9 @@ TEST(CancelTest, ANeverEndingKernelIsCancelledAndOtherStreamsGoOn) {
   EXPECT_EQ(Sync.code(), ErrorCode::Cancelled);
   EXPECT_EQ(Sync.message(), "the stream was cancelled");
   EXPECT_EQ(AfterSpin.synchronize().code(), ErrorCode::Cancelled);
-  EXPECT_NE(static_cast<const uint32_t *>(Counters.data())[0], 0u)
+  // Some cube ran (which ones the threads took first is theirs to choose).
+  const uint32_t *Counted = static_cast<const uint32_t *>(Counters.data());
+  EXPECT_NE(*std::max_element(Counted, Counted + 16 * 64), 0u)
       << "the kernel never ran";
 
   // The other stream and the device work, with checked results.

@@ -40,6 +40,7 @@ inline kiln::IRKernel finishOrFail(kiln::KernelBuilder &B) {
 }
 
 inline ElementType f32() { return ElementType::scalar(ScalarType::F32); }
+inline ElementType u32() { return ElementType::scalar(ScalarType::U32); }
 
 } // namespace kiln::api::test
 

@@ -2,6 +2,7 @@
 
 #include "CAPITestSupport.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -76,7 +77,9 @@ TEST_F(CAPICancelTest, CancelStopsAKernelThatNeverEnds) {
   ASSERT_KILN_OK(kiln_stream_cancel(S));
   EXPECT_EQ(kiln_stream_synchronize(S), KILN_ERROR_CANCELLED);
   EXPECT_TRUE(lastErrorHas("the stream was cancelled"));
-  EXPECT_GT(floatsOf(Counters)[0], 0.0f);
+  // Some cube ran (which ones the threads took first is theirs to choose).
+  std::vector<float> Counted = floatsOf(Counters);
+  EXPECT_GT(*std::max_element(Counted.begin(), Counted.end()), 0.0f);
   expectAffineWorks(Other);
   kiln_status Cleared = KILN_OK;
   ASSERT_KILN_OK(kiln_stream_reset_error(S, &Cleared));

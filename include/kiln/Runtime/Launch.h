@@ -19,6 +19,7 @@
 #include "kiln/Runtime/Watchdog.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
@@ -216,6 +217,15 @@ public:
   /// once (tbb::task_arena::enqueue). Launches made from inside it run their
   /// cubes isolated: the thread waiting for them takes no unrelated work.
   void enqueue(std::function<void()> Work);
+
+  /// Lets the calling thread, which is not one of the arena's (a host
+  /// thread waiting for a stream), run cubes of a parallel launch under way,
+  /// within the launch's thread count: it takes ranges until none is left or
+  /// \p Enough() is true, checked before each range. Returns false at once
+  /// when no launch has cubes left to hand out. The waits of the public API
+  /// call it, so that a host thread that waits adds its core to the
+  /// device's, as the master thread of an OpenMP loop does.
+  bool helpWithCubes(llvm::function_ref<bool()> Enough);
 
   /// Scratch arenas allocated (or grown) so far: stays put while launches
   /// reuse them.
