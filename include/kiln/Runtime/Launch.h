@@ -2,9 +2,13 @@
 //-*-===//
 //
 // An Executor runs launches of loaded kernels: it validates the bindings
-// against the kernel's metadata, then runs the cubes [0, X*Y*Z) with
-// tbb::parallel_for over ranges of cubes inside its own task arena, one call
-// of the cube function per range (never one per unit or per cube).
+// against the kernel's metadata, then runs the cubes [0, X*Y*Z) in ranges,
+// one call of the cube function per range (never one per unit or per
+// cube). A parallel launch cuts its cubes into one contiguous block per
+// thread (OpenMP's static schedule), each thread starting on its own block
+// and taking ranges from the back of the others' once it is empty; the
+// threads are the caller, the workers of the executor's task arena, and
+// host threads waiting for the launch's stream (helpWithCubes).
 //
 //===----------------------------------------------------------------------===//
 
