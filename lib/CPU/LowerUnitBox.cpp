@@ -193,6 +193,27 @@ void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
   B.SetInsertPoint(Run);
 }
 
+Value *ControlEmitter::wholeCube(const UnitBox &Span) {
+  unsigned Dims = 0;
+  for (unsigned D = 0; D < 3; ++D)
+    Dims += Cx.K.CubeDim[D] > 1;
+  if (Dims < 2)
+    return nullptr;
+  llvm::IRBuilder<> &B = Cx.B;
+  Value *All = nullptr;
+  for (unsigned D = 0; D < 3; ++D) {
+    if (!Span.Begin[D] || Cx.K.CubeDim[D] <= 1)
+      continue;
+    Value *Full = B.CreateAnd(
+        B.CreateICmpEQ(Span.Begin[D], B.getInt32(0)),
+        B.CreateICmpEQ(Span.End[D], B.getInt32(Cx.K.CubeDim[D])));
+    All = All ? B.CreateAnd(All, Full) : Full;
+  }
+  if (All)
+    All->setName("box.is.cube");
+  return All;
+}
+
 bool ControlEmitter::emitBoxedSegment(
     const Operation &If, llvm::ArrayRef<const Operation *> Prefix,
     const UnitBox *Outer) {
@@ -250,17 +271,41 @@ bool ControlEmitter::emitBoxedSegment(
     else
       lowerUnitOp(If);
   };
-  auto EmitInBox = [&] {
-    if (!Inner) {
-      emitSegmentWith(Narrowed, nullptr, nullptr, nullptr, &Span);
+  // A cube of two or three dimensions runs short rows: where the box is
+  // the whole cube (every cube inside the grid's edges), a twin nest with
+  // the cube's constant bounds runs instead, whose rows the vectoriser
+  // covers without a remainder and unrolls fully, where the box's bounds
+  // cost a trip-count test, a remainder and the loop itself every row
+  // (§4, "Narrowed unit loops").
+  auto NestOverBox = [&](llvm::function_ref<void()> Body) {
+    Value *Full = wholeCube(Span);
+    if (!Full) {
+      emitSegmentWith(Body, nullptr, nullptr, nullptr, &Span);
       return;
     }
-    emitSegmentWith(
-        [&] {
-          for (const Operation *Op : Before)
-            lowerUnitOp(*Op);
-        },
-        nullptr, nullptr, nullptr, &Span);
+    BasicBlock *WholeBB = Cx.newBlock("box.whole");
+    BasicBlock *PartBB = Cx.newBlock("box.part");
+    BasicBlock *Join = Cx.newBlock("box.join");
+    B.CreateCondBr(Full, WholeBB, PartBB);
+    B.SetInsertPoint(WholeBB);
+    emitSegmentWith(Body, nullptr, nullptr, nullptr, nullptr);
+    if (!Cx.terminated())
+      B.CreateBr(Join);
+    B.SetInsertPoint(PartBB);
+    emitSegmentWith(Body, nullptr, nullptr, nullptr, &Span);
+    if (!Cx.terminated())
+      B.CreateBr(Join);
+    B.SetInsertPoint(Join);
+  };
+  auto EmitInBox = [&] {
+    if (!Inner) {
+      NestOverBox(Narrowed);
+      return;
+    }
+    NestOverBox([&] {
+      for (const Operation *Op : Before)
+        lowerUnitOp(*Op);
+    });
     emitBoxedSegment(*Inner, InnerRecomputed, &Span);
   };
   auto Whole = [&] {

@@ -700,6 +700,10 @@ private:
   UnitBox boxSpan(const UnitBoxCondition &Box,
                   llvm::ArrayRef<const Operation *> Prefix,
                   llvm::Value *&Exact, llvm::Value *At = nullptr);
+  /// In a cube of two or three dimensions, whether \p Span is the whole
+  /// cube (an i1 computed at the insertion point); null for a
+  /// one-dimensional cube or a box that bounds no dimension.
+  llvm::Value *wholeCube(const UnitBox &Span);
   /// Whether \p O can be computed before the cube's first segment: a
   /// literal, a parameter, or recomputed from those.
   bool availableAtCubeStart(const Operand &O, unsigned Depth = 0);
