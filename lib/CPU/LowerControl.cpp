@@ -659,6 +659,11 @@ void ControlEmitter::lowerFor(const Operation &Op, Level L) {
   if (!Exit)
     Exit = Cx.newBlock("for.end");
   LoopTarget Target = loopTarget(L, Exit, nullptr);
+  if (!Cube && !isShortLiteralFor(Op) && bitWidth(T.elementKind()) >= 32 &&
+      Op.Operands.size() == 2) {
+    lowerChunkedFor(Op, Lo, Hi, Target);
+    return;
+  }
   ForShape S = beginFor(Cx, T, Lo, Hi, Step, Exit);
   Target.Continue = S.Latch;
   if (Cube) {
@@ -685,6 +690,74 @@ void ControlEmitter::lowerFor(const Operation &Op, Level L) {
     PendingPrefetch = {};
   endFor(Cx, S, T, Step, !isShortLiteralFor(Op), incrementCannotWrap(Op),
          !Cube && unrollsInUnit(Op));
+}
+
+/// Iterations of a per-unit `for` between two polls of the stop flag.
+static constexpr uint64_t PolledChunkTrips = 4096;
+
+// A unit's own `for` of step 1 that would poll every iteration polls once
+// per chunk of PolledChunkTrips iterations instead: an outer loop over the
+// chunks, which polls at its latch, around the loop itself, which then has
+// no atomic load in it (the vectoriser refuses a loop with one, and each
+// poll is a load, a compare and a branch an iteration). A `break` leaves
+// both loops; a `continue` goes to the inner latch.
+void ControlEmitter::lowerChunkedFor(const Operation &Op, Value *Lo, Value *Hi,
+                                     LoopTarget Target) {
+  llvm::IRBuilder<> &B = Cx.B;
+  Type T = Op.ResultType;
+  bool Sg = T.isSigned();
+  llvm::Type *Ty = Lo->getType();
+  BasicBlock *Exit = Target.Break;
+  BasicBlock *Pre = B.GetInsertBlock();
+  BasicBlock *ChunkHead = Cx.newBlock("for.chunk");
+  BasicBlock *ChunkSet = Cx.newBlock("for.chunk.set");
+  BasicBlock *Header = Cx.newBlock("for");
+  BasicBlock *Body = Cx.newBlock("for.body");
+  BasicBlock *Latch = Cx.newBlock("for.latch");
+  BasicBlock *ChunkLatch = Cx.newBlock("for.chunk.latch");
+  B.CreateBr(ChunkHead);
+
+  B.SetInsertPoint(ChunkHead);
+  llvm::PHINode *Start = B.CreatePHI(Ty, 2, "k.chunk");
+  Start->addIncoming(Lo, Pre);
+  B.CreateCondBr(Sg ? B.CreateICmpSLT(Start, Hi) : B.CreateICmpULT(Start, Hi),
+                 ChunkSet, Exit);
+
+  // start < hi: hi - start read unsigned is the distance left, exactly, and
+  // start + chunk below hi when the distance is larger.
+  B.SetInsertPoint(ChunkSet);
+  Value *Chunk = llvm::ConstantInt::get(Ty, PolledChunkTrips);
+  Value *Left = B.CreateSub(Hi, Start);
+  Value *End = B.CreateSelect(B.CreateICmpUGT(Left, Chunk),
+                              B.CreateAdd(Start, Chunk), Hi, "k.chunk.end");
+  B.CreateBr(Header);
+
+  B.SetInsertPoint(Header);
+  llvm::PHINode *IV = B.CreatePHI(Ty, 2, "k");
+  IV->addIncoming(Start, ChunkSet);
+  B.CreateCondBr(Sg ? B.CreateICmpSLT(IV, End) : B.CreateICmpULT(IV, End),
+                 Body, ChunkLatch);
+
+  B.SetInsertPoint(Body);
+  Values.define(Op.Result, IV);
+  Target.Continue = Latch;
+  Loops.push_back(Target);
+  lowerBlock(Op.Regions[0], Level::Unit);
+  Loops.pop_back();
+  if (!Cx.terminated())
+    B.CreateBr(Latch);
+
+  B.SetInsertPoint(Latch);
+  Value *Next = B.CreateAdd(IV, B.getIntN(Ty->getIntegerBitWidth(), 1),
+                            "k.next", /*HasNUW=*/!Sg, /*HasNSW=*/Sg);
+  IV->addIncoming(Next, Latch);
+  B.CreateBr(Header);
+
+  B.SetInsertPoint(ChunkLatch);
+  Cx.emitStopPoll();
+  Start->addIncoming(End, B.GetInsertBlock());
+  B.CreateBr(ChunkHead);
+  B.SetInsertPoint(Exit);
 }
 
 void ControlEmitter::lowerLoop(const Operation &Op, Level L) {

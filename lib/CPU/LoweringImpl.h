@@ -836,6 +836,10 @@ private:
   void lowerBlock(const Block &Blk, Level L);
   void lowerIf(const Operation &Op, Level L);
   void lowerFor(const Operation &Op, Level L);
+  /// A unit's own `for` of step 1 with a stop poll per chunk of
+  /// iterations rather than per iteration (LowerControl.cpp).
+  void lowerChunkedFor(const Operation &Op, llvm::Value *Lo, llvm::Value *Hi,
+                       LoopTarget Target);
   void lowerLoop(const Operation &Op, Level L);
   void lowerSwitch(const Operation &Op, Level L);
   /// The break/continue target of a loop at \p L (flags at cube level).
