@@ -175,6 +175,9 @@ Status prepareIndirect(PreparedLaunch &P, const BufferView &CubeCounts,
 struct EventState {
   /// The stream whose record() made it (compared, never followed).
   const StreamState *Stream = nullptr;
+  /// Its stream's device, whose launches a host thread waiting for the
+  /// event helps run (wait()).
+  std::weak_ptr<DeviceState> Device;
   std::mutex M;
   std::condition_variable CV;
   std::atomic<bool> Complete{false};

@@ -78,11 +78,48 @@ static bool spinUntil(Pred Done,
   return true;
 }
 
-Status EventState::wait() {
-  if (!spinUntil([&] { return Complete.load(std::memory_order_acquire); })) {
-    std::unique_lock<std::mutex> L(M);
-    CV.wait(L, [&] { return Complete.load(std::memory_order_relaxed); });
+/// Waits until \p Done(): while \p D (may be null) has launches under way,
+/// the waiting thread runs cubes of them (Executor::helpWithCubes), one
+/// more core's worth, as the master thread of an OpenMP loop; with none to
+/// help for SpinBeforeSleep it calls \p Sleep, which waits on the caller's
+/// condition for at most HelpPoll (a long launch that starts later still
+/// gets the thread's help).
+template <typename DoneFn, typename SleepFn>
+static void waitHelping(DeviceState *D, DoneFn Done, SleepFn Sleep) {
+  // The device may be closing (or closed: Dev is null): help only while it
+  // is certainly open, and never wait for its lock.
+  auto Help = [&] {
+    if (!D)
+      return false;
+    std::shared_lock<std::shared_mutex> Alive(D->Life, std::try_to_lock);
+    return Alive.owns_lock() && D->Dev &&
+           D->Dev->executor().helpWithCubes(Done);
+  };
+  unsigned Spins = 0;
+  while (!Done()) {
+    bool Helped = false;
+    if (spinUntil([&] {
+          if (Done())
+            return true;
+          if ((++Spins & 7) == 0 && Help())
+            Helped = true;
+          return Helped;
+        }) &&
+        Helped)
+      continue;
+    if (Done())
+      break;
+    Sleep();
   }
+}
+
+Status EventState::wait() {
+  auto Done = [&] { return Complete.load(std::memory_order_acquire); };
+  std::shared_ptr<DeviceState> D = Device.lock();
+  waitHelping(D.get(), Done, [&] {
+    std::unique_lock<std::mutex> L(M);
+    CV.wait_for(L, HelpPoll, Done);
+  });
   std::lock_guard<std::mutex> L(M);
   return Result;
 }
@@ -402,38 +439,13 @@ Status StreamState::synchronize() {
   };
   if (!Done())
     drainHere(Target);
-  // While another thread drains the stream, this one helps the device's
-  // launches run their cubes; with none to help for SpinBeforeSleep, it
-  // sleeps, waking every HelpPoll to look again (a long launch that starts
-  // later still gets its help).
-  // The device may be closing (or closed: Dev is null): help only while it
-  // is certainly open, and never wait for its lock.
-  auto Help = [&] {
-    std::shared_lock<std::shared_mutex> Alive(Device->Life, std::try_to_lock);
-    return Alive.owns_lock() && Device->Dev &&
-           Device->Dev->executor().helpWithCubes(Done);
-  };
-  unsigned Spins = 0;
-  while (!Done()) {
-    bool Helped = false;
-    if (spinUntil([&] {
-          if (Done())
-            return true;
-          if ((++Spins & 7) == 0 && Help())
-            Helped = true;
-          return Helped;
-        }))
-      if (Helped) {
-        Helped = false;
-        continue;
-      }
-    if (Done())
-      break;
+  // While another thread drains the stream, this one helps it.
+  waitHelping(Device.get(), Done, [&] {
     std::unique_lock<std::mutex> L(M);
     Sleepers.fetch_add(1);
     Progress.wait_for(L, HelpPoll, Done);
     Sleepers.fetch_sub(1);
-  }
+  });
   std::lock_guard<std::mutex> L(M);
   return Error;
 }
@@ -647,6 +659,7 @@ Result<Event> Stream::record() {
     return nullStream("record");
   auto E = std::make_shared<EventState>();
   E->Stream = S.get();
+  E->Device = S->Device;
   StreamState::Item *I = S->takeItem();
   if (!I)
     return noItem("record");

@@ -222,8 +222,9 @@ TEST(StreamTest, StressStreamsThreadsAndEvents) {
 // Two cubes that each wait (boundedly) for the other's flag meet only when
 // they run at the same time. On a stream of a 2-thread device, the launch
 // runs in a task on the arena's one worker; the host thread waiting in
-// synchronize() must run the other cube (Executor::helpWithCubes), or the
-// first cube gives up and records that it met no one.
+// Stream::synchronize() or Event::synchronize() must run the other cube
+// (Executor::helpWithCubes), or the first cube gives up and records that
+// it met no one.
 constexpr const char *MeetText = R"(
 kernel @meet cube_dim(1) (%flags: buffer<u32, read_write>,
                           %met: buffer<u32, write>) {
@@ -251,7 +252,8 @@ TEST(StreamTest, TheWaitingHostRunsCubesBesideTheWorker) {
     GTEST_SKIP() << "one core: a 2-thread device cannot be made";
   Kernel K = *D.loadKernel(MeetText, "meet");
   Stream S = *D.createStream();
-  for (int Round = 0; Round < 3; ++Round) {
+  // Rounds 0-2 wait with Stream::synchronize, 3-5 with Event::synchronize.
+  for (int Round = 0; Round < 6; ++Round) {
     Buffer Flags = *Buffer::allocate(8), Met = *Buffer::allocate(8);
     std::memset(Flags.data(), 0, 8);
     std::memset(Met.data(), 0xff, 8);
@@ -262,8 +264,13 @@ TEST(StreamTest, TheWaitingHostRunsCubesBesideTheWorker) {
     // Long enough for the worker to take the launch: the host that comes
     // to synchronize() later finds it running (else it drains the stream
     // itself, in the arena's master slot, beside the worker).
+    Result<Event> Done = S.record();
+    ASSERT_TRUE(Done.ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(S.synchronize().ok());
+    if (Round < 3)
+      ASSERT_TRUE(S.synchronize().ok());
+    else
+      ASSERT_TRUE(Done->synchronize().ok());
     const uint32_t *M = static_cast<const uint32_t *>(Met.data());
     EXPECT_EQ(M[0], 1u) << "round " << Round;
     EXPECT_EQ(M[1], 1u) << "round " << Round;
