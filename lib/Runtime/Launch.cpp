@@ -667,6 +667,9 @@ struct Scratch {
 } // namespace
 
 namespace {
+/// The home block a helper from outside the arena asks for.
+constexpr unsigned NotInArena = ~0u;
+
 /// The cubes of one parallel launch, handed out in ranges of Grain to each
 /// thread that takes part: the launching thread, the arena's workers (one
 /// task each), and host threads that wait for the launch's stream
@@ -682,9 +685,6 @@ namespace {
 /// and finds their data in its own cache), takes its ranges from the
 /// front, and when its block is empty takes ranges from the back of the
 /// others' (uneven cubes stay balanced).
-/// The home block a helper from outside the arena asks for.
-constexpr unsigned NotInArena = ~0u;
-
 struct CubeDispenser {
   /// What one thread runs: its ranges, from take() until it gives false.
   using Participation = llvm::function_ref<void(
