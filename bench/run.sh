@@ -11,7 +11,9 @@
 #                  native
 #   --max-wait S   before each process, wait up to S seconds (default 300) for
 #                  the machine to be quiet (>= 90 % idle over 2 s)
-#   --build DIR    Kiln's Release build folder (default <repo>/build-bench)
+#   --build DIR    Kiln's Release build folder (default <repo>/build-bench;
+#                  a new one gets the benchmarks alone, an existing one keeps
+#                  its tests and tools)
 #   --out DIR      results folder (default <build>/bench-results/<time>)
 #   --no-install   do not install missing Debian packages
 #   --iters N      timed rounds per kernel (default 30)
@@ -112,8 +114,12 @@ fi
 
 # ---------------------------------------------------------------- (b) build
 echo "== building kiln-bench, native-bench, pocl-bench (Release) in $BUILD"
+# A new folder builds the benchmarks alone; one that exists (the tests'
+# build, say) keeps its tests and tools.
+lean=()
+[ -f "$BUILD/CMakeCache.txt" ] || lean=(-DKILN_BUILD_TESTS=OFF -DKILN_BUILD_TOOLS=OFF)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DKILN_BUILD_BENCH=ON -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_TOOLS=OFF \
+  -DKILN_BUILD_BENCH=ON "${lean[@]}" \
   -DKILN_BENCH_NATIVE_ARCH="$NATIVE_ARCH" >/dev/null
 ninja -C "$BUILD" -j"$(nproc)" kiln-bench native-bench pocl-bench
 # The corpus: kiln-corpus (native loops -march=$NATIVE_ARCH) and
