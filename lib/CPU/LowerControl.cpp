@@ -706,6 +706,9 @@ void ControlEmitter::lowerChunkedFor(const Operation &Op, Value *Lo, Value *Hi,
   llvm::IRBuilder<> &B = Cx.B;
   Type T = Op.ResultType;
   bool Sg = T.isSigned();
+  auto Below = [&](Value *X, Value *Y) {
+    return Sg ? B.CreateICmpSLT(X, Y) : B.CreateICmpULT(X, Y);
+  };
   llvm::Type *Ty = Lo->getType();
   BasicBlock *Exit = Target.Break;
   BasicBlock *Pre = B.GetInsertBlock();
@@ -720,8 +723,7 @@ void ControlEmitter::lowerChunkedFor(const Operation &Op, Value *Lo, Value *Hi,
   B.SetInsertPoint(ChunkHead);
   llvm::PHINode *Start = B.CreatePHI(Ty, 2, "k.chunk");
   Start->addIncoming(Lo, Pre);
-  B.CreateCondBr(Sg ? B.CreateICmpSLT(Start, Hi) : B.CreateICmpULT(Start, Hi),
-                 ChunkSet, Exit);
+  B.CreateCondBr(Below(Start, Hi), ChunkSet, Exit);
 
   // start < hi: hi - start read unsigned is the distance left, exactly, and
   // start + chunk below hi when the distance is larger.
@@ -735,8 +737,7 @@ void ControlEmitter::lowerChunkedFor(const Operation &Op, Value *Lo, Value *Hi,
   B.SetInsertPoint(Header);
   llvm::PHINode *IV = B.CreatePHI(Ty, 2, "k");
   IV->addIncoming(Start, ChunkSet);
-  B.CreateCondBr(Sg ? B.CreateICmpSLT(IV, End) : B.CreateICmpULT(IV, End),
-                 Body, ChunkLatch);
+  B.CreateCondBr(Below(IV, End), Body, ChunkLatch);
 
   B.SetInsertPoint(Body);
   Values.define(Op.Result, IV);
