@@ -57,8 +57,8 @@ bool EventState::whenComplete(std::function<void()> Resume) {
 /// Spins for up to this long before sleeping: a launch that ends within it
 /// is seen without a wake-up through the kernel.
 static constexpr std::chrono::microseconds SpinBeforeSleep{50};
-/// How often a host thread asleep in a stream's synchronize() wakes to
-/// help a launch that started meanwhile.
+/// How often a host thread asleep in a wait (a stream's synchronize(), an
+/// event's) wakes to help a launch that started meanwhile.
 static constexpr std::chrono::microseconds HelpPoll{200};
 
 template <typename Pred>
