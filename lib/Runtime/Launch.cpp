@@ -672,7 +672,7 @@ constexpr unsigned NotInArena = ~0u;
 
 /// The cubes of one parallel launch, handed out in ranges of Grain to each
 /// thread that takes part: the launching thread, the arena's workers (one
-/// task each), and host threads that wait for the launch's stream
+/// task each), and host threads that wait for a stream or an event
 /// (Executor::helpWithCubes). Unlike a TBB range, a thread outside the
 /// arena can take part, so a host thread that waits is one more core at
 /// work, as the master thread of an OpenMP loop is; without it, a launch

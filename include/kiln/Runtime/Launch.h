@@ -223,7 +223,7 @@ public:
   void enqueue(std::function<void()> Work);
 
   /// Lets the calling thread, which is not one of the arena's (a host
-  /// thread waiting for a stream), run cubes of a parallel launch under way,
+  /// thread waiting for a stream or an event), run cubes of a parallel launch under way,
   /// within the launch's thread count: it takes ranges until none is left or
   /// \p Enough() is true, checked before each range. Returns false at once
   /// when no launch has cubes left to hand out. The waits of the public API
