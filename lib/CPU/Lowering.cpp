@@ -294,21 +294,37 @@ void KernelLowering::emitCubeLoop() {
   llvm::BasicBlock *CubeBody = Cx.newBlock("cube");
   llvm::BasicBlock *Exit = Cx.newBlock("exit");
   B.CreateCondBr(B.CreateICmpULT(Begin, End), Entry, Exit);
+  // The order in which a range's cubes are walked: the grid dimension the
+  // kernel's unit loops run innermost (AccessPatterns::innermostDim: the one
+  // along which most memory indices move by one element) varies fastest, so
+  // a thread's next cube continues the rows its last cube touched (a GPU
+  // mapping whose x walks the rows of a row-major matrix walks y first);
+  // then the others, x before y before z. Cubes are unordered (no barrier
+  // between them), so any order is one the kernel must allow.
+  unsigned Walk[3] = {0, 1, 2};
+  {
+    std::vector<const Operation *> Top;
+    for (const Operation &Op : Cx.K.Body.Ops)
+      Top.push_back(&Op);
+    unsigned Fastest = Cx.Seg->patterns().innermostDim(Top);
+    for (unsigned I = Fastest; I > 0; --I)
+      Walk[I] = Walk[I - 1];
+    Walk[0] = Fastest;
+  }
   // cube_pos: decomposed from the range's first cube once (the grid has
   // cubes: the divisions are safe), then counted along with the linear
-  // position (x fastest), instead of two divisions and two remainders for
+  // position in walk order, instead of two divisions and two remainders for
   // every cube; unused counters fold away.
   B.SetInsertPoint(Entry);
   llvm::Value *FirstPos[3];
-  FirstPos[0] = B.CreateURem(Begin, Pos.CubeCount[0]);
-  llvm::Value *Q0 = B.CreateUDiv(Begin, Pos.CubeCount[0]);
-  FirstPos[1] = B.CreateURem(Q0, Pos.CubeCount[1]);
-  FirstPos[2] = B.CreateUDiv(Q0, Pos.CubeCount[1]);
+  FirstPos[Walk[0]] = B.CreateURem(Begin, Pos.CubeCount[Walk[0]]);
+  llvm::Value *Q0 = B.CreateUDiv(Begin, Pos.CubeCount[Walk[0]]);
+  FirstPos[Walk[1]] = B.CreateURem(Q0, Pos.CubeCount[Walk[1]]);
+  FirstPos[Walk[2]] = B.CreateUDiv(Q0, Pos.CubeCount[Walk[1]]);
   B.CreateBr(CubeBody);
   B.SetInsertPoint(CubeBody);
   llvm::PHINode *C = B.CreatePHI(Cx.I32, 2, "c");
   C->addIncoming(Begin, Entry);
-  Pos.CubeLinear = C;
   static const char *PosNames[] = {"cube_pos.x", "cube_pos.y", "cube_pos.z"};
   llvm::PHINode *PosPhi[3];
   for (unsigned D = 0; D < 3; ++D) {
@@ -316,6 +332,16 @@ void KernelLowering::emitCubeLoop() {
     PosPhi[D]->addIncoming(FirstPos[D], Entry);
     Pos.CubePos[D] = PosPhi[D];
   }
+  // The linear cube_pos counts x fastest whatever the walk.
+  Pos.CubeLinear =
+      Walk[0] == 0
+          ? static_cast<llvm::Value *>(C)
+          : B.CreateAdd(PosPhi[0],
+                        B.CreateMul(Pos.CubeCount[0],
+                                    B.CreateAdd(PosPhi[1],
+                                                B.CreateMul(Pos.CubeCount[1],
+                                                            PosPhi[2]))),
+                        "cube_pos.linear");
   if (Cx.Layout.HasFlags)
     B.CreateMemSet(Memory.scratchPtr(Cx.Layout.FlagsOffset), B.getInt8(0),
                    Cx.Units, llvm::Align(64));
@@ -341,16 +367,20 @@ void KernelLowering::emitCubeLoop() {
   Latch = B.GetInsertBlock();
   llvm::Value *Next = B.CreateAdd(C, B.getInt32(1), "c.next");
   C->addIncoming(Next, Latch);
-  // The next cube's position: x + 1, carried into y and then z at the
-  // grid's edge (z never wraps: the range ends inside the grid).
-  llvm::Value *X1 = B.CreateAdd(PosPhi[0], B.getInt32(1));
-  llvm::Value *WrapX = B.CreateICmpEQ(X1, Pos.CubeCount[0]);
-  llvm::Value *Y1 = B.CreateAdd(PosPhi[1], B.CreateZExt(WrapX, Cx.I32));
-  llvm::Value *WrapY = B.CreateICmpEQ(Y1, Pos.CubeCount[1]);
-  PosPhi[0]->addIncoming(B.CreateSelect(WrapX, B.getInt32(0), X1), Latch);
-  PosPhi[1]->addIncoming(B.CreateSelect(WrapY, B.getInt32(0), Y1), Latch);
-  PosPhi[2]->addIncoming(
-      B.CreateAdd(PosPhi[2], B.CreateZExt(WrapY, Cx.I32)), Latch);
+  // The next cube's position: one step along the walk's first dimension,
+  // carried into the second and then the third at the grid's edge (the
+  // third never wraps: the range ends inside the grid).
+  llvm::Value *P1 = B.CreateAdd(PosPhi[Walk[0]], B.getInt32(1));
+  llvm::Value *Wrap1 = B.CreateICmpEQ(P1, Pos.CubeCount[Walk[0]]);
+  llvm::Value *P2 =
+      B.CreateAdd(PosPhi[Walk[1]], B.CreateZExt(Wrap1, Cx.I32));
+  llvm::Value *Wrap2 = B.CreateICmpEQ(P2, Pos.CubeCount[Walk[1]]);
+  PosPhi[Walk[0]]->addIncoming(B.CreateSelect(Wrap1, B.getInt32(0), P1),
+                               Latch);
+  PosPhi[Walk[1]]->addIncoming(B.CreateSelect(Wrap2, B.getInt32(0), P2),
+                               Latch);
+  PosPhi[Walk[2]]->addIncoming(
+      B.CreateAdd(PosPhi[Walk[2]], B.CreateZExt(Wrap2, Cx.I32)), Latch);
   B.CreateCondBr(B.CreateICmpULT(Next, End), CubeBody, Exit);
   B.SetInsertPoint(Exit);
   B.CreateRetVoid();

@@ -146,6 +146,95 @@ kernel @b cube_dim(4, 2, 3) (%o: buffer<u32, write>) {
     EXPECT_TRUE(S);
 }
 
+// A kernel whose memory indices run along y (or z) rather than x walks its
+// cubes with that dimension fastest (docs/Lowering.md §2, "The cube
+// loop"); every cube still sees its own cube_pos, and the linear cube_pos
+// still counts x fastest, whether the range is one cube or the whole grid.
+TEST(LoweringSemantics, CubesWalkAlongTheContiguousDimension) {
+  const char *Text2D = R"(
+kernel @w cube_dim(2, 4) (%o: buffer<u32, write>, %rows: u32) {
+  %ax = absolute_pos.x : u32
+  %ay = absolute_pos.y : u32
+  %r = mul %ax, %rows : u32
+  %i = add %r, %ay : u32
+  %l = cube_pos : u32
+  %cx = cube_pos.x : u32
+  %cy = cube_pos.y : u32
+  %l1 = mul %l, 10000:u32 : u32
+  %x1 = mul %cx, 100:u32 : u32
+  %v0 = add %l1, %x1 : u32
+  %v = add %v0, %cy : u32
+  store %o[%i], %v
+}
+)";
+  const char *Text3D = R"(
+kernel @w cube_dim(2, 2, 4) (%o: buffer<u32, write>, %ny: u32, %nz: u32) {
+  %ax = absolute_pos.x : u32
+  %ay = absolute_pos.y : u32
+  %az = absolute_pos.z : u32
+  %r0 = mul %ax, %ny : u32
+  %r1 = add %r0, %ay : u32
+  %r2 = mul %r1, %nz : u32
+  %i = add %r2, %az : u32
+  %l = cube_pos : u32
+  %cx = cube_pos.x : u32
+  %cy = cube_pos.y : u32
+  %cz = cube_pos.z : u32
+  %l1 = mul %l, 1000000:u32 : u32
+  %x1 = mul %cx, 10000:u32 : u32
+  %y1 = mul %cy, 100:u32 : u32
+  %v0 = add %l1, %x1 : u32
+  %v1 = add %v0, %y1 : u32
+  %v = add %v1, %cz : u32
+  store %o[%i], %v
+}
+)";
+  for (bool ThreeD : {false, true}) {
+    JitKernel K = compile(ThreeD ? Text3D : Text2D);
+    ASSERT_TRUE(K.Fn);
+    EXPECT_NE(K.LLVMIR.find(ThreeD ? "urem i32 %cube_begin, %cube_count.z"
+                                   : "urem i32 %cube_begin, %cube_count.y"),
+              std::string::npos)
+        << K.LLVMIR;
+    const uint32_t D[3] = {2, ThreeD ? 2u : 4u, ThreeD ? 4u : 1u};
+    const uint32_t C[3] = {3, ThreeD ? 5u : 7u, ThreeD ? 3u : 1u};
+    uint32_t N[3] = {D[0] * C[0], D[1] * C[1], D[2] * C[2]};
+    for (bool PerCube : {false, true}) {
+      std::vector<uint32_t> O(N[0] * N[1] * N[2], 0xFFFFFFFF);
+      if (ThreeD)
+        K.launch({buf(O), val(N[1]), val(N[2])}, {C[0], C[1], C[2]}, PerCube);
+      else
+        K.launch({buf(O), val(N[1])}, {C[0], C[1], 1}, PerCube);
+      for (uint32_t X = 0; X < N[0]; ++X)
+        for (uint32_t Y = 0; Y < N[1]; ++Y)
+          for (uint32_t Z = 0; Z < N[2]; ++Z) {
+            uint32_t Cx = X / D[0], Cy = Y / D[1], Cz = Z / D[2];
+            uint32_t Linear = Cx + C[0] * (Cy + C[1] * Cz);
+            uint32_t Want = ThreeD ? Linear * 1000000 + Cx * 10000 +
+                                         Cy * 100 + Cz
+                                   : Linear * 10000 + Cx * 100 + Cy;
+            ASSERT_EQ(O[(X * N[1] + Y) * N[2] + Z], Want)
+                << (ThreeD ? "3-D" : "2-D") << " per cube " << PerCube
+                << " at " << X << ", " << Y << ", " << Z;
+          }
+    }
+  }
+  // Indices along x keep the GPU's order, x fastest.
+  JitKernel X = compile(R"(
+kernel @x cube_dim(4, 4) (%o: buffer<u32, write>, %cols: u32) {
+  %ax = absolute_pos.x : u32
+  %ay = absolute_pos.y : u32
+  %r = mul %ay, %cols : u32
+  %i = add %r, %ax : u32
+  %l = cube_pos : u32
+  store %o[%i], %l
+}
+)");
+  ASSERT_TRUE(X.Fn);
+  EXPECT_NE(X.LLVMIR.find("urem i32 %cube_begin, %cube_count.x"),
+            std::string::npos);
+}
+
 TEST(LoweringSemantics, IntegerDivisionNeverTraps) {
   const int32_t Min = std::numeric_limits<int32_t>::min();
   std::vector<int32_t> A = {7, -7, 7, -7, 5, Min, Min, 0, Min, 123, -1};
