@@ -23,7 +23,7 @@ void ControlEmitter::startDeadBlock() {
 
 void ControlEmitter::emitSegment(llvm::ArrayRef<const Operation *> Ops) {
   Pos.InnerDim = Cx.Seg->patterns().innermostDim(Ops);
-  if (!emitNarrowedSegment(Ops))
+  if (!emitNarrowedSegment(Ops) && !emitSplitSegment(Ops))
     emitSegmentWith([&] {
       for (const Operation *Op : Ops)
         lowerUnitOp(*Op);
@@ -389,6 +389,11 @@ void ControlEmitter::lowerUnitOp(const Operation &Op) {
       Values.define(Op.Result, V);
     return;
   default:
+    if (auto Known = KnownConditions.find(&Op);
+        Known != KnownConditions.end()) {
+      Values.define(Op.Result, Cx.B.getInt1(Known->second));
+      return;
+    }
     if (Value *V = Scalar.lowerValueOp(Op); V && Op.Result != NoValue)
       Values.define(Op.Result, V);
     return;

@@ -467,3 +467,123 @@ bool ControlEmitter::emitSplitNarrowedSegment(
   emitSteppedSegment(If, *Cx.Seg->unitRangeGuard(If), Recomputed);
   return true;
 }
+
+/// Whether \p Op (and what it holds, at any depth) may run split across
+/// several nests: no jump (a break, continue or return taken in an early
+/// nest would leave before the later nests' units ran their part), and
+/// nothing but plain values, memory and structured control flow. \p Count
+/// bounds the operations the nests repeat.
+static bool splittable(const Operation &Op, unsigned &Count) {
+  if (++Count > 64)
+    return false;
+  switch (Op.opClass()) {
+  case OpClass::Jump:
+  case OpClass::Loop:
+  case OpClass::DebugPrint:
+  case OpClass::Barrier:
+  case OpClass::MatrixDecl:
+  case OpClass::CmmaElem:
+  case OpClass::CmmaSet:
+  case OpClass::BarrierDecl:
+  case OpClass::BarrierArrive:
+  case OpClass::BarrierExpectTx:
+  case OpClass::BarrierWait:
+  case OpClass::AsyncCopy:
+  case OpClass::TensorCopy:
+  case OpClass::TensorStoreGroup:
+    return false;
+  default:
+    break;
+  }
+  for (const Block &R : Op.Regions)
+    for (const Operation &Inner : R.Ops)
+      if (!splittable(Inner, Count))
+        return false;
+  return true;
+}
+
+/// Whether a `select` of \p Blk (at any depth) has \p Cond as its condition.
+static bool selectsOn(const Block &Blk, ValueId Cond) {
+  for (const Operation &Op : Blk.Ops) {
+    if (Op.opClass() == OpClass::Select && !Op.Operands.empty() &&
+        !Op.Operands[0].isLiteral() && Op.Operands[0].Value == Cond)
+      return true;
+    for (const Block &R : Op.Regions)
+      if (selectsOn(R, Cond))
+        return true;
+  }
+  return false;
+}
+
+bool ControlEmitter::emitSplitSegment(llvm::ArrayRef<const Operation *> Ops) {
+  unsigned Count = 0;
+  for (const Operation *Op : Ops)
+    if (!splittable(*Op, Count))
+      return false;
+  // The first divergent comparison of the box form on one dimension, read
+  // by a select: a clamped index (`select %u < 8, %u, 0`), a value kept
+  // for some units only.
+  const Operation *Cmp = nullptr;
+  std::optional<UnitBoxCondition> Box;
+  for (const Operation *Op : Ops) {
+    if (Op->opClass() != OpClass::Compare || Op->Result == NoValue ||
+        !Cx.Uniformity->isDivergent(Op->Result))
+      continue;
+    bool Read = false;
+    for (const Operation *User : Ops) {
+      if (User->opClass() == OpClass::Select && !User->Operands.empty() &&
+          !User->Operands[0].isLiteral() &&
+          User->Operands[0].Value == Op->Result)
+        Read = true;
+      for (const Block &R : User->Regions)
+        Read = Read || selectsOn(R, Op->Result);
+    }
+    if (!Read)
+      continue;
+    Box = findUnitBoxOf(Cx.K, *Cx.Uniformity, Op->Result);
+    if (!Box || !Box->Complete || Box->Bounds.empty())
+      continue;
+    bool Usable = true;
+    for (const UnitIndexBound &Bd : Box->Bounds) {
+      Usable = Usable && Bd.Index.Dim == Box->Bounds[0].Index.Dim &&
+               Cx.K.CubeDim[Bd.Index.Dim] > 1 &&
+               availableAtCubeStart(Bd.Bound);
+      for (const UniformTerm &T : Bd.Index.Terms)
+        Usable = Usable && availableAtCubeStart(T.Value);
+    }
+    if (Usable) {
+      Cmp = Op;
+      break;
+    }
+  }
+  if (!Cmp)
+    return false;
+  llvm::IRBuilder<> &B = Cx.B;
+  Value *Exact = nullptr;
+  UnitBox Span = boxSpan(*Box, {}, Exact);
+  auto *AlwaysExact = llvm::dyn_cast<llvm::ConstantInt>(Exact);
+  if (!AlwaysExact || !AlwaysExact->isOne())
+    return false; // values were emitted for nothing: they fold away
+  unsigned D = Box->Bounds[0].Index.Dim;
+  Value *Lo = Span.Begin[D];
+  Value *Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo, Span.End[D]);
+  Lo->setName("split.lo");
+  Hi->setName("split.hi");
+  auto Body = [&] {
+    for (const Operation *Op : Ops)
+      lowerUnitOp(*Op);
+  };
+  Value *Edges[4] = {B.getInt32(0), Lo, Hi,
+                     B.getInt32(Cx.K.CubeDim[D])};
+  for (unsigned Piece = 0; Piece < 3; ++Piece) {
+    UnitBox Range;
+    Range.Begin[D] = Edges[Piece];
+    Range.End[D] = Edges[Piece + 1];
+    KnownConditions[Cmp] = Piece == 1;
+    emitSegmentWith(Body, nullptr, nullptr, nullptr, &Range);
+    KnownConditions.clear();
+    if (Cx.terminated())
+      break;
+  }
+  return true;
+}

@@ -709,6 +709,12 @@ private:
   bool availableAtCubeStart(const Operand &O, unsigned Depth = 0);
   /// One unit loop nest (a segment) running \p Ops.
   void emitSegment(llvm::ArrayRef<const Operation *> Ops);
+  /// A segment with a comparison of the box form (UnitBoxCondition) on one
+  /// dimension that a `select` of the segment reads: the dimension's loop
+  /// split where the comparison changes, [0, lo), [lo, hi), [hi, n), each
+  /// nest with the comparison's value known (false, true, false). False
+  /// (nothing emitted) where no such comparison is found.
+  bool emitSplitSegment(llvm::ArrayRef<const Operation *> Ops);
   /// One unit loop nest whose body for the current unit is \p Body, then
   /// the break/continue of a cube-level loop its units asked for.
   void emitSegmentWith(llvm::function_ref<void()> Body,
@@ -860,6 +866,9 @@ private:
   /// A unit of the current segment took a break/continue of a cube-level
   /// loop.
   bool SegmentHoistedJump = false;
+  /// Comparisons whose value the current nest knows (emitSplitSegment):
+  /// lowered as that constant.
+  llvm::DenseMap<const Operation *, bool> KnownConditions;
 };
 
 /// The driver (Lowering.cpp): runs the passes, builds the cube function of
