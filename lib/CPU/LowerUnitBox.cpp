@@ -169,8 +169,36 @@ bool ControlEmitter::availableAtCubeStart(const Operand &O, unsigned Depth) {
   return true;
 }
 
+bool ControlEmitter::launchInvariant(const Operand &O, unsigned Depth) {
+  if (O.isLiteral())
+    return true;
+  if (Depth > 32)
+    return false;
+  if (llvm::is_contained(Cx.K.Params, O.Value))
+    return true;
+  const Operation *Def = Cx.Seg->patterns().def(O.Value);
+  if (!Def || !Def->Regions.empty())
+    return false;
+  if (Def->opClass() == OpClass::Builtin ||
+      Def->opClass() == OpClass::BuiltinXYZ)
+    return Def->Kind == OpKind::CubeDim || Def->Kind == OpKind::CubeCount ||
+           Def->Kind == OpKind::PlaneDim;
+  if (!isPureValueOp(Def->opClass()))
+    return false;
+  for (const Operand &In : Def->Operands)
+    if (!launchInvariant(In, Depth + 1))
+      return false;
+  return true;
+}
+
 void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
                                      BasicBlock *Skip) {
+  skipCubeOutside(Box, Skip, nullptr, 0);
+}
+
+void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
+                                     BasicBlock *Skip, BasicBlock *SkipRow,
+                                     unsigned WalkDim) {
   for (const UnitIndexBound &Bd : Box.Bounds) {
     if (!availableAtCubeStart(Bd.Bound))
       return;
@@ -178,6 +206,37 @@ void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
       if (!availableAtCubeStart(T.Value))
         return;
   }
+  // The rest of the row along the walk: a dimension whose every bound and
+  // offset is the same for every cube of the launch says the same for the
+  // cubes that follow, when its index does not move along the walk (its
+  // range is this cube's), or moves forward with it and this cube is
+  // already past an upper bound (a range ending at 0: every later cube is
+  // further past it).
+  enum RowRule : uint8_t { None, Same, PastEnd };
+  RowRule Rule[3] = {None, None, None};
+  bool AnyRule = false;
+  for (unsigned D = 0; SkipRow && D < 3; ++D) {
+    bool Bounded = false, Invariant = true, Moves = false;
+    for (const UnitIndexBound &Bd : Box.Bounds) {
+      if (Bd.Index.Dim != D)
+        continue;
+      Bounded = true;
+      Invariant = Invariant && launchInvariant(Bd.Bound);
+      for (const UniformTerm &T : Bd.Index.Terms)
+        Invariant = Invariant && launchInvariant(T.Value);
+      Moves = Moves || Bd.Index.AbsoluteLinear ||
+              (Bd.Index.Absolute && D == WalkDim);
+    }
+    if (Bounded && Invariant) {
+      Rule[D] = Moves ? PastEnd : Same;
+      AnyRule = true;
+    }
+  }
+  // One segment is one boxed loop already: such a kernel gets the test
+  // only to skip rows.
+  if (!AnyRule && !Cx.Seg->anySplit())
+    return;
+
   llvm::IRBuilder<> &B = Cx.B;
   // The bounds are the same for every unit: unit 0's stand for the cube.
   Value *Exact = nullptr;
@@ -189,7 +248,48 @@ void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
   // Where an index may wrap for some unit, the box says nothing: run.
   Value *Nothing = B.CreateAnd(Exact, Empty, "cube.nothing");
   BasicBlock *Run = Cx.newBlock("cube.run");
-  B.CreateCondBr(Nothing, Skip, Run);
+  if (!AnyRule) {
+    B.CreateCondBr(Nothing, Skip, Run);
+    B.SetInsertPoint(Run);
+    return;
+  }
+  Value *RowEmpty = B.getFalse();
+  bool MovingChecks = false;
+  for (unsigned D = 0; D < 3; ++D) {
+    if (Rule[D] == None || !Span.Begin[D])
+      continue;
+    Value *Done = Rule[D] == PastEnd
+                      ? B.CreateICmpEQ(Span.End[D], B.getInt32(0))
+                      : B.CreateICmpUGE(Span.Begin[D], Span.End[D]);
+    RowEmpty = B.CreateOr(RowEmpty, Done);
+    for (const UnitIndexBound &Bd : Box.Bounds)
+      MovingChecks = MovingChecks ||
+                     (Bd.Index.Dim == D && Rule[D] == PastEnd &&
+                      !Bd.Index.Checks.empty());
+  }
+  // An index checked at run time (it may wrap far along the grid) must be
+  // exact for the rest of the row too, or a later cube's units could pass
+  // the comparison after all: exact at this cube and at the row's last,
+  // it is exact in between (the positions only grow along the row).
+  if (MovingChecks) {
+    Value *SavedPos = Pos.CubePos[WalkDim], *SavedLinear = Pos.CubeLinear;
+    Value *Last = B.CreateSub(Pos.CubeCount[WalkDim], B.getInt32(1));
+    Value *Stride = B.getInt32(1);
+    for (unsigned D = 0; D < WalkDim; ++D)
+      Stride = B.CreateMul(Stride, Pos.CubeCount[D]);
+    Pos.CubePos[WalkDim] = Last;
+    Pos.CubeLinear = B.CreateAdd(
+        SavedLinear, B.CreateMul(B.CreateSub(Last, SavedPos), Stride));
+    Value *ExactAtLast = nullptr;
+    (void)boxSpan(Box, {}, ExactAtLast, B.getInt32(0));
+    Pos.CubePos[WalkDim] = SavedPos;
+    Pos.CubeLinear = SavedLinear;
+    RowEmpty = B.CreateAnd(RowEmpty, ExactAtLast);
+  }
+  BasicBlock *Empties = Cx.newBlock("cube.empty");
+  B.CreateCondBr(Nothing, Empties, Run);
+  B.SetInsertPoint(Empties);
+  B.CreateCondBr(RowEmpty, SkipRow, Skip);
   B.SetInsertPoint(Run);
 }
 

@@ -346,11 +346,14 @@ void KernelLowering::emitCubeLoop() {
     B.CreateMemSet(Memory.scratchPtr(Cx.Layout.FlagsOffset), B.getInt8(0),
                    Cx.Units, llvm::Align(64));
 
-  // A cube where the kernel's guard holds for no unit has nothing to do.
-  llvm::BasicBlock *Latch = nullptr;
+  // A cube where the kernel's guard holds for no unit has nothing to do;
+  // where none of the cubes left in its row of the walk has either, the
+  // walk goes on from the row's last cube (RowEnd).
+  llvm::BasicBlock *Latch = nullptr, *RowEnd = nullptr;
   if (const UnitBoxCondition *Guard = Cx.Seg->cubeGuardBox()) {
     Latch = Cx.newBlock("cube.latch");
-    Control.skipCubeOutside(*Guard, Latch);
+    RowEnd = Cx.newBlock("cube.row.end");
+    Control.skipCubeOutside(*Guard, Latch, RowEnd, Walk[0]);
   }
 
   Control.lowerCubeBlock(Cx.K.Body);
@@ -361,26 +364,49 @@ void KernelLowering::emitCubeLoop() {
     Latch->moveAfter(&Cx.F->back());
   if (!Cx.terminated())
     B.CreateBr(Latch);
+  // The cube the walk goes on from: this one, or the last of its row.
+  llvm::Value *At = C;
+  llvm::Value *AtPos[3] = {PosPhi[0], PosPhi[1], PosPhi[2]};
+  if (RowEnd && RowEnd->hasNPredecessorsOrMore(1)) {
+    B.SetInsertPoint(RowEnd);
+    llvm::Value *Last = B.CreateSub(Pos.CubeCount[Walk[0]], B.getInt32(1));
+    llvm::Value *Ahead = B.CreateAdd(C, B.CreateSub(Last, PosPhi[Walk[0]]),
+                                     "c.row.end");
+    B.CreateBr(Latch);
+    RowEnd->moveBefore(Latch);
+    B.SetInsertPoint(Latch, Latch->begin());
+    llvm::PHINode *AtPhi = B.CreatePHI(Cx.I32, 2, "c.at");
+    llvm::PHINode *PosAt = B.CreatePHI(Cx.I32, 2, "cube_pos.at");
+    for (llvm::BasicBlock *Pred : llvm::predecessors(Latch)) {
+      bool FromRowEnd = Pred == RowEnd;
+      AtPhi->addIncoming(FromRowEnd ? Ahead : C, Pred);
+      PosAt->addIncoming(FromRowEnd ? Last : PosPhi[Walk[0]], Pred);
+    }
+    At = AtPhi;
+    AtPos[Walk[0]] = PosAt;
+  } else if (RowEnd) {
+    RowEnd->eraseFromParent();
+  }
   B.SetInsertPoint(Latch);
   // A cube without loops still stops the range at its end.
   Cx.emitStopPoll();
   Latch = B.GetInsertBlock();
-  llvm::Value *Next = B.CreateAdd(C, B.getInt32(1), "c.next");
+  llvm::Value *Next = B.CreateAdd(At, B.getInt32(1), "c.next");
   C->addIncoming(Next, Latch);
   // The next cube's position: one step along the walk's first dimension,
   // carried into the second and then the third at the grid's edge (the
   // third never wraps: the range ends inside the grid).
-  llvm::Value *P1 = B.CreateAdd(PosPhi[Walk[0]], B.getInt32(1));
+  llvm::Value *P1 = B.CreateAdd(AtPos[Walk[0]], B.getInt32(1));
   llvm::Value *Wrap1 = B.CreateICmpEQ(P1, Pos.CubeCount[Walk[0]]);
   llvm::Value *P2 =
-      B.CreateAdd(PosPhi[Walk[1]], B.CreateZExt(Wrap1, Cx.I32));
+      B.CreateAdd(AtPos[Walk[1]], B.CreateZExt(Wrap1, Cx.I32));
   llvm::Value *Wrap2 = B.CreateICmpEQ(P2, Pos.CubeCount[Walk[1]]);
   PosPhi[Walk[0]]->addIncoming(B.CreateSelect(Wrap1, B.getInt32(0), P1),
                                Latch);
   PosPhi[Walk[1]]->addIncoming(B.CreateSelect(Wrap2, B.getInt32(0), P2),
                                Latch);
   PosPhi[Walk[2]]->addIncoming(
-      B.CreateAdd(PosPhi[Walk[2]], B.CreateZExt(Wrap2, Cx.I32)), Latch);
+      B.CreateAdd(AtPos[Walk[2]], B.CreateZExt(Wrap2, Cx.I32)), Latch);
   B.CreateCondBr(B.CreateICmpULT(Next, End), CubeBody, Exit);
   B.SetInsertPoint(Exit);
   B.CreateRetVoid();

@@ -692,6 +692,12 @@ public:
   /// then no unit has anything to do that is seen outside the cube). Emits
   /// nothing when a bound is not available there.
   void skipCubeOutside(const UnitBoxCondition &Box, llvm::BasicBlock *Skip);
+  /// As skipCubeOutside, and where the box is empty for every cube that
+  /// follows this one along the grid dimension \p WalkDim up to the grid's
+  /// edge (past an upper bound along it, or empty along another dimension
+  /// that is the same for those cubes), branches to \p SkipRow instead.
+  void skipCubeOutside(const UnitBoxCondition &Box, llvm::BasicBlock *Skip,
+                       llvm::BasicBlock *SkipRow, unsigned WalkDim);
 
 private:
   /// The ranges of \p Box for this cube, its bounds evaluated for unit \p At
@@ -707,6 +713,10 @@ private:
   /// Whether \p O can be computed before the cube's first segment: a
   /// literal, a parameter, or recomputed from those.
   bool availableAtCubeStart(const Operand &O, unsigned Depth = 0);
+  /// Whether \p O is the same for every cube of a launch: a literal, a
+  /// parameter, cube_dim, cube_count or plane_dim, or pure operations of
+  /// those.
+  bool launchInvariant(const Operand &O, unsigned Depth = 0);
   /// One unit loop nest (a segment) running \p Ops.
   void emitSegment(llvm::ArrayRef<const Operation *> Ops);
   /// A segment with a comparison of the box form (UnitBoxCondition) on one

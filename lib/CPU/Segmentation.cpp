@@ -34,7 +34,6 @@ static bool hasReturn(const Block &Blk) {
 Segmentation::Segmentation(const IRKernel &K, const UniformityInfo &U,
                            uint32_t PlaneDim)
     : Kern(K) {
-  bool AnySplit = false;
   for (const Operation &Op : K.Body.Ops)
     AnySplit |= computeSplit(Op);
   Returns = hasReturn(K.Body);
@@ -43,10 +42,12 @@ Segmentation::Segmentation(const IRKernel &K, const UniformityInfo &U,
   RangeGuards = findUnitRangeGuards(Forms, U, PlaneDim);
   Boxes = findUnitBoxConditions(K, U);
   // A cube whose units would all skip their work still runs its segments'
-  // cube-level code: with splits, one where the guards' box is empty is
-  // skipped whole (CubeGuard.h). Every guard holds for a unit with an
-  // effect, so the box is that of all of them together.
-  if (AnySplit) {
+  // cube-level code: one where the guards' box is empty is skipped whole
+  // (CubeGuard.h; without splits, only to skip the rest of a row of the
+  // cube walk, Lowering.cpp). Every guard holds for a unit with an effect,
+  // so the box is that of all of them together. Kernels with clusters
+  // have no guard (CubeGuard.h).
+  {
     for (ValueId G : findCubeGuards(K))
       if (std::optional<UnitBoxCondition> Box = findUnitBoxOf(K, U, G)) {
         if (!CubeGuard)

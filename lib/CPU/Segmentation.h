@@ -100,6 +100,9 @@ public:
   const UnitBoxCondition *cubeGuardBox() const {
     return CubeGuard ? &*CubeGuard : nullptr;
   }
+  /// Whether some construct of the kernel is split at a barrier or plane
+  /// operation (the kernel runs more than one segment).
+  bool anySplit() const { return AnySplit; }
 
   /// The `if` \p Op tests conjuncts of the box form (UnitRange.h), or
   /// null.
@@ -136,6 +139,7 @@ private:
   llvm::DenseSet<const Operation *> GuardedIfs;
   bool Returns = false;
   bool Flags = false;
+  bool AnySplit = false;
 };
 
 } // namespace kiln::lowering
