@@ -389,8 +389,7 @@ void ControlEmitter::lowerUnitOp(const Operation &Op) {
       Values.define(Op.Result, V);
     return;
   default:
-    if (auto Known = KnownConditions.find(&Op);
-        Known != KnownConditions.end()) {
+    if (auto Known = Values.Known.find(&Op); Known != Values.Known.end()) {
       Values.define(Op.Result, Cx.B.getInt1(Known->second));
       return;
     }

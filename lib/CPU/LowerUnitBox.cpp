@@ -377,10 +377,13 @@ bool ControlEmitter::emitBoxedSegment(
   // covers without a remainder and unrolls fully, where the box's bounds
   // cost a trip-count test, a remainder and the loop itself every row
   // (§4, "Narrowed unit loops").
-  auto NestOverBox = [&](llvm::function_ref<void()> Body) {
+  // A one-dimensional cube's box: its loop split where the selects it runs
+  // change (emitSplitNests), as a segment without a box would be.
+  auto NestOverBox = [&](llvm::function_ref<void()> Body,
+                         llvm::ArrayRef<const Operation *> BodyOps) {
     Value *Full = wholeCube(Span);
     if (!Full) {
-      emitSegmentWith(Body, nullptr, nullptr, nullptr, &Span);
+      emitSplitNests(Body, &Span, splitComparisons(BodyOps));
       return;
     }
     BasicBlock *WholeBB = Cx.newBlock("box.whole");
@@ -399,13 +402,22 @@ bool ControlEmitter::emitBoxedSegment(
   };
   auto EmitInBox = [&] {
     if (!Inner) {
-      NestOverBox(Narrowed);
+      llvm::SmallVector<const Operation *, 16> NarrowedOps(Prefix.begin(),
+                                                           Prefix.end());
+      if (Box->Complete)
+        for (const Operation &Op : If.Regions[0].Ops)
+          NarrowedOps.push_back(&Op);
+      else
+        NarrowedOps.push_back(&If);
+      NestOverBox(Narrowed, NarrowedOps);
       return;
     }
-    NestOverBox([&] {
-      for (const Operation *Op : Before)
-        lowerUnitOp(*Op);
-    });
+    NestOverBox(
+        [&] {
+          for (const Operation *Op : Before)
+            lowerUnitOp(*Op);
+        },
+        Before);
     emitBoxedSegment(*Inner, InnerRecomputed, &Span);
   };
   auto Whole = [&] {
@@ -602,88 +614,172 @@ static bool splittable(const Operation &Op, unsigned &Count) {
   return true;
 }
 
-/// Whether a `select` of \p Blk (at any depth) has \p Cond as its condition.
-static bool selectsOn(const Block &Blk, ValueId Cond) {
-  for (const Operation &Op : Blk.Ops) {
-    if (Op.opClass() == OpClass::Select && !Op.Operands.empty() &&
-        !Op.Operands[0].isLiteral() && Op.Operands[0].Value == Cond)
-      return true;
-    for (const Block &R : Op.Regions)
-      if (selectsOn(R, Cond))
-        return true;
-  }
-  return false;
-}
+namespace {
+/// The operations a split segment runs, through the values it recomputes.
+struct SplitScan {
+  const IRKernel &K;
+  const Liveness &Live;
+  llvm::SmallPtrSet<const Operation *, 32> Seen;
+  llvm::SmallVector<const Operation *, 8> Selects;
 
-bool ControlEmitter::emitSplitSegment(llvm::ArrayRef<const Operation *> Ops) {
+  void op(const Operation &Op, unsigned Depth) {
+    if (Depth > 16 || !Seen.insert(&Op).second)
+      return;
+    if (Op.opClass() == OpClass::Select)
+      Selects.push_back(&Op);
+    for (const Operand &O : Op.Operands)
+      operand(O, Depth);
+    for (const Block &R : Op.Regions)
+      for (const Operation &Inner : R.Ops)
+        op(Inner, Depth);
+  }
+  /// A value recomputed where it is used: what computes it runs there too.
+  void operand(const Operand &O, unsigned Depth) {
+    if (O.isLiteral() || O.Value >= K.Values.size())
+      return;
+    if (const Operation *Def = Live[O.Value].Remat)
+      op(*Def, Depth + 1);
+  }
+};
+} // namespace
+
+llvm::SmallVector<const Operation *, 4>
+ControlEmitter::splitComparisons(llvm::ArrayRef<const Operation *> Ops) {
+  llvm::SmallVector<const Operation *, 4> Cmps;
   unsigned Count = 0;
   for (const Operation *Op : Ops)
     if (!splittable(*Op, Count))
-      return false;
-  // The first divergent comparison of the box form on one dimension, read
-  // by a select: a clamped index (`select %u < 8, %u, 0`), a value kept
-  // for some units only.
-  const Operation *Cmp = nullptr;
-  std::optional<UnitBoxCondition> Box;
-  for (const Operation *Op : Ops) {
-    if (Op->opClass() != OpClass::Compare || Op->Result == NoValue ||
-        !Cx.Uniformity->isDivergent(Op->Result))
+      return Cmps;
+  SplitScan Scan{Cx.K, Cx.Live, {}, {}};
+  for (const Operation *Op : Ops)
+    Scan.op(*Op, 0);
+  // The divergent comparisons of the box form on one dimension, one bound
+  // each, that the selects test, on the first such comparison's dimension.
+  int Dim = -1;
+  for (const Operation *Sel : Scan.Selects) {
+    const Operand &C = Sel->Operands[0];
+    if (C.isLiteral() || C.Value >= Cx.K.Values.size() ||
+        !Cx.Uniformity->isDivergent(C.Value))
       continue;
-    bool Read = false;
-    for (const Operation *User : Ops) {
-      if (User->opClass() == OpClass::Select && !User->Operands.empty() &&
-          !User->Operands[0].isLiteral() &&
-          User->Operands[0].Value == Op->Result)
-        Read = true;
-      for (const Block &R : User->Regions)
-        Read = Read || selectsOn(R, Op->Result);
-    }
-    if (!Read)
+    const Operation *Cmp = Cx.Seg->patterns().def(C.Value);
+    if (!Cmp || Cmp->opClass() != OpClass::Compare ||
+        llvm::is_contained(Cmps, Cmp) ||
+        !(Scan.Seen.count(Cmp) || Cx.Live[C.Value].Remat == Cmp))
       continue;
-    Box = findUnitBoxOf(Cx.K, *Cx.Uniformity, Op->Result);
-    if (!Box || !Box->Complete || Box->Bounds.empty())
+    std::optional<UnitBoxCondition> Box =
+        findUnitBoxOf(Cx.K, *Cx.Uniformity, C.Value);
+    if (!Box || !Box->Complete || Box->Bounds.size() != 1)
       continue;
-    bool Usable = true;
-    for (const UnitIndexBound &Bd : Box->Bounds) {
-      Usable = Usable && Bd.Index.Dim == Box->Bounds[0].Index.Dim &&
-               Cx.K.CubeDim[Bd.Index.Dim] > 1 &&
-               availableAtCubeStart(Bd.Bound);
-      for (const UniformTerm &T : Bd.Index.Terms)
-        Usable = Usable && availableAtCubeStart(T.Value);
-    }
-    if (Usable) {
-      Cmp = Op;
+    const UnitIndexBound &Bd = Box->Bounds[0];
+    unsigned D = Bd.Index.Dim;
+    if (Cx.K.CubeDim[D] <= 1 || (Dim >= 0 && unsigned(Dim) != D) ||
+        !availableAtCubeStart(Bd.Bound))
+      continue;
+    bool Available = true;
+    for (const UniformTerm &T : Bd.Index.Terms)
+      Available = Available && availableAtCubeStart(T.Value);
+    if (!Available)
+      continue;
+    Dim = int(D);
+    Cmps.push_back(Cmp);
+    if (Cmps.size() == 4)
       break;
-    }
   }
-  if (!Cmp)
-    return false;
+  // Several comparisons are split by the range where none holds: each must
+  // hold on one side of its bound only.
+  if (Cmps.size() > 1)
+    Cmps.erase(llvm::remove_if(Cmps,
+                               [&](const Operation *Cmp) {
+                                 auto Box = findUnitBoxOf(Cx.K, *Cx.Uniformity,
+                                                          Cmp->Result);
+                                 return Box->Bounds[0].Pred == OpKind::Eq;
+                               }),
+               Cmps.end());
+  return Cmps;
+}
+
+void ControlEmitter::emitSplitNests(llvm::function_ref<void()> Body,
+                                    const UnitBox *Span,
+                                    llvm::ArrayRef<const Operation *> Cmps) {
   llvm::IRBuilder<> &B = Cx.B;
-  Value *Exact = nullptr;
-  UnitBox Span = boxSpan(*Box, {}, Exact);
-  auto *AlwaysExact = llvm::dyn_cast<llvm::ConstantInt>(Exact);
-  if (!AlwaysExact || !AlwaysExact->isOne())
-    return false; // values were emitted for nothing: they fold away
-  unsigned D = Box->Bounds[0].Index.Dim;
-  Value *Lo = Span.Begin[D];
-  Value *Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo, Span.End[D]);
+  auto Plain = [&] { emitSegmentWith(Body, nullptr, nullptr, nullptr, Span); };
+  if (Cmps.empty())
+    return Plain();
+  // Each comparison's range for this cube, exactly.
+  llvm::SmallVector<UnitBox, 4> Ranges;
+  llvm::SmallVector<OpKind, 4> Preds;
+  unsigned D = 0;
+  for (const Operation *Cmp : Cmps) {
+    UnitBoxCondition Box = *findUnitBoxOf(Cx.K, *Cx.Uniformity, Cmp->Result);
+    D = Box.Bounds[0].Index.Dim;
+    Value *Exact = nullptr;
+    Ranges.push_back(boxSpan(Box, {}, Exact));
+    auto *AlwaysExact = llvm::dyn_cast<llvm::ConstantInt>(Exact);
+    if (!AlwaysExact || !AlwaysExact->isOne())
+      return Plain(); // what was computed folds away
+    Preds.push_back(Box.Bounds[0].Pred);
+  }
+  // The span's own range along D.
+  Value *Begin = Span && Span->Begin[D] ? Span->Begin[D] : B.getInt32(0);
+  Value *End = Span && Span->End[D] ? Span->End[D]
+                                    : B.getInt32(Cx.K.CubeDim[D]);
+  End = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Begin, End);
+  auto Clamp = [&](Value *V) {
+    return B.CreateBinaryIntrinsic(
+        llvm::Intrinsic::umin,
+        B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, V, Begin), End);
+  };
+  // [Lo, Hi): where the comparison holds (one), where none holds (several).
+  Value *Lo, *Hi;
+  bool Holds = Cmps.size() == 1;
+  if (Holds) {
+    Lo = Ranges[0].Begin[D];
+    Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo, Ranges[0].End[D]);
+  } else {
+    Lo = B.getInt32(0);
+    Hi = B.getInt32(Cx.K.CubeDim[D]);
+    for (size_t I = 0; I < Ranges.size(); ++I) {
+      bool Upper = Preds[I] == OpKind::Lt || Preds[I] == OpKind::Le;
+      if (Upper) // holds on [0, end): not from end on
+        Lo = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo,
+                                     Ranges[I].End[D]);
+      else // holds on [begin, n): not before begin
+        Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, Hi,
+                                     Ranges[I].Begin[D]);
+    }
+    Hi = B.CreateBinaryIntrinsic(llvm::Intrinsic::umax, Lo, Hi);
+  }
+  Lo = Clamp(Lo);
+  Hi = Clamp(Hi);
   Lo->setName("split.lo");
   Hi->setName("split.hi");
-  auto Body = [&] {
-    for (const Operation *Op : Ops)
-      lowerUnitOp(*Op);
-  };
-  Value *Edges[4] = {B.getInt32(0), Lo, Hi,
-                     B.getInt32(Cx.K.CubeDim[D])};
+  Value *Edges[4] = {Begin, Lo, Hi, End};
   for (unsigned Piece = 0; Piece < 3; ++Piece) {
     UnitBox Range;
+    if (Span)
+      Range = *Span;
     Range.Begin[D] = Edges[Piece];
     Range.End[D] = Edges[Piece + 1];
-    KnownConditions[Cmp] = Piece == 1;
+    // One comparison: known in every piece. Several: in the middle one.
+    if (Holds || Piece == 1)
+      for (const Operation *Cmp : Cmps)
+        Values.Known[Cmp] = Holds ? Piece == 1 : false;
     emitSegmentWith(Body, nullptr, nullptr, nullptr, &Range);
-    KnownConditions.clear();
+    Values.Known.clear();
     if (Cx.terminated())
       break;
   }
+}
+
+bool ControlEmitter::emitSplitSegment(llvm::ArrayRef<const Operation *> Ops) {
+  llvm::SmallVector<const Operation *, 4> Cmps = splitComparisons(Ops);
+  if (Cmps.empty())
+    return false;
+  emitSplitNests(
+      [&] {
+        for (const Operation *Op : Ops)
+          lowerUnitOp(*Op);
+      },
+      nullptr, Cmps);
   return true;
 }

@@ -325,6 +325,9 @@ public:
 
   llvm::DenseMap<ValueId, llvm::Value *> CubeValues; ///< params, hoisted IVs
   llvm::DenseMap<ValueId, llvm::Value *> SegValues;  ///< current segment
+  /// Comparisons whose value the current nest knows (split unit loops,
+  /// LowerUnitBox.cpp): lowered, or recomputed, as that constant.
+  llvm::DenseMap<const Operation *, bool> Known;
 
 private:
   LoweringContext &Cx;
@@ -721,10 +724,23 @@ private:
   void emitSegment(llvm::ArrayRef<const Operation *> Ops);
   /// A segment with a comparison of the box form (UnitBoxCondition) on one
   /// dimension that a `select` of the segment reads: the dimension's loop
-  /// split where the comparison changes, [0, lo), [lo, hi), [hi, n), each
-  /// nest with the comparison's value known (false, true, false). False
-  /// (nothing emitted) where no such comparison is found.
+  /// split where the comparison changes (emitSplitNests). False (nothing
+  /// emitted) where no such comparison is found.
   bool emitSplitSegment(llvm::ArrayRef<const Operation *> Ops);
+  /// The comparisons a split of the unit loops of \p Ops would know
+  /// (docs/Lowering.md §4, "Split unit loops"): the conditions of the
+  /// selects they run, computed in the segment or recomputed in it, of the
+  /// box form on one dimension; empty when \p Ops may not be split.
+  llvm::SmallVector<const Operation *, 4>
+  splitComparisons(llvm::ArrayRef<const Operation *> Ops);
+  /// One unit loop nest over \p Span (the cube when null) running \p Body,
+  /// its loop along the comparisons' dimension split where they change:
+  /// one comparison: [lo, hi) where it holds and the two ranges around it;
+  /// several (each one bound, not `eq`): the range where none holds and the
+  /// two around it, tested per unit. Plain when \p Cmps is empty or a
+  /// bound is not exact.
+  void emitSplitNests(llvm::function_ref<void()> Body, const UnitBox *Span,
+                      llvm::ArrayRef<const Operation *> Cmps);
   /// One unit loop nest whose body for the current unit is \p Body, then
   /// the break/continue of a cube-level loop its units asked for.
   void emitSegmentWith(llvm::function_ref<void()> Body,
@@ -876,9 +892,6 @@ private:
   /// A unit of the current segment took a break/continue of a cube-level
   /// loop.
   bool SegmentHoistedJump = false;
-  /// Comparisons whose value the current nest knows (emitSplitSegment):
-  /// lowered as that constant.
-  llvm::DenseMap<const Operation *, bool> KnownConditions;
 };
 
 /// The driver (Lowering.cpp): runs the passes, builds the cube function of
