@@ -42,7 +42,9 @@ llvm::Value *ValueTable::value(const Operand &O, llvm::Value *AtUnit) {
   if (Cx.Live[Id].NeedsSlot && U)
     return Memory.loadSlot(Id, U);
   if (const Operation *Def = Cx.Live[Id].Remat) {
-    if (auto K = Known.find(Def); K != Known.end())
+    // Known for the units of the current nest only.
+    if (auto K = Known.find(Def);
+        K != Known.end() && (!AtUnit || AtUnit == Pos.Unit))
       return Cx.B.getInt1(K->second);
     // Recompute for unit U (unit 0 at cube level when no unit is given).
     if (AtUnit && AtUnit != Pos.Unit)
