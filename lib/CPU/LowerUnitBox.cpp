@@ -589,23 +589,24 @@ static bool splittable(const Operation &Op, unsigned &Count) {
   if (++Count > 64)
     return false;
   switch (Op.opClass()) {
-  case OpClass::Jump:
-  case OpClass::Loop:
-  case OpClass::DebugPrint:
-  case OpClass::Barrier:
-  case OpClass::MatrixDecl:
-  case OpClass::CmmaElem:
-  case OpClass::CmmaSet:
-  case OpClass::BarrierDecl:
-  case OpClass::BarrierArrive:
-  case OpClass::BarrierExpectTx:
-  case OpClass::BarrierWait:
-  case OpClass::AsyncCopy:
-  case OpClass::TensorCopy:
-  case OpClass::TensorStoreGroup:
-    return false;
-  default:
+  case OpClass::Load:
+  case OpClass::Store:
+  case OpClass::Len:
+  case OpClass::VarDecl:
+  case OpClass::ArrayDecl:
+  case OpClass::Get:
+  case OpClass::Set:
+  case OpClass::AtomicRMW:
+  case OpClass::AtomicCas:
+  case OpClass::AtomicLoad:
+  case OpClass::AtomicStore:
+  case OpClass::If:
+  case OpClass::For:
+  case OpClass::Switch:
     break;
+  default:
+    if (!isPureValueOp(Op.opClass()))
+      return false;
   }
   for (const Block &R : Op.Regions)
     for (const Operation &Inner : R.Ops)
