@@ -192,11 +192,6 @@ bool ControlEmitter::launchInvariant(const Operand &O, unsigned Depth) {
 }
 
 void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
-                                     BasicBlock *Skip) {
-  skipCubeOutside(Box, Skip, nullptr, 0);
-}
-
-void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
                                      BasicBlock *Skip, BasicBlock *SkipRow,
                                      unsigned WalkDim) {
   for (const UnitIndexBound &Bd : Box.Bounds) {
@@ -215,7 +210,7 @@ void ControlEmitter::skipCubeOutside(const UnitBoxCondition &Box,
   enum RowRule : uint8_t { None, Same, PastEnd };
   RowRule Rule[3] = {None, None, None};
   bool AnyRule = false;
-  for (unsigned D = 0; SkipRow && D < 3; ++D) {
+  for (unsigned D = 0; D < 3; ++D) {
     bool Bounded = false, Invariant = true, Moves = false;
     for (const UnitIndexBound &Bd : Box.Bounds) {
       if (Bd.Index.Dim != D)
@@ -644,9 +639,9 @@ struct SplitScan {
 };
 } // namespace
 
-llvm::SmallVector<const Operation *, 4>
+llvm::SmallVector<SplitComparison, 4>
 ControlEmitter::splitComparisons(llvm::ArrayRef<const Operation *> Ops) {
-  llvm::SmallVector<const Operation *, 4> Cmps;
+  llvm::SmallVector<SplitComparison, 4> Cmps;
   unsigned Count = 0;
   for (const Operation *Op : Ops)
     if (!splittable(*Op, Count))
@@ -664,7 +659,8 @@ ControlEmitter::splitComparisons(llvm::ArrayRef<const Operation *> Ops) {
       continue;
     const Operation *Cmp = Cx.Seg->patterns().def(C.Value);
     if (!Cmp || Cmp->opClass() != OpClass::Compare ||
-        llvm::is_contained(Cmps, Cmp) ||
+        llvm::any_of(Cmps,
+                     [&](const SplitComparison &S) { return S.Op == Cmp; }) ||
         !(Scan.Seen.count(Cmp) || Cx.Live[C.Value].Remat == Cmp))
       continue;
     std::optional<UnitBoxCondition> Box =
@@ -682,7 +678,7 @@ ControlEmitter::splitComparisons(llvm::ArrayRef<const Operation *> Ops) {
     if (!Available)
       continue;
     Dim = int(D);
-    Cmps.push_back(Cmp);
+    Cmps.push_back({Cmp, std::move(*Box)});
     if (Cmps.size() == 4)
       break;
   }
@@ -690,10 +686,8 @@ ControlEmitter::splitComparisons(llvm::ArrayRef<const Operation *> Ops) {
   // hold on one side of its bound only.
   if (Cmps.size() > 1)
     Cmps.erase(llvm::remove_if(Cmps,
-                               [&](const Operation *Cmp) {
-                                 auto Box = findUnitBoxOf(Cx.K, *Cx.Uniformity,
-                                                          Cmp->Result);
-                                 return Box->Bounds[0].Pred == OpKind::Eq;
+                               [](const SplitComparison &S) {
+                                 return S.Box.Bounds[0].Pred == OpKind::Eq;
                                }),
                Cmps.end());
   return Cmps;
@@ -701,7 +695,7 @@ ControlEmitter::splitComparisons(llvm::ArrayRef<const Operation *> Ops) {
 
 void ControlEmitter::emitSplitNests(llvm::function_ref<void()> Body,
                                     const UnitBox *Span,
-                                    llvm::ArrayRef<const Operation *> Cmps) {
+                                    llvm::ArrayRef<SplitComparison> Cmps) {
   llvm::IRBuilder<> &B = Cx.B;
   auto Plain = [&] { emitSegmentWith(Body, nullptr, nullptr, nullptr, Span); };
   if (Cmps.empty())
@@ -710,15 +704,14 @@ void ControlEmitter::emitSplitNests(llvm::function_ref<void()> Body,
   llvm::SmallVector<UnitBox, 4> Ranges;
   llvm::SmallVector<OpKind, 4> Preds;
   unsigned D = 0;
-  for (const Operation *Cmp : Cmps) {
-    UnitBoxCondition Box = *findUnitBoxOf(Cx.K, *Cx.Uniformity, Cmp->Result);
-    D = Box.Bounds[0].Index.Dim;
+  for (const SplitComparison &Cmp : Cmps) {
+    D = Cmp.Box.Bounds[0].Index.Dim;
     Value *Exact = nullptr;
-    Ranges.push_back(boxSpan(Box, {}, Exact));
+    Ranges.push_back(boxSpan(Cmp.Box, {}, Exact));
     auto *AlwaysExact = llvm::dyn_cast<llvm::ConstantInt>(Exact);
     if (!AlwaysExact || !AlwaysExact->isOne())
       return Plain(); // what was computed folds away
-    Preds.push_back(Box.Bounds[0].Pred);
+    Preds.push_back(Cmp.Box.Bounds[0].Pred);
   }
   // The span's own range along D.
   Value *Begin = Span && Span->Begin[D] ? Span->Begin[D] : B.getInt32(0);
@@ -763,8 +756,8 @@ void ControlEmitter::emitSplitNests(llvm::function_ref<void()> Body,
     Range.End[D] = Edges[Piece + 1];
     // One comparison: known in every piece. Several: in the middle one.
     if (Holds || Piece == 1)
-      for (const Operation *Cmp : Cmps)
-        Values.Known[Cmp] = Holds ? Piece == 1 : false;
+      for (const SplitComparison &Cmp : Cmps)
+        Values.Known[Cmp.Op] = Holds ? Piece == 1 : false;
     emitSegmentWith(Body, nullptr, nullptr, nullptr, &Range);
     Values.Known.clear();
     if (Cx.terminated())
@@ -773,7 +766,7 @@ void ControlEmitter::emitSplitNests(llvm::function_ref<void()> Body,
 }
 
 bool ControlEmitter::emitSplitSegment(llvm::ArrayRef<const Operation *> Ops) {
-  llvm::SmallVector<const Operation *, 4> Cmps = splitComparisons(Ops);
+  llvm::SmallVector<SplitComparison, 4> Cmps = splitComparisons(Ops);
   if (Cmps.empty())
     return false;
   emitSplitNests(

@@ -681,6 +681,12 @@ private:
 /// Blocks and control flow: a block lowered at cube level is cut into unit
 /// loops and split operations; each control construct has one emitter for
 /// both levels (LowerControl.cpp, LowerInterchange.cpp).
+/// A comparison a split unit loop knows, with its one bound.
+struct SplitComparison {
+  const Operation *Op;
+  UnitBoxCondition Box;
+};
+
 class ControlEmitter {
 public:
   ControlEmitter(LoweringContext &Cx, UnitLoops &Pos, ValueTable &Values,
@@ -692,13 +698,12 @@ public:
   void lowerCubeBlock(const Block &Blk);
   /// At the start of a cube: branches to \p Skip when the box of \p Box is
   /// empty, exactly, for this cube (the kernel's cube guard, CubeGuard.h:
-  /// then no unit has anything to do that is seen outside the cube). Emits
-  /// nothing when a bound is not available there.
-  void skipCubeOutside(const UnitBoxCondition &Box, llvm::BasicBlock *Skip);
-  /// As skipCubeOutside, and where the box is empty for every cube that
-  /// follows this one along the grid dimension \p WalkDim up to the grid's
-  /// edge (past an upper bound along it, or empty along another dimension
-  /// that is the same for those cubes), branches to \p SkipRow instead.
+  /// then no unit has anything to do that is seen outside the cube), and to
+  /// \p SkipRow when it is empty for every cube that follows this one along
+  /// the grid dimension \p WalkDim up to the grid's edge too (past an upper
+  /// bound along it, or empty along another dimension that is the same for
+  /// those cubes). Emits nothing when a bound is not available there, or
+  /// in a kernel of one segment when no row can be skipped.
   void skipCubeOutside(const UnitBoxCondition &Box, llvm::BasicBlock *Skip,
                        llvm::BasicBlock *SkipRow, unsigned WalkDim);
 
@@ -731,7 +736,7 @@ private:
   /// (docs/Lowering.md §4, "Split unit loops"): the conditions of the
   /// selects they run, computed in the segment or recomputed in it, of the
   /// box form on one dimension; empty when \p Ops may not be split.
-  llvm::SmallVector<const Operation *, 4>
+  llvm::SmallVector<SplitComparison, 4>
   splitComparisons(llvm::ArrayRef<const Operation *> Ops);
   /// One unit loop nest over \p Span (the cube when null) running \p Body,
   /// its loop along the comparisons' dimension split where they change:
@@ -740,7 +745,7 @@ private:
   /// two around it, tested per unit. Plain when \p Cmps is empty or a
   /// bound is not exact.
   void emitSplitNests(llvm::function_ref<void()> Body, const UnitBox *Span,
-                      llvm::ArrayRef<const Operation *> Cmps);
+                      llvm::ArrayRef<SplitComparison> Cmps);
   /// One unit loop nest whose body for the current unit is \p Body, then
   /// the break/continue of a cube-level loop its units asked for.
   void emitSegmentWith(llvm::function_ref<void()> Body,

@@ -96,7 +96,7 @@ public:
 
   /// The box of the kernel's cube guard (CubeGuard.h): no unit outside it
   /// has an effect seen outside the cube. Null when the kernel has no
-  /// split, no guard, or none of the box form.
+  /// guard, or none of the box form.
   const UnitBoxCondition *cubeGuardBox() const {
     return CubeGuard ? &*CubeGuard : nullptr;
   }
