@@ -458,6 +458,8 @@ void ControlEmitter::lowerIf(const Operation &Op, Level L) {
     return;
   }
   bool Cube = L == Level::Cube;
+  if (!Cube && (Memory.Predicate || flattensIf(Op)))
+    return lowerFlattenedIf(Op);
   BasicBlock *Merge = Cube ? Cx.newBlock("cube.endif") : nullptr;
   Value *C = Values.value(Op.Operands[0],
                           Cube ? Pos.firstActiveOrSkip(Merge) : nullptr);

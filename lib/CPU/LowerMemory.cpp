@@ -174,7 +174,8 @@ Value *MemoryEmitter::memCount(ValueId Mem) {
   return Cx.B.getInt64(VI.Count);
 }
 
-MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
+MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index,
+                                       bool AlwaysCheck) {
   llvm::IRBuilder<> &B = Cx.B;
   MemAccess A;
   A.Mem = Mem;
@@ -212,11 +213,15 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
   Value *Scaled =
       T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
   A.Ptr = B.CreateInBoundsGEP(Elem, Base, Scaled);
+  A.Base = Base;
+  A.Index = Idx;
+  A.Index64 = Idx64;
   if (VI.Kind == ValueKind::Buffer)
     if (Value *PB = PrivBase.lookup(Mem))
       A.PrivPtr = B.CreateInBoundsGEP(Elem, PB, Scaled);
-  if (!Cx.Variant.BoundsChecked)
+  if (!Cx.Variant.BoundsChecked && !AlwaysCheck)
     return A;
+  bool Record = Cx.Variant.BoundsChecked;
   Value *Count = memCount(Mem);
   if (Idx->getType()->getIntegerBitWidth() == 64) {
     A.InBounds = B.CreateICmpULT(Idx64, Count);
@@ -233,7 +238,7 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
                                               B.getInt64(1ull << 31)),
                       Cx.I32);
     A.InBounds = B.CreateICmpULT(Idx32, Lim);
-    if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds))
+    if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds); I && Record)
       Guards.push_back({I, Idx32, Count, true});
     return A;
   }
@@ -250,9 +255,55 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index) {
   Value *Shift =
       B.CreateZExt(B.CreateICmpUGT(Count, B.getInt64(0xFFFFFFFFull)), Cx.I32);
   A.InBounds = B.CreateICmpULT(B.CreateLShr(Idx32, Shift), Lim);
-  if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds))
+  if (auto *I = llvm::dyn_cast<llvm::Instruction>(A.InBounds); I && Record)
     Guards.push_back({I, Idx32, Count, false});
   return A;
+}
+
+Value *MemoryEmitter::zeroCell(uint64_t Bytes) {
+  assert(Bytes <= 256 && "a zero cell holds one element of at most 256 bytes");
+  (void)Bytes;
+  auto *Ty = llvm::ArrayType::get(Cx.I8, 256);
+  auto *G = llvm::cast<llvm::GlobalVariable>(
+      Cx.M->getOrInsertGlobal("kiln.zero_cell", Ty));
+  if (!G->hasInitializer()) {
+    G->setInitializer(llvm::ConstantAggregateZero::get(Ty));
+    G->setConstant(true);
+    G->setLinkage(llvm::GlobalValue::PrivateLinkage);
+    G->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    G->setAlignment(llvm::Align(64));
+  }
+  return G;
+}
+
+Value *MemoryEmitter::emitSpeculatedLoad(const Operation &Op) {
+  llvm::IRBuilder<> &B = Cx.B;
+  ValueId Mem = Op.Operands[0].Value;
+  const ValueInfo &VI = Cx.K.value(Mem);
+  Type T = VI.Ty;
+  MemAccess A = resolveAccess(Mem, Op.Operands[1], /*AlwaysCheck=*/true);
+  // The index where it is in bounds, else 0: one select of the index keeps
+  // a gather's base-plus-index form (vgatherdps takes 32-bit indices). A
+  // buffer of no elements has no element 0: its base becomes a zero cell
+  // (an invariant select, hoisted out of the unit loop).
+  Value *Base = A.Base;
+  if (VI.Kind == ValueKind::Buffer)
+    Base = B.CreateSelect(B.CreateICmpNE(memCount(Mem), B.getInt64(0)), Base,
+                          zeroCell(T.storeSize()));
+  Value *Idx = A.InBounds ? B.CreateSelect(A.InBounds, A.Index64,
+                                           B.getInt64(0))
+                          : A.Index64;
+  if (T.lanes() != 1)
+    Idx = B.CreateMul(Idx, B.getInt64(T.lanes()));
+  llvm::Align Al(byteSize(T.elementKind()));
+  auto *L = B.CreateAlignedLoad(
+      Types.memType(T),
+      B.CreateInBoundsGEP(Types.memType(T.elementType()), Base, Idx), Al);
+  tagAccess(L, VI.Kind, Mem, true);
+  Value *V = Types.fromMem(L, T);
+  if (Cx.Variant.BoundsChecked && A.InBounds)
+    V = B.CreateSelect(A.InBounds, V, llvm::Constant::getNullValue(V->getType()));
+  return V;
 }
 
 Value *MemoryEmitter::guarded(Value *InBounds, Type ResultTy,
@@ -513,8 +564,16 @@ Value *MemoryEmitter::lowerMemoryOp(const Operation &Op) {
       Cx.fail(Op.Loc, "'set' needs a value");
       return nullptr;
     }
-    auto *S = B.CreateAlignedStore(Types.toMem(Values.operand(Op, 1), T),
-                                   varPtr(Var), Al);
+    Value *New = Types.toMem(Values.operand(Op, 1), T);
+    if (Predicate) {
+      // Inside a flattened `if`: the value stays where the path is not
+      // taken.
+      auto *Old = B.CreateAlignedLoad(New->getType(), varPtr(Var), Al);
+      if (InScratch)
+        tagAccess(Old, ValueKind::Var, Var, true);
+      New = B.CreateSelect(Predicate, New, Old);
+    }
+    auto *S = B.CreateAlignedStore(New, varPtr(Var), Al);
     if (InScratch)
       tagAccess(S, ValueKind::Var, Var, true);
     return nullptr;
@@ -538,6 +597,8 @@ Value *MemoryEmitter::lowerMemoryOp(const Operation &Op) {
   llvm::Align Al(byteSize(T.elementKind()));
   switch (Op.opClass()) {
   case OpClass::Load: {
+    if (Predicate)
+      return emitSpeculatedLoad(Op);
     MemAccess A = resolveAccess(Mem, Op.Operands[1]);
     return guarded(A.InBounds, T, [&]() -> Value * {
       auto *L = B.CreateAlignedLoad(Types.memType(T), A.Ptr, Al);

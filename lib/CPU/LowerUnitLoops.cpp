@@ -281,6 +281,15 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
     llvm::SmallVector<llvm::Metadata *, 6> Props = {
         Tmp.get(), Parallel, Progress, Serial ? UnrollBy : NoUnroll,
         AfterVectorizing};
+    // A loop whose body holds a flattened `if` is vectorised whatever the
+    // cost model's estimate: the flattening made its gathers unconditional
+    // for that, and LLVM's cost for the ones it emulates (znver3) priced
+    // cfd's flux loop scalar, 1.6x slower (docs/Lowering.md §11,
+    // "Branch-free ifs"). The width stays LLVM's choice.
+    if (FlattenedIf && !Serial && !Cold && It == Levels.rbegin())
+      Props.push_back(llvm::MDNode::get(
+          Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.vectorize.enable"),
+                   llvm::ConstantAsMetadata::get(B.getTrue())}));
     if (Cold) // a fallback that (practically) never runs: kept scalar
       Props.push_back(llvm::MDNode::get(
           Cx.Ctx, {llvm::MDString::get(Cx.Ctx, "llvm.loop.vectorize.width"),
@@ -299,6 +308,7 @@ void UnitLoops::emitNest(llvm::function_ref<void()> Body, Value *Begin,
   UnitLatch = nullptr;
   AccessGroup = nullptr;
   ScalarRMW = false;
+  FlattenedIf = false;
   UnitXYZ[0] = UnitXYZ[1] = UnitXYZ[2] = nullptr;
 }
 

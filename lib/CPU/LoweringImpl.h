@@ -82,6 +82,9 @@ struct MemAccess {
   ValueId Mem = NoValue;
   /// The element in the private copy of a privatisable buffer, else null.
   llvm::Value *PrivPtr = nullptr;
+  /// What Ptr is computed from: the memory's first element, the index (as
+  /// the kernel gave it) and its 64-bit extension.
+  llvm::Value *Base = nullptr, *Index = nullptr, *Index64 = nullptr;
 };
 
 /// How a kernel uses a parameter's tensor information (LowerTensor.cpp).
@@ -267,6 +270,10 @@ public:
   /// scalar, so its innermost loop is unrolled by a fixed count instead
   /// (§13).
   bool ScalarRMW = false;
+  /// Set while a nest is emitted when its body holds a flattened `if`
+  /// (ControlEmitter::lowerFlattenedIf): its innermost loop is marked for
+  /// vectorisation.
+  bool FlattenedIf = false;
   /// Set while an interchanged loop's rounds are emitted: absolute_pos is
   /// then computed with nuw (UnitLoops::emitBuiltin, §13 fix 6).
   bool NoWrapPositions = false;
@@ -448,9 +455,25 @@ public:
   std::vector<PrivateAtomic> Private;
   /// The bounds checks emitted, for LoopVersioning.h.
   std::vector<BoundsGuard> Guards;
+  /// Set while the body of a flattened `if` is lowered (i1: the unit's path
+  /// takes it): a `set` keeps the variable's value where it is false, and a
+  /// `load` reads element 0, or a zero cell, where its index is out of
+  /// bounds, so that it can run for any unit (ControlEmitter::
+  /// lowerFlattenedIf).
+  llvm::Value *Predicate = nullptr;
 
 private:
-  MemAccess resolveAccess(ValueId Mem, const Operand &Index);
+  /// \p Mem's element at \p Index. \p AlwaysCheck: InBounds is computed
+  /// in the unchecked variant too, and kept out of Guards.
+  MemAccess resolveAccess(ValueId Mem, const Operand &Index,
+                          bool AlwaysCheck = false);
+  /// A load that is safe for any index (lowerFlattenedIf): the index is
+  /// replaced by 0 where it is out of bounds, and a buffer of no elements
+  /// by a cell of zeros; the checked variant's result is 0 there.
+  llvm::Value *emitSpeculatedLoad(const Operation &Op);
+  /// A constant global of \p Bytes zero bytes (at most 256), 64-byte
+  /// aligned.
+  llvm::Value *zeroCell(uint64_t Bytes);
   llvm::Value *guarded(llvm::Value *InBounds, Type ResultTy,
                        llvm::function_ref<llvm::Value *()> Emit);
   void tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
@@ -872,6 +895,16 @@ private:
   /// (cut into unit loops and split operations).
   void lowerBlock(const Block &Blk, Level L);
   void lowerIf(const Operation &Op, Level L);
+  /// Whether the unit-level `if` \p If is lowered without branches
+  /// (FlattenIfs.cpp, docs/Lowering.md §11 "Branch-free ifs"): a divergent
+  /// condition, bodies of pure operations, variable reads and writes,
+  /// nested such ifs and reads of memory, at least one of them gathered
+  /// (its index not affine along the unit loop), none contiguous.
+  bool flattensIf(const Operation &If);
+  /// \p If's bodies, both of them, for every unit: their variable writes
+  /// take effect where the path's condition holds, their reads of memory
+  /// are made safe to perform anywhere (MemoryEmitter::Predicate).
+  void lowerFlattenedIf(const Operation &If);
   void lowerFor(const Operation &Op, Level L);
   /// A unit's own `for` of step 1 with a stop poll per chunk of
   /// iterations rather than per iteration (LowerControl.cpp).
@@ -897,6 +930,8 @@ private:
   /// A unit of the current segment took a break/continue of a cube-level
   /// loop.
   bool SegmentHoistedJump = false;
+  /// flattensIf's answers.
+  llvm::DenseMap<const Operation *, bool> Flattens;
 };
 
 /// The driver (Lowering.cpp): runs the passes, builds the cube function of
