@@ -286,7 +286,11 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   std::atomic<uint64_t> TimeoutMilliseconds{0};
   uint64_t Submitted = 0;
   std::atomic<uint64_t> Finished{0};
-  std::atomic<int> Sleepers{0};
+  /// The smallest Finished count a thread sleeping in synchronize waits
+  /// for (UINT64_MAX: none sleeps): the drain wakes the sleepers when it is
+  /// reached, not after every item (a futex wake per launch and a host
+  /// woken to go back to sleep cost more than a short launch).
+  std::atomic<uint64_t> WakeAt{UINT64_MAX};
 
   /// Queues \p I (from takeItem): Cancelled on a closed device, the
   /// stream's error on a failed stream (\p I then goes back to the pool).

@@ -420,9 +420,12 @@ void StreamState::drainLoop(uint64_t UpTo) {
       giveBack(Done);
       DoneCount = 0;
     }
-    Finished.fetch_add(1, std::memory_order_release);
-    if (Sleepers.load(std::memory_order_acquire)) {
+    // seq_cst, with WakeAt's update in synchronize: either the sleeper sees
+    // this count before it sleeps, or this sees its target.
+    uint64_t Now = Finished.fetch_add(1, std::memory_order_seq_cst) + 1;
+    if (Now >= WakeAt.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> L(M);
+      WakeAt.store(UINT64_MAX, std::memory_order_relaxed);
       Progress.notify_all();
     }
   }
@@ -442,9 +445,13 @@ Status StreamState::synchronize() {
   // While another thread drains the stream, this one helps it.
   waitHelping(Device.get(), Done, [&] {
     std::unique_lock<std::mutex> L(M);
-    Sleepers.fetch_add(1);
+    // Woken when Target is reached (or by the drain's end, or HelpPoll
+    // later, to help a launch that started since).
+    uint64_t At = WakeAt.load(std::memory_order_seq_cst);
+    while (Target < At &&
+           !WakeAt.compare_exchange_weak(At, Target, std::memory_order_seq_cst))
+      ;
     Progress.wait_for(L, HelpPoll, Done);
-    Sleepers.fetch_sub(1);
   });
   std::lock_guard<std::mutex> L(M);
   return Error;
