@@ -291,6 +291,10 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   /// reached, not after every item (a futex wake per launch and a host
   /// woken to go back to sleep cost more than a short launch).
   std::atomic<uint64_t> WakeAt{UINT64_MAX};
+  /// Host threads in synchronize: a drain task hands them the queue
+  /// between two items (drainLoop) and sets HandedOver.
+  std::atomic<unsigned> HostsWaiting{0};
+  std::atomic<bool> HandedOver{false};
 
   /// Queues \p I (from takeItem): Cancelled on a closed device, the
   /// stream's error on a failed stream (\p I then goes back to the pool).

@@ -5,7 +5,9 @@
 // enqueues one (tbb::task_arena::enqueue), so launch() returns at once and
 // the streams of a device run side by side. A wait on an incomplete event
 // parks the stream without holding a thread: the event's completion queues
-// the drain task again. The host waits with a short spin, then sleeps.
+// the drain task again. A host thread in synchronize takes the queue over
+// from a draining task between two items and runs it itself; waiting, it
+// spins briefly (helping launches under way), then sleeps.
 //
 // Submitting is the hot path of a runtime that queues long command lists:
 // its items come from a per-stream pool (no allocation once the queue has
@@ -401,6 +403,24 @@ void StreamState::drainLoop(uint64_t UpTo) {
           Batch.push(Queue.pop());
       }
     }
+    // A host thread waits in synchronize: a task gives it the queue (the
+    // items taken back to the queue's front, in order) rather than keep it
+    // spinning beside this one.
+    if (!UpTo && HostsWaiting.load(std::memory_order_relaxed)) {
+      giveBack(Done);
+      DoneCount = 0;
+      std::lock_guard<std::mutex> L(M);
+      // Decided under M, where a host leaving synchronize counts itself
+      // out and restarts a drain for what it leaves.
+      if (!HostsWaiting.load(std::memory_order_relaxed))
+        continue;
+      Batch.append(Queue);
+      Queue = Batch;
+      Draining = false;
+      HandedOver.store(true, std::memory_order_release);
+      Progress.notify_all();
+      return;
+    }
     Item *I = Batch.pop();
     // An item that waits for an incomplete event goes back to the queue's
     // front with those after it, to park there.
@@ -440,20 +460,37 @@ Status StreamState::synchronize() {
   auto Done = [&] {
     return Finished.load(std::memory_order_acquire) >= Target;
   };
-  if (!Done())
+  // A worker draining the stream hands the queue over between two items
+  // (drainLoop): this thread, blocked anyway, then runs the launches itself,
+  // as the master thread of an OpenMP program runs its loops, and the
+  // workers stay free to run their cubes beside it.
+  HostsWaiting.fetch_add(1, std::memory_order_seq_cst);
+  while (!Done()) {
     drainHere(Target);
-  // While another thread drains the stream, this one helps it.
-  waitHelping(Device.get(), Done, [&] {
-    std::unique_lock<std::mutex> L(M);
-    // Woken when Target is reached (or by the drain's end, or HelpPoll
-    // later, to help a launch that started since).
-    uint64_t At = WakeAt.load(std::memory_order_seq_cst);
-    while (Target < At &&
-           !WakeAt.compare_exchange_weak(At, Target, std::memory_order_seq_cst))
-      ;
-    Progress.wait_for(L, HelpPoll, Done);
-  });
+    if (Done())
+      break;
+    // Another thread drains the stream: help its launches until they are
+    // done or it hands the queue over.
+    auto DoneOrHandedOver = [&] {
+      return Done() || HandedOver.load(std::memory_order_acquire);
+    };
+    waitHelping(Device.get(), DoneOrHandedOver, [&] {
+      std::unique_lock<std::mutex> L(M);
+      // Woken when Target is reached (or by the drain's end, or HelpPoll
+      // later, to help a launch that started since).
+      uint64_t At = WakeAt.load(std::memory_order_seq_cst);
+      while (Target < At && !WakeAt.compare_exchange_weak(
+                                At, Target, std::memory_order_seq_cst))
+        ;
+      Progress.wait_for(L, HelpPoll, DoneOrHandedOver);
+    });
+    HandedOver.store(false, std::memory_order_relaxed);
+  }
   std::lock_guard<std::mutex> L(M);
+  HostsWaiting.fetch_sub(1, std::memory_order_relaxed);
+  // A task may have handed this thread items queued after Target: a new
+  // one runs them.
+  kick();
   return Error;
 }
 

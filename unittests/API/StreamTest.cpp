@@ -277,6 +277,40 @@ TEST(StreamTest, TheWaitingHostRunsCubesBesideTheWorker) {
   }
 }
 
+// A worker draining the stream hands the queue to a host that waits in
+// synchronize; what is queued after the wait began still runs once that
+// host leaves (a task takes it up again), and an event recorded behind it
+// completes: nothing is stranded between the two.
+TEST(StreamTest, AQueueHandedToTheWaitingHostLeavesNothingBehind) {
+  Device D = memoryDevice(2);
+  Kernel K = *D.loadKernel(AffineText, "affine");
+  const uint32_t N = 256;
+  for (int Round = 0; Round < 20; ++Round) {
+    Stream S = *D.createStream();
+    Buffer B = *Buffer::allocate(N * 4);
+    std::memset(B.data(), 0, N * 4);
+    for (int R = 0; R < 200; ++R)
+      ASSERT_TRUE(affine(S, K, B, N, 1.0f, 1.0f).ok());
+    std::atomic<bool> Recorded{false};
+    Event Last;
+    std::thread More([&] {
+      for (int R = 0; R < 200; ++R)
+        ASSERT_TRUE(affine(S, K, B, N, 1.0f, 1.0f).ok());
+      Result<Event> E = S.record();
+      ASSERT_TRUE(E.ok());
+      Last = *E;
+      Recorded = true;
+    });
+    ASSERT_TRUE(S.synchronize().ok());
+    More.join();
+    ASSERT_TRUE(Recorded.load());
+    ASSERT_TRUE(Last.synchronize().ok()) << "round " << Round;
+    const float *V = static_cast<const float *>(B.data());
+    for (uint32_t I = 0; I < N; ++I)
+      ASSERT_EQ(V[I], 400.0f) << "round " << Round << ", element " << I;
+  }
+}
+
 } // namespace
 
 namespace {
