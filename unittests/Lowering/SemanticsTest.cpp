@@ -871,3 +871,114 @@ kernel @misc cube_dim(4) (%o: buffer<vec<4 x f32>, write>, %b: buffer<vec<4 x bo
 }
 
 } // namespace
+
+namespace {
+const char *FlattenedIfText = R"(
+kernel @flat cube_dim(32) (%idx: buffer<i32, read>, %tab: buffer<f32, read>,
+                           %tab2: buffer<i32, read>, %out: buffer<f32, write>) {
+  %g = absolute_pos.x : u32
+  %nb = load %idx[%g] : i32
+  %acc = var f32
+  %cnt = var i32
+  set %acc, -1.0:f32
+  set %cnt, 0:i32
+  %pos = ge %nb, 0:i32 : bool
+  if %pos {
+    %v = load %tab[%nb] : f32
+    %k = load %tab2[%nb] : i32
+    %odd = band %k, 1:i32 : i32
+    %isodd = eq %odd, 1:i32 : bool
+    if %isodd {
+      %w = mul %v, 3.0:f32 : f32
+      set %acc, %w
+      set %cnt, %k
+    } else {
+      %z = div %k, %odd : i32
+      set %acc, %v
+      set %cnt, %z
+    }
+  } else {
+    %m = neg %nb : i32
+    %u = load %tab2[%m] : i32
+    set %cnt, %u
+  }
+  %a = get %acc : f32
+  %c = get %cnt : i32
+  %cf = cast %c : f32
+  %r = add %a, %cf : f32
+  store %out[%g], %r
+}
+)";
+} // namespace
+
+// A divergent `if` tree that only computes, sets variables and reads at
+// loaded indices is lowered without branches (docs/Lowering.md §11,
+// "Branch-free ifs"): every unit runs both bodies, so each read must be
+// safe for any index (out of bounds, negative, a buffer of no elements)
+// and each `set` must keep its variable where the unit's path does not
+// take it. Checked against the branching semantics, per unit, at O0 and
+// O3 (vectorised), a call per cube or for all, in both variants.
+TEST(LoweringSemantics, BranchFreeIfsKeepTheBranchingSemantics) {
+  const uint32_t Cubes = 5, N = 32 * Cubes;
+  for (bool Checked : {true, false}) {
+    for (bool O3 : {false, true}) {
+      JitKernel K = compile(FlattenedIfText, CpuVariant{Checked, 64}, {}, O3);
+      ASSERT_TRUE(K.Fn);
+      EXPECT_NE(K.LLVMIR.find("@kiln.zero_cell"), std::string::npos);
+      for (uint32_t TabN : {0u, 7u, 40u}) {
+        std::vector<float> Tab(TabN);
+        std::vector<int32_t> Tab2(TabN);
+        for (uint32_t I = 0; I < TabN; ++I) {
+          Tab[I] = 0.25f * float(I) + 1.0f;
+          Tab2[I] = int32_t(I * 7 % 11) - 3;
+        }
+        // Indices from -12 to 52: negative, in bounds, past the end. The
+        // unchecked variant gets only those its reads may take: in bounds
+        // where a path reads them (a read elsewhere is the flattening's).
+        std::vector<int32_t> Idx(N);
+        for (uint32_t I = 0; I < N; ++I) {
+          int32_t V = int32_t(I * 37 % 65) - 12;
+          if (!Checked && (V >= int32_t(TabN) || -V >= int32_t(TabN)))
+            V = TabN ? V % int32_t(TabN) : 0;
+          if (!Checked && TabN == 0)
+            V = 0;
+          Idx[I] = V;
+        }
+        if (!Checked && TabN == 0)
+          continue; // every path reads a table
+        auto At = [&](auto &T, int32_t I) {
+          using E = typename std::decay_t<decltype(T)>::value_type;
+          return I >= 0 && uint32_t(I) < TabN ? T[I] : E(0);
+        };
+        for (bool PerCube : {false, true}) {
+          std::vector<float> Out(N, 1e9f);
+          K.launch({buf(Idx), buf(Tab), buf(Tab2), buf(Out)}, {Cubes, 1, 1},
+                   PerCube);
+          for (uint32_t I = 0; I < N; ++I) {
+            int32_t Nb = Idx[I];
+            float Acc = -1.0f;
+            int32_t Cnt = 0;
+            if (Nb >= 0) {
+              float V = At(Tab, Nb);
+              int32_t Kv = At(Tab2, Nb);
+              int32_t Odd = Kv & 1;
+              if (Odd == 1) {
+                Acc = V * 3.0f;
+                Cnt = Kv;
+              } else {
+                Acc = V;
+                Cnt = 0; // Kv / 0: division by zero gives 0
+              }
+            } else {
+              Cnt = At(Tab2, -Nb);
+            }
+            ASSERT_EQ(Out[I], Acc + float(Cnt))
+                << "checked " << Checked << " O3 " << O3 << " table of "
+                << TabN << " per cube " << PerCube << " unit " << I
+                << " index " << Nb;
+          }
+        }
+      }
+    }
+  }
+}
