@@ -52,40 +52,12 @@ static void scanFlattenable(const Block &Blk, const LoweringContext &Cx,
       S.Refused = true;
       return;
     }
+    if (isPureValueOp(Op.opClass()))
+      continue; // nothing traps (docs/LangRef.md §5.3): runs for any unit
     switch (Op.opClass()) {
-    case OpClass::Builtin:
-    case OpClass::BuiltinXYZ:
-    case OpClass::Const:
-    case OpClass::UnaryNumeric:
-    case OpClass::BinaryNumeric:
-    case OpClass::TernaryNumeric:
-    case OpClass::TernaryFloat:
-    case OpClass::BinaryInt:
-    case OpClass::UnaryInt:
-    case OpClass::BitCount:
-    case OpClass::UnaryFloat:
-    case OpClass::BinaryFloat:
-    case OpClass::PowI:
-    case OpClass::FloatPredicate:
-    case OpClass::Dot:
-    case OpClass::Magnitude:
-    case OpClass::LineReduce:
-    case OpClass::Normalize:
-    case OpClass::Extract:
-    case OpClass::Insert:
-    case OpClass::Splat:
-    case OpClass::Vector:
-    case OpClass::Compare:
-    case OpClass::BinaryBool:
-    case OpClass::UnaryBool:
-    case OpClass::Cast:
-    case OpClass::Bitcast:
-    case OpClass::Select:
-    case OpClass::Len:
     case OpClass::VarDecl:
     case OpClass::Get:
     case OpClass::Set:
-      // Nothing traps (docs/LangRef.md §5.3): each can run for any unit.
       break;
     case OpClass::Load: {
       if (Op.Operands.size() < 2 || Op.Operands[0].isLiteral()) {
