@@ -214,7 +214,6 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index,
       T.lanes() == 1 ? Idx64 : B.CreateMul(Idx64, B.getInt64(T.lanes()));
   A.Ptr = B.CreateInBoundsGEP(Elem, Base, Scaled);
   A.Base = Base;
-  A.Index = Idx;
   A.Index64 = Idx64;
   if (VI.Kind == ValueKind::Buffer)
     if (Value *PB = PrivBase.lookup(Mem))
@@ -260,9 +259,7 @@ MemAccess MemoryEmitter::resolveAccess(ValueId Mem, const Operand &Index,
   return A;
 }
 
-Value *MemoryEmitter::zeroCell(uint64_t Bytes) {
-  assert(Bytes <= 256 && "a zero cell holds one element of at most 256 bytes");
-  (void)Bytes;
+Value *MemoryEmitter::zeroCell() {
   auto *Ty = llvm::ArrayType::get(Cx.I8, 256);
   auto *G = llvm::cast<llvm::GlobalVariable>(
       Cx.M->getOrInsertGlobal("kiln.zero_cell", Ty));
@@ -289,7 +286,7 @@ Value *MemoryEmitter::emitSpeculatedLoad(const Operation &Op) {
   Value *Base = A.Base;
   if (VI.Kind == ValueKind::Buffer)
     Base = B.CreateSelect(B.CreateICmpNE(memCount(Mem), B.getInt64(0)), Base,
-                          zeroCell(T.storeSize()));
+                          zeroCell());
   Value *Idx = A.InBounds ? B.CreateSelect(A.InBounds, A.Index64,
                                            B.getInt64(0))
                           : A.Index64;

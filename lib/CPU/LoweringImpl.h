@@ -82,9 +82,9 @@ struct MemAccess {
   ValueId Mem = NoValue;
   /// The element in the private copy of a privatisable buffer, else null.
   llvm::Value *PrivPtr = nullptr;
-  /// What Ptr is computed from: the memory's first element, the index (as
-  /// the kernel gave it) and its 64-bit extension.
-  llvm::Value *Base = nullptr, *Index = nullptr, *Index64 = nullptr;
+  /// What Ptr is computed from: the memory's first element and the index's
+  /// 64-bit extension.
+  llvm::Value *Base = nullptr, *Index64 = nullptr;
 };
 
 /// How a kernel uses a parameter's tensor information (LowerTensor.cpp).
@@ -471,9 +471,9 @@ private:
   /// replaced by 0 where it is out of bounds, and a buffer of no elements
   /// by a cell of zeros; the checked variant's result is 0 there.
   llvm::Value *emitSpeculatedLoad(const Operation &Op);
-  /// A constant global of \p Bytes zero bytes (at most 256), 64-byte
-  /// aligned.
-  llvm::Value *zeroCell(uint64_t Bytes);
+  /// A constant global of 256 zero bytes, 64-byte aligned: one element of
+  /// any type a flattened `if` reads (flattensIf refuses larger ones).
+  llvm::Value *zeroCell();
   llvm::Value *guarded(llvm::Value *InBounds, Type ResultTy,
                        llvm::function_ref<llvm::Value *()> Emit);
   void tagAccess(llvm::Instruction *I, ValueKind Kind, ValueId Mem,
